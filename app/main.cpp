@@ -1,0 +1,81 @@
+// normdyn: the command line. A thin layer over typed configuration: CLI11 parses the flags, the
+// commands do the work, and every error becomes one line on stderr and an exit code (errors.hpp).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "commands.hpp"
+#include "normdyn/errors.hpp"
+#include "normdyn/version.hpp"
+#include "run.hpp"
+
+namespace {
+
+std::string join_argv(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    if (i) out += ' ';
+    out += argv[i];
+  }
+  return out;
+}
+
+int fail(normdyn::ExitCode code, const std::string& message) {
+  std::fprintf(stderr, "normdyn: error: %s\n", message.c_str());
+  return static_cast<int>(code);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace normdyn;
+  CLI::App cli{"normdyn: dynamics of tokens in deep transformers as interacting particles on the sphere"};
+  cli.set_version_flag("--version", std::string(version()) + " (" + std::string(revision()) + ")");
+  cli.require_subcommand(1);
+
+  app::RunRequest run;
+  std::string output;
+  int threads = -1;
+  CLI::App* run_cmd = cli.add_subcommand("run", "Simulate one configuration and write its HDF5 run file");
+  run_cmd->add_option("config", run.config, "TOML configuration file")->required();
+  run_cmd->add_option("-o,--output", output, "output file (overrides output.path)");
+  run_cmd->add_option("--set", run.sets, "override a key: --set section.key=value (repeatable)")
+      ->allow_extra_args(false);
+  run_cmd->add_option("--threads", threads, "threads of the attention kernel (overrides solver.threads)")
+      ->check(CLI::Range(0, 4096));
+  run_cmd->add_flag("--force", run.options.force, "overwrite an existing output file");
+  run_cmd->add_flag("-q,--quiet", run.options.quiet, "no progress line and no summary line on success");
+
+  cli.add_subcommand("list-schemes", "List the normalization schemes with their speed factor and radial rate");
+  cli.add_subcommand("config-reference", "Print every configuration key with its type, default and meaning");
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(ExitCode::bad_input, e.what());
+  }
+
+  try {
+    if (run_cmd->parsed()) {
+      if (!output.empty()) run.output = output;
+      if (threads >= 0) run.threads = threads;
+      run.options.command_line = join_argv(argc, argv);
+      return app::run_command(run);
+    }
+    if (cli.got_subcommand("list-schemes")) return app::list_schemes(std::cout);
+    if (cli.got_subcommand("config-reference")) return app::print_config_reference(std::cout);
+  } catch (const InputError& e) {
+    return fail(ExitCode::bad_input, e.what());
+  } catch (const IoError& e) {
+    return fail(ExitCode::io_failure, e.what());
+  } catch (const std::exception& e) {
+    return fail(ExitCode::io_failure, std::string("unexpected failure: ") + e.what());
+  }
+  return 0;
+}

@@ -1,0 +1,19 @@
+#pragma once
+// Initial token configurations. Every random draw comes from (seed, RandomStream::initial_tokens).
+#include <cstdint>
+
+#include "normdyn/tokens.hpp"
+
+namespace normdyn {
+
+// Directions uniform on S^{d-1} (normalized Gaussians); radii r0.
+Tokens uniform_tokens(Index n, Index d, double r0, std::uint64_t seed);
+// x_j ~ N(0, I_d), r_j = |x_j|, θ_j = x_j / |x_j|: the Gaussian start of Theorem 3.1(b).
+Tokens gaussian_tokens(Index n, Index d, std::uint64_t seed);
+// θ_1..θ_n a random orthonormal family (needs d >= n): the symmetric start of Theorem 4.1.
+Tokens orthonormal_tokens(Index n, Index d, double r0, std::uint64_t seed);
+// Directions uniform in a spherical cap of angular radius arccos(1 − δ)/2 about a random centre,
+// so that every pairwise cosine is at least 1 − δ (Theorem 4.3). Needs 0 < δ < 2.
+Tokens cap_tokens(Index n, Index d, double r0, double delta, std::uint64_t seed);
+
+}  // namespace normdyn

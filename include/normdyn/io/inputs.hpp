@@ -1,0 +1,19 @@
+#pragma once
+// Inputs read from HDF5 files named in the configuration: initial tokens and attention matrices.
+// Shapes are checked against the configuration; a mismatch is an InputError naming the key.
+#include <vector>
+
+#include "normdyn/attention.hpp"
+#include "normdyn/config.hpp"
+#include "normdyn/tokens.hpp"
+
+namespace normdyn {
+
+// init.kind = "file": directions from init.dataset ([n, d] or [frames, n, d], frame init.frame),
+// rows normalized; radii from init.radius_dataset, else the run file's radii, else init.r0.
+Tokens read_initial_tokens(const InitConfig& init, Index n, Index d);
+
+// model.qkv = "file": datasets Q, K, V, each [d, d] (one layer) or [layers, d, d].
+std::vector<AttentionMatrices> read_attention_matrices(const std::filesystem::path& file, Index d);
+
+}  // namespace normdyn

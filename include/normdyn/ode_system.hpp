@@ -1,0 +1,29 @@
+#pragma once
+// What an integrator needs to know of a system of ODEs dx/dt = f(x, t) on a flat state vector.
+// Implemented by the particle dynamics (dynamics.hpp) and the mean-field PDE (method of lines),
+// integrated by the one odeint wrapper in solvers/.
+#include <cstddef>
+#include <vector>
+
+namespace normdyn {
+
+class OdeSystem {
+ public:
+  virtual ~OdeSystem() = default;
+
+  virtual std::size_t size() const = 0;
+  virtual void rhs(const double* x, double* dxdt, double t) = 0;
+
+  // Times in (t0, t1) where f is not smooth in t (regime switches, per-layer matrices). The
+  // integrator never steps across one; it restarts there.
+  virtual std::vector<double> breakpoints(double /*t0*/, double /*t1*/) const { return {}; }
+  // Called before integrating the smooth piece [t_begin, t_end], so that f evaluated at either end
+  // belongs to this piece.
+  virtual void enter_piece(double /*t_begin*/, double /*t_end*/) {}
+
+  // Projection back onto the constraint manifold (unit directions). Returns the constraint
+  // violation found before projecting; 0 for unconstrained systems.
+  virtual double retract(double* /*x*/) const { return 0.0; }
+};
+
+}  // namespace normdyn

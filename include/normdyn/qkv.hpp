@@ -1,0 +1,44 @@
+#pragma once
+// Where the attention matrices Q, K, V come from at time t.
+//   identity            Q = K = V = I (the setting of most theorems)
+//   gaussian            entries N(0, 1/d), drawn once from the seed
+//   gaussian_per_layer  fresh N(0, 1/d) matrices on every unit interval [k, k+1) of t, as in a
+//                       randomly initialized deep transformer (layer k drawn from (seed, k))
+//   layers              given matrices, layer k on [k, k+1), the last one held afterwards
+//                       (a file holding one set of matrices is one layer)
+// Matrices are piecewise constant in t; the integers where they change are breakpoints that the
+// integrators stop at.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "normdyn/attention.hpp"
+
+namespace normdyn {
+
+class QkvSource {
+ public:
+  static QkvSource identity();
+  static QkvSource gaussian(Index d, std::uint64_t seed);
+  static QkvSource gaussian_per_layer(Index d, std::uint64_t seed);
+  static QkvSource layers(std::vector<AttentionMatrices> per_layer);
+
+  // The matrices in force at t_regime (a time inside the current smooth piece).
+  const AttentionMatrices& at(double t_regime);
+  // Times in (t0, t1) at which the matrices change.
+  std::vector<double> breakpoints(double t0, double t1) const;
+  bool is_identity() const { return kind_ == Kind::identity; }
+  bool time_dependent() const;
+
+ private:
+  enum class Kind { identity, fixed_layers, random_per_layer };
+  static AttentionMatrices draw(Index d, std::uint64_t seed, bool per_layer, std::uint64_t layer);
+
+  Kind kind_ = Kind::identity;
+  Index d_ = 0;
+  std::uint64_t seed_ = 0;
+  std::vector<AttentionMatrices> layers_;  // fixed_layers: all; random_per_layer: cache of one
+  std::int64_t cached_layer_ = -1;
+};
+
+}  // namespace normdyn

@@ -1,0 +1,53 @@
+#pragma once
+// What a normalization scheme is. A scheme is one small class in include/normdyn/schemes/ with
+//
+//   static constexpr std::string_view key        CLI / config name (= file name)
+//   static constexpr std::string_view title      name in the literature
+//   static constexpr std::string_view speed_formula, radial_formula, layer_formula
+//   static constexpr bool has_radius             whether r_j evolves
+//   static constexpr std::array<ParamSpec<S>, N> params   its typed parameters (model.<key>)
+//   double speed(const TokenContext&) const          s_j in  dθ_j/dt = P_θj A_j / s_j
+//   double radial_rate(const TokenContext&) const    ρ_j in  dr_j/dt = ρ_j
+//   LayerUpdate layer(const TokenContext&) const     its discrete layer map (spec section 3)
+//   std::vector<double> breakpoints() const          times where it switches regime
+//
+// and is listed once in schemes.hpp. Everything else (the attention kernel, the right-hand side,
+// the discrete maps, the registry, validation, the conformance tests) is written once for all.
+#include <array>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+namespace normdyn {
+
+// The per-token quantities a scheme may depend on.
+struct TokenContext {
+  double t = 0.0;         // time (continuous depth)
+  double t_regime = 0.0;  // a time inside the current smooth piece; selects piecewise regimes
+  double r = 1.0;         // radius r_j
+  double theta_dot_a = 0.0;  // <θ_j, A_j>
+  double a_norm = 0.0;       // |A_j|
+};
+
+// One layer of step h: with u_j = a·A_j + c·θ_j,
+//   renormalized:  θ_j ← LN(θ_j + h u_j),  r_j unchanged
+//   residual:      x_j ← r_j θ_j + h u_j,  then r_j = |x_j|, θ_j = x_j / |x_j|
+// Its h → 0 limit must be the scheme's ODE (checked by the conformance tests).
+struct LayerUpdate {
+  bool renormalized = true;
+  double coef_attention = 1.0;  // a
+  double coef_theta = 0.0;      // c
+};
+
+// A real-valued scheme parameter, read from model.<key>; valid when value > lower
+// (or >= lower when `lower_inclusive`).
+template <class Scheme>
+struct ParamSpec {
+  std::string_view key;
+  double Scheme::*member;
+  std::string_view doc;
+  double lower = -std::numeric_limits<double>::infinity();
+  bool lower_inclusive = true;
+};
+
+}  // namespace normdyn

@@ -1,0 +1,40 @@
+#pragma once
+// The one list of all schemes. It drives the registry (`normdyn list-schemes`), the configuration
+// (model.scheme and each scheme's parameters), and the conformance test suite.
+// To add a scheme: write include/normdyn/schemes/<key>.hpp after scheme.hpp, add it to `Scheme`.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "normdyn/schemes/cod.hpp"
+#include "normdyn/schemes/mix.hpp"
+#include "normdyn/schemes/ngpt.hpp"
+#include "normdyn/schemes/peri.hpp"
+#include "normdyn/schemes/post.hpp"
+#include "normdyn/schemes/pre.hpp"
+
+namespace normdyn {
+
+using Scheme = std::variant<PostLN, PreLN, MixLN, PeriLN, NGPT, LNScaling>;
+
+// Calls f(S{}) once for every scheme type S, in the order of the list.
+template <class F>
+void for_each_scheme(F&& f) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (f(std::variant_alternative_t<I, Scheme>{}), ...);
+  }(std::make_index_sequence<std::variant_size_v<Scheme>>{});
+}
+
+std::vector<std::string_view> scheme_keys();
+// The scheme with this key and default parameters, or nothing.
+std::optional<Scheme> make_scheme(std::string_view key);
+std::string_view scheme_key(const Scheme& s);
+bool scheme_has_radius(const Scheme& s);
+// Times in (t0, t1) at which the scheme switches regime.
+std::vector<double> scheme_breakpoints(const Scheme& s, double t0, double t1);
+// Parameters of the scheme as (key, value) pairs, in declaration order.
+std::vector<std::pair<std::string_view, double>> scheme_parameters(const Scheme& s);
+
+}  // namespace normdyn

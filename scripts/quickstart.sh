@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Fresh Debian 12 machine → dependencies installed, normdyn built, the default experiment run.
+# The run file goes to runs/default.h5 (rewritten on every call of this script).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/build.sh
+mkdir -p runs
+./build/app/normdyn run data/configs/default.toml -o runs/default.h5 --force
+/usr/bin/python3 - <<'PY'
+import h5py, numpy as np
+with h5py.File("runs/default.h5", "r") as f:
+    theta = f["particles/tokens/direction/value"]
+    t = f["particles/tokens/direction/time"][:]
+    s = f["summary"].attrs
+    mean = theta[-1].mean(axis=0)
+    print(f"runs/default.h5: {theta.shape[0]} frames of {theta.shape[1]} tokens in R^{theta.shape[2]}, "
+          f"t = {t[0]:g}..{t[-1]:g}, status {s['status']}")
+    print(f"variance 1 - |mean direction|^2: t = 0: {1 - np.sum(theta[0].mean(axis=0)**2):.3g}, "
+          f"t = {t[-1]:g}: {1 - np.sum(mean**2):.3g}")
+PY

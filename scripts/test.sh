@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The whole default test suite: builds normdyn and runs every CTest test not labelled "slow".
+# Long studies: `ctest --test-dir build -L slow`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+ctest --test-dir build -LE slow --output-on-failure -j 2 --timeout 900

@@ -1,0 +1,323 @@
+// The one translation unit that includes Boost.Odeint.
+//
+// The state is a std::vector<double> with odeint's range_algebra: the best-tested odeint path, and
+// one that sidesteps the Eigen 3.4 / Boost 1.74 incompatibility of 2-D Eigen states (pitfalls.md).
+// The particle state [θ | r] is mapped onto Eigen matrices inside the right-hand side instead.
+#include "normdyn/solvers/integrator.hpp"
+
+#include <algorithm>
+#include <boost/numeric/odeint.hpp>
+#include <chrono>
+#include <cmath>
+
+namespace normdyn {
+namespace odeint = boost::numeric::odeint;
+namespace {
+
+using State = std::vector<double>;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The system as odeint sees it; counts right-hand-side evaluations.
+struct CountingSystem {
+  OdeSystem* system;
+  std::int64_t* evaluations;
+  void operator()(const State& x, State& dxdt, double t) const {
+    ++*evaluations;
+    system->rhs(x.data(), dxdt.data(), t);
+  }
+};
+
+bool all_finite(const State& x) {
+  return std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); });
+}
+
+// The loop state shared by the three drivers below.
+class Run {
+ public:
+  Run(OdeSystem& system, std::span<const double> x0, double t0, std::span<const double> samples,
+      const IntegratorOptions& options, SampleObserver& observer, const Checkpoint* resume)
+      : system_(system), samples_(samples), options_(options), observer_(observer),
+        x_(x0.begin(), x0.end()), t_(t0), dt_(options.dt) {
+    if (resume) {
+      x_ = resume->x;
+      t_ = resume->t;
+      dt_ = resume->dt;
+      counters_ = resume->counters;
+      next_sample_ = resume->next_sample;
+    } else if (options_.retract) {
+      counters_.max_constraint_drift = std::max(counters_.max_constraint_drift, system_.retract(x_.data()));
+    }
+    if (!samples_.empty()) t_final_ = samples_.back();
+    x_new_.resize(x_.size());
+    sample_.resize(x_.size());
+    dxdt_.resize(x_.size());
+    dxdt_new_.resize(x_.size());
+  }
+
+  CountingSystem counting() { return CountingSystem{&system_, &counters_.rhs_evaluations}; }
+
+  // Ends of the smooth pieces after t: breakpoints, optionally every sample time, and t_final.
+  std::vector<double> piece_ends(bool include_samples) const {
+    std::vector<double> ends = system_.breakpoints(t_, t_final_);
+    if (include_samples)
+      for (std::size_t i = next_sample_; i < samples_.size(); ++i)
+        if (samples_[i] > t_) ends.push_back(samples_[i]);
+    ends.push_back(t_final_);
+    std::sort(ends.begin(), ends.end());
+    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+    ends.erase(std::remove_if(ends.begin(), ends.end(), [&](double e) { return e <= t_; }), ends.end());
+    return ends;
+  }
+
+  // Emits the samples at exactly the current time (the start, or a step that landed on one).
+  bool emit_samples_at_current_time(const CheckpointView& checkpoint) {
+    while (next_sample_ < samples_.size() && samples_[next_sample_] <= t_) {
+      if (!emit(x_, samples_[next_sample_], checkpoint)) return false;
+    }
+    return true;
+  }
+
+  // Emits sample `next_sample_` from `state` (already on the manifold); false if the run ends.
+  bool emit(const State& state, double t, CheckpointView checkpoint) {
+    const auto start = Clock::now();
+    checkpoint.next_sample = next_sample_ + 1;
+    const std::size_t index = next_sample_++;
+    auto stop = observer_.on_sample(index, t, counters_.accepted_steps, state, checkpoint);
+    observer_seconds_ += seconds_since(start);
+    if (stop) {
+      finish(*stop, "stopped by the observer at t = " + std::to_string(t));
+      t_reached_ = t;
+      return false;
+    }
+    return true;
+  }
+
+  // After an accepted step to (x_new_, t_new): checks, retraction, bookkeeping. False: run ends.
+  bool accept(double t_new, bool fsal_derivative) {
+    ++counters_.accepted_steps;
+    if (!all_finite(x_new_)) {
+      finish(RunStatus::diverged, "non-finite state after the step to t = " + std::to_string(t_new));
+      return false;
+    }
+    if (options_.retract) {
+      const double drift = system_.retract(x_new_.data());
+      counters_.max_constraint_drift = std::max(counters_.max_constraint_drift, drift);
+      // An FSAL derivative belongs to the unretracted state: recompute it at the retracted one.
+      if (fsal_derivative && drift > 0.0) counting()(x_new_, dxdt_new_, t_new);
+    }
+    return true;
+  }
+
+  bool after_step() {
+    if (options_.max_steps > 0 && counters_.accepted_steps >= options_.max_steps && t_ < t_final_) {
+      finish(RunStatus::max_steps, "reached solver.max_steps = " + std::to_string(options_.max_steps) +
+                                       " at t = " + std::to_string(t_));
+      return false;
+    }
+    const auto start = Clock::now();
+    auto stop = observer_.on_step(t_, counters_);
+    observer_seconds_ += seconds_since(start);
+    if (stop) {
+      finish(*stop, "stopped at t = " + std::to_string(t_));
+      return false;
+    }
+    return true;
+  }
+
+  bool step_too_small(double dt) {
+    if (dt >= options_.dt_min) return false;
+    finish(RunStatus::step_underflow, "step size " + std::to_string(dt) + " fell below solver.dt_min = " +
+                                          std::to_string(options_.dt_min) + " at t = " + std::to_string(t_));
+    return true;
+  }
+
+  void finish(RunStatus status, std::string message) {
+    status_ = status;
+    message_ = std::move(message);
+    finished_ = true;
+  }
+
+  IntegrationResult result(Clock::time_point start) const {
+    IntegrationResult r;
+    r.status = status_;
+    r.message = finished_ ? message_ : "reached t_end";
+    r.t_reached = t_reached_.value_or(t_);
+    r.samples_emitted = next_sample_;
+    r.counters = counters_;
+    r.observer_seconds = observer_seconds_;
+    r.wall_seconds = seconds_since(start) - observer_seconds_;
+    return r;
+  }
+
+  // The trial step from t_ towards the piece end: lands exactly on it when within reach.
+  double clamp_to(double end, double dt) const {
+    const double remaining = end - t_;
+    return dt >= remaining * (1.0 - 1e-12) ? remaining : dt;
+  }
+
+  OdeSystem& system_;
+  std::span<const double> samples_;
+  const IntegratorOptions& options_;
+  SampleObserver& observer_;
+  State x_, x_new_, sample_, dxdt_, dxdt_new_;
+  double t_ = 0.0;
+  double dt_ = 0.0;
+  double t_final_ = 0.0;
+  Counters counters_;
+  std::size_t next_sample_ = 0;
+  double observer_seconds_ = 0.0;
+  RunStatus status_ = RunStatus::ok;
+  std::string message_;
+  bool finished_ = false;
+  std::optional<double> t_reached_;
+};
+
+// dopri5: own loop over the FSAL controlled stepper; samples from its dense output.
+void run_dopri5(Run& run) {
+  using Stepper = odeint::runge_kutta_dopri5<State>;
+  auto controlled = odeint::make_controlled(run.options_.atol, run.options_.rtol, Stepper());
+  if (!run.emit_samples_at_current_time({run.t_, run.dt_, run.x_, run.counters_, 0})) return;
+  for (double end : run.piece_ends(false)) {
+    run.system_.enter_piece(run.t_, end);
+    run.counting()(run.x_, run.dxdt_, run.t_);
+    while (run.t_ < end) {
+      const Counters before = run.counters_;
+      double dt = run.clamp_to(end, run.dt_);
+      const double dt_tried = dt;
+      const bool lands = dt == end - run.t_;
+      double t = run.t_;
+      const auto result =
+          controlled.try_step(run.counting(), run.x_, run.dxdt_, t, run.x_new_, run.dxdt_new_, dt);
+      if (result == odeint::fail) {
+        ++run.counters_.rejected_steps;
+        run.dt_ = dt;
+        if (run.step_too_small(dt)) return;
+        continue;
+      }
+      const double t_old = run.t_;
+      const double t_new = lands ? end : t;
+      if (!run.accept(t_new, false)) return;
+      // Samples inside (t_old, t_new] from the continuous extension of this step. It uses the
+      // stages of the step just taken, so it runs before the FSAL derivative is refreshed.
+      const CheckpointView checkpoint{t_old, dt_tried, run.x_, before, 0};
+      while (run.next_sample_ < run.samples_.size() && run.samples_[run.next_sample_] <= t_new) {
+        const double ts = run.samples_[run.next_sample_];
+        if (ts == t_new) {
+          run.sample_ = run.x_new_;
+        } else {
+          controlled.stepper().calc_state(ts, run.sample_, run.x_, run.dxdt_, t_old, run.x_new_, run.dxdt_new_,
+                                          t_new);
+          if (run.options_.retract) run.system_.retract(run.sample_.data());
+        }
+        if (!run.emit(run.sample_, ts, checkpoint)) {
+          run.t_ = t_new;
+          return;
+        }
+      }
+      if (run.options_.retract) run.counting()(run.x_new_, run.dxdt_new_, t_new);
+      std::swap(run.x_, run.x_new_);
+      std::swap(run.dxdt_, run.dxdt_new_);
+      run.t_ = t_new;
+      run.dt_ = dt;
+      if (!run.after_step()) return;
+    }
+  }
+}
+
+// Controlled steppers without dense output: steps land on every sample time.
+template <class Controlled>
+void run_controlled(Run& run, Controlled controlled) {
+  if (!run.emit_samples_at_current_time({run.t_, run.dt_, run.x_, run.counters_, 0})) return;
+  for (double end : run.piece_ends(true)) {
+    run.system_.enter_piece(run.t_, end);
+    run.counting()(run.x_, run.dxdt_, run.t_);
+    while (run.t_ < end) {
+      double dt = run.clamp_to(end, run.dt_);
+      const bool lands = dt == end - run.t_;
+      double t = run.t_;
+      const auto result = controlled.try_step(run.counting(), run.x_, run.dxdt_, t, run.x_new_, dt);
+      if (result == odeint::fail) {
+        ++run.counters_.rejected_steps;
+        run.dt_ = dt;
+        if (run.step_too_small(dt)) return;
+        continue;
+      }
+      const double t_new = lands ? end : t;
+      if (!run.accept(t_new, false)) return;
+      std::swap(run.x_, run.x_new_);
+      run.t_ = t_new;
+      // Keep the controller's proposal unless the step was cut short to land on the piece end.
+      if (!lands || dt > run.dt_) run.dt_ = dt;
+      if (run.t_ < end) run.counting()(run.x_, run.dxdt_, run.t_);
+      if (!run.after_step()) return;
+    }
+    if (!run.emit_samples_at_current_time({run.t_, run.dt_, run.x_, run.counters_, 0})) return;
+  }
+}
+
+// Fixed steps of at most dt, dividing every interval between sample times and breakpoints evenly.
+template <class Stepper>
+void run_fixed(Run& run, Stepper stepper) {
+  if (!run.emit_samples_at_current_time({run.t_, run.dt_, run.x_, run.counters_, 0})) return;
+  for (double end : run.piece_ends(true)) {
+    const double begin = run.t_;
+    run.system_.enter_piece(begin, end);
+    const double span = end - begin;
+    const auto steps = static_cast<std::int64_t>(std::max(1.0, std::ceil(span / run.options_.dt * (1.0 - 1e-12))));
+    const double h = span / static_cast<double>(steps);
+    for (std::int64_t k = 0; k < steps; ++k) {
+      const double t = begin + static_cast<double>(k) * h;
+      run.x_new_ = run.x_;
+      stepper.do_step(run.counting(), run.x_new_, t, h);
+      const double t_new = k + 1 == steps ? end : begin + static_cast<double>(k + 1) * h;
+      if (!run.accept(t_new, false)) return;
+      std::swap(run.x_, run.x_new_);
+      run.t_ = t_new;
+      if (!run.after_step()) return;
+    }
+    if (!run.emit_samples_at_current_time({run.t_, run.dt_, run.x_, run.counters_, 0})) return;
+  }
+}
+
+}  // namespace
+
+bool is_adaptive(StepperKind k) { return k != StepperKind::rk4 && k != StepperKind::euler; }
+
+IntegrationResult integrate(OdeSystem& system, std::span<const double> x0, double t0,
+                            std::span<const double> sample_times, const IntegratorOptions& options,
+                            SampleObserver& observer, const Checkpoint* resume) {
+  const auto start = Clock::now();
+  Run run(system, x0, t0, sample_times, options, observer, resume);
+  if (sample_times.empty()) return run.result(start);
+  try {
+    switch (options.stepper) {
+      case StepperKind::dopri5:
+        run_dopri5(run);
+        break;
+      case StepperKind::cash_karp54:
+        run_controlled(run, odeint::make_controlled(options.atol, options.rtol, odeint::runge_kutta_cash_karp54<State>()));
+        break;
+      case StepperKind::fehlberg78:
+        run_controlled(run, odeint::make_controlled(options.atol, options.rtol, odeint::runge_kutta_fehlberg78<State>()));
+        break;
+      case StepperKind::bulirsch_stoer:
+        run_controlled(run, odeint::bulirsch_stoer<State>(options.atol, options.rtol));
+        break;
+      case StepperKind::rk4:
+        run_fixed(run, odeint::runge_kutta4<State>());
+        break;
+      case StepperKind::euler:
+        run_fixed(run, odeint::euler<State>());
+        break;
+    }
+  } catch (const odeint::step_adjustment_error& e) {
+    run.finish(RunStatus::step_underflow, std::string("odeint: ") + e.what());
+  }
+  return run.result(start);
+}
+
+}  // namespace normdyn

@@ -1,0 +1,86 @@
+#include "normdyn/solvers/layer_maps.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+namespace normdyn {
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+}  // namespace
+
+IntegrationResult run_layers(AttentionDynamics& dynamics, std::span<const double> x0, double t0, double h,
+                             std::span<const double> sample_times, std::int64_t max_layers,
+                             SampleObserver& observer, const Checkpoint* resume) {
+  const auto start = Clock::now();
+  const StateLayout& layout = dynamics.layout();
+  std::vector<double> x(x0.begin(), x0.end());
+  IntegrationResult result;
+  Counters& counters = result.counters;
+  // Layers are counted from t0; layer k maps t0 + k h to t0 + (k + 1) h.
+  std::int64_t layer = 0;
+  std::size_t next = 0;
+  if (resume) {
+    x = resume->x;
+    counters = resume->counters;
+    next = resume->next_sample;
+    layer = static_cast<std::int64_t>(std::llround((resume->t - t0) / h));
+  }
+  auto time_of = [&](std::int64_t k) { return t0 + static_cast<double>(k) * h; };
+  auto layer_of = [&](double t) { return static_cast<std::int64_t>(std::llround((t - t0) / h)); };
+
+  auto emit_due = [&]() -> bool {
+    while (next < sample_times.size() && layer_of(sample_times[next]) <= layer) {
+      const auto t_obs = Clock::now();
+      const double t = sample_times[next];
+      const CheckpointView checkpoint{time_of(layer), h, x, counters, next + 1};
+      const std::size_t index = next++;
+      auto stop = observer.on_sample(index, t, counters.accepted_steps, x, checkpoint);
+      result.observer_seconds += seconds_since(t_obs);
+      if (stop) {
+        result.status = *stop;
+        result.message = "stopped by the observer at t = " + std::to_string(t);
+        return false;
+      }
+    }
+    return true;
+  };
+
+  result.message = "reached t_end";
+  const std::int64_t last_layer = sample_times.empty() ? 0 : layer_of(sample_times.back());
+  bool running = emit_due();
+  while (running && layer < last_layer) {
+    dynamics.layer(layout.theta(x.data()), layout.r(x.data()), time_of(layer), h);
+    ++layer;
+    ++counters.accepted_steps;
+    ++counters.rhs_evaluations;
+    if (!std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); })) {
+      result.status = RunStatus::diverged;
+      result.message = "non-finite state after layer " + std::to_string(layer);
+      break;
+    }
+    running = emit_due();
+    if (!running) break;
+    if (max_layers > 0 && counters.accepted_steps >= max_layers && layer < last_layer) {
+      result.status = RunStatus::max_steps;
+      result.message = "reached solver.max_steps = " + std::to_string(max_layers) + " layers";
+      break;
+    }
+    const auto t_obs = Clock::now();
+    auto stop = observer.on_step(time_of(layer), counters);
+    result.observer_seconds += seconds_since(t_obs);
+    if (stop) {
+      result.status = *stop;
+      result.message = "stopped at t = " + std::to_string(time_of(layer));
+      break;
+    }
+  }
+  result.t_reached = time_of(layer);
+  result.samples_emitted = next;
+  result.wall_seconds = seconds_since(start) - result.observer_seconds;
+  return result;
+}
+
+}  // namespace normdyn

@@ -1,0 +1,74 @@
+#include "normdyn/dynamics.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace normdyn {
+
+AttentionDynamics::AttentionDynamics(DynamicsSpec spec, QkvSource qkv, Index n, Index d)
+    : spec_(std::move(spec)), qkv_(std::move(qkv)), layout_{n, d}, kernel_(spec_.kernel), attention_(n, d) {}
+
+const RowMatrix& AttentionDynamics::attention(Eigen::Ref<const RowMatrix> theta, double t_regime) {
+  kernel_.compute(theta, qkv_.at(t_regime), spec_.beta, spec_.masses, attention_);
+  return attention_;
+}
+
+void AttentionDynamics::velocity(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, double t,
+                                 double t_regime, Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) {
+  const RowMatrix& a = attention(theta, t_regime);
+  std::visit(
+      [&](const auto& scheme) {
+        for (Index j = 0; j < theta.rows(); ++j) {
+          const double theta_dot_a = theta.row(j).dot(a.row(j));
+          const TokenContext c{t, t_regime, r(j), theta_dot_a, a.row(j).norm()};
+          dtheta.row(j) = (a.row(j) - theta_dot_a * theta.row(j)) / scheme.speed(c);
+          dr(j) = scheme.radial_rate(c);
+        }
+      },
+      spec_.scheme);
+}
+
+void AttentionDynamics::layer(Eigen::Ref<RowMatrix> theta, Eigen::Ref<Vector> r, double t, double h) {
+  // Layer regimes are chosen at the middle of the layer, exactly as the ODE chooses them on the
+  // piece [t, t + h], so that the maps and the ODE switch between the same layers.
+  const double t_regime = t + 0.5 * h;
+  const RowMatrix& a = attention(theta, t_regime);
+  std::visit(
+      [&](const auto& scheme) {
+        for (Index j = 0; j < theta.rows(); ++j) {
+          const double theta_dot_a = theta.row(j).dot(a.row(j));
+          const TokenContext c{t, t_regime, r(j), theta_dot_a, a.row(j).norm()};
+          const LayerUpdate u = scheme.layer(c);
+          Eigen::RowVectorXd x = (u.renormalized ? 1.0 : r(j)) * theta.row(j);
+          x += h * (u.coef_attention * a.row(j) + u.coef_theta * theta.row(j));
+          const double norm = x.norm();
+          theta.row(j) = x / norm;
+          if (!u.renormalized) r(j) = norm;
+        }
+      },
+      spec_.scheme);
+}
+
+void AttentionDynamics::rhs(const double* x, double* dxdt, double t) {
+  // Outside an integrator's piece (direct calls in tests), regimes follow t itself.
+  const double t_regime = in_piece_ ? piece_middle_ : t;
+  velocity(layout_.theta(x), layout_.r(x), t, t_regime, layout_.theta(dxdt), layout_.r(dxdt));
+}
+
+std::vector<double> AttentionDynamics::breakpoints(double t0, double t1) const {
+  std::vector<double> b = scheme_breakpoints(spec_.scheme, t0, t1);
+  const std::vector<double> q = qkv_.breakpoints(t0, t1);
+  b.insert(b.end(), q.begin(), q.end());
+  std::sort(b.begin(), b.end());
+  b.erase(std::unique(b.begin(), b.end()), b.end());
+  return b;
+}
+
+void AttentionDynamics::enter_piece(double t_begin, double t_end) {
+  piece_middle_ = 0.5 * (t_begin + t_end);
+  in_piece_ = true;
+}
+
+double AttentionDynamics::retract(double* x) const { return normalize_rows(layout_.theta(x)); }
+
+}  // namespace normdyn

@@ -1,0 +1,569 @@
+#include "io/h5.hpp"
+
+#include <hdf5.h>
+#include <hdf5_hl.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "normdyn/errors.hpp"
+
+namespace normdyn::h5 {
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const std::string& object) {
+  throw IoError("HDF5 " + what + " failed for " + object);
+}
+
+hid_t check(hid_t id, const char* what, const std::string& object) {
+  if (id < 0) fail(what, object);
+  return id;
+}
+
+void check_status(herr_t status, const char* what, const std::string& object) {
+  if (status < 0) fail(what, object);
+}
+
+std::string child_path(const std::string& parent, const std::string& name) {
+  if (!name.empty() && name.front() == '/') return name;
+  return parent == "/" ? "/" + name : parent + "/" + name;
+}
+
+hid_t native_type(ElementType t) {
+  switch (t) {
+    case ElementType::f64: return H5T_NATIVE_DOUBLE;
+    case ElementType::i64: return H5T_NATIVE_INT64;
+    case ElementType::string: break;
+  }
+  return H5T_NATIVE_DOUBLE;
+}
+
+// Variable-length UTF-8 string type, which h5py reads as str.
+Handle string_type(const std::string& object) {
+  Handle t(check(H5Tcopy(H5T_C_S1), "H5Tcopy", object), Handle::Kind::datatype);
+  check_status(H5Tset_size(t.get(), H5T_VARIABLE), "H5Tset_size", object);
+  check_status(H5Tset_cset(t.get(), H5T_CSET_UTF8), "H5Tset_cset", object);
+  return t;
+}
+
+Handle scalar_space(const std::string& object) {
+  return Handle(check(H5Screate(H5S_SCALAR), "H5Screate", object), Handle::Kind::dataspace);
+}
+
+Handle simple_space(std::span<const hsize_t> dims, const std::string& object,
+                    std::span<const hsize_t> max_dims = {}) {
+  return Handle(check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(),
+                                       max_dims.empty() ? nullptr : max_dims.data()),
+                      "H5Screate_simple", object),
+                Handle::Kind::dataspace);
+}
+
+Handle open_attribute(hid_t owner, const std::string& name, const std::string& object) {
+  return Handle(check(H5Aopen(owner, name.c_str(), H5P_DEFAULT), "H5Aopen", object + " @" + name),
+                Handle::Kind::attribute);
+}
+
+// Replaces an attribute of the same name, so that writers can update values.
+Handle create_attribute(hid_t owner, const std::string& name, hid_t type, hid_t space, const std::string& object) {
+  if (H5Aexists(owner, name.c_str()) > 0)
+    check_status(H5Adelete(owner, name.c_str()), "H5Adelete", object + " @" + name);
+  return Handle(check(H5Acreate2(owner, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), "H5Acreate",
+                      object + " @" + name),
+                Handle::Kind::attribute);
+}
+
+std::vector<hsize_t> to_hsize(std::span<const std::uint64_t> dims) {
+  return std::vector<hsize_t>(dims.begin(), dims.end());
+}
+
+std::uint64_t element_count(const Handle& space, const std::string& object) {
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) fail("H5Sget_simple_extent_npoints", object);
+  return static_cast<std::uint64_t>(n);
+}
+
+}  // namespace
+
+// ---- Handle
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    reset();
+    id_ = o.id_;
+    kind_ = o.kind_;
+    o.id_ = -1;
+  }
+  return *this;
+}
+
+void Handle::reset() noexcept {
+  if (id_ < 0) return;
+  switch (kind_) {
+    case Kind::file: H5Fclose(id_); break;
+    case Kind::group: H5Gclose(id_); break;
+    case Kind::dataset: H5Dclose(id_); break;
+    case Kind::dataspace: H5Sclose(id_); break;
+    case Kind::datatype: H5Tclose(id_); break;
+    case Kind::attribute: H5Aclose(id_); break;
+    case Kind::plist: H5Pclose(id_); break;
+    case Kind::none: break;
+  }
+  id_ = -1;
+}
+
+void silence_error_stack() {
+  static std::once_flag once;
+  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+}
+
+// ---- Object: attributes
+void Object::set_attribute(const std::string& name, double value) {
+  Handle space = scalar_space(path_);
+  Handle a = create_attribute(id(), name, H5T_NATIVE_DOUBLE, space.get(), path_);
+  check_status(H5Awrite(a.get(), H5T_NATIVE_DOUBLE, &value), "H5Awrite", path_ + " @" + name);
+}
+
+void Object::set_attribute(const std::string& name, std::int64_t value) {
+  Handle space = scalar_space(path_);
+  Handle a = create_attribute(id(), name, H5T_NATIVE_INT64, space.get(), path_);
+  check_status(H5Awrite(a.get(), H5T_NATIVE_INT64, &value), "H5Awrite", path_ + " @" + name);
+}
+
+void Object::set_attribute(const std::string& name, const std::string& value) {
+  Handle type = string_type(path_);
+  Handle space = scalar_space(path_);
+  Handle a = create_attribute(id(), name, type.get(), space.get(), path_);
+  const char* data = value.c_str();
+  check_status(H5Awrite(a.get(), type.get(), &data), "H5Awrite", path_ + " @" + name);
+}
+
+void Object::set_attribute(const std::string& name, std::span<const double> values) {
+  const hsize_t dims[1] = {values.size()};
+  Handle space = simple_space(dims, path_);
+  Handle a = create_attribute(id(), name, H5T_NATIVE_DOUBLE, space.get(), path_);
+  check_status(H5Awrite(a.get(), H5T_NATIVE_DOUBLE, values.data()), "H5Awrite", path_ + " @" + name);
+}
+
+void Object::set_attribute(const std::string& name, std::span<const std::int64_t> values) {
+  const hsize_t dims[1] = {values.size()};
+  Handle space = simple_space(dims, path_);
+  Handle a = create_attribute(id(), name, H5T_NATIVE_INT64, space.get(), path_);
+  check_status(H5Awrite(a.get(), H5T_NATIVE_INT64, values.data()), "H5Awrite", path_ + " @" + name);
+}
+
+void Object::set_attribute(const std::string& name, const std::vector<std::string>& values) {
+  Handle type = string_type(path_);
+  const hsize_t dims[1] = {values.size()};
+  Handle space = simple_space(dims, path_);
+  Handle a = create_attribute(id(), name, type.get(), space.get(), path_);
+  std::vector<const char*> data;
+  for (const auto& v : values) data.push_back(v.c_str());
+  check_status(H5Awrite(a.get(), type.get(), data.data()), "H5Awrite", path_ + " @" + name);
+}
+
+bool Object::has_attribute(const std::string& name) const {
+  const htri_t e = H5Aexists(id(), name.c_str());
+  if (e < 0) fail("H5Aexists", path_ + " @" + name);
+  return e > 0;
+}
+
+std::vector<std::string> Object::attribute_names() const {
+  H5O_info_t info;
+  check_status(H5Oget_info2(id(), &info, H5O_INFO_NUM_ATTRS), "H5Oget_info", path_);
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.num_attrs; ++i) {
+    const ssize_t len = H5Aget_name_by_idx(id(), ".", H5_INDEX_CRT_ORDER, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (len < 0) {
+      // Creation order is not tracked in every file; fall back to name order.
+      const ssize_t len2 = H5Aget_name_by_idx(id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+      if (len2 < 0) fail("H5Aget_name_by_idx", path_);
+      std::string name(static_cast<std::size_t>(len2), '\0');
+      H5Aget_name_by_idx(id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size() + 1, H5P_DEFAULT);
+      names.push_back(name);
+      continue;
+    }
+    std::string name(static_cast<std::size_t>(len), '\0');
+    H5Aget_name_by_idx(id(), ".", H5_INDEX_CRT_ORDER, H5_ITER_INC, i, name.data(), name.size() + 1, H5P_DEFAULT);
+    names.push_back(name);
+  }
+  return names;
+}
+
+std::optional<double> Object::attribute_double(const std::string& name) const {
+  if (!has_attribute(name)) return std::nullopt;
+  Handle a = open_attribute(id(), name, path_);
+  double v = 0.0;
+  check_status(H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v), "H5Aread", path_ + " @" + name);
+  return v;
+}
+
+std::optional<std::int64_t> Object::attribute_int(const std::string& name) const {
+  if (!has_attribute(name)) return std::nullopt;
+  Handle a = open_attribute(id(), name, path_);
+  std::int64_t v = 0;
+  check_status(H5Aread(a.get(), H5T_NATIVE_INT64, &v), "H5Aread", path_ + " @" + name);
+  return v;
+}
+
+std::optional<std::string> Object::attribute_string(const std::string& name) const {
+  if (!has_attribute(name)) return std::nullopt;
+  Handle a = open_attribute(id(), name, path_);
+  Handle file_type(check(H5Aget_type(a.get()), "H5Aget_type", path_ + " @" + name), Handle::Kind::datatype);
+  if (H5Tget_class(file_type.get()) != H5T_STRING) return std::nullopt;
+  if (H5Tis_variable_str(file_type.get()) > 0) {
+    Handle mem = string_type(path_);
+    char* data = nullptr;
+    check_status(H5Aread(a.get(), mem.get(), &data), "H5Aread", path_ + " @" + name);
+    std::string out = data ? data : "";
+    H5free_memory(data);
+    return out;
+  }
+  const std::size_t size = H5Tget_size(file_type.get());
+  std::string out(size, '\0');
+  Handle mem(check(H5Tcopy(H5T_C_S1), "H5Tcopy", path_), Handle::Kind::datatype);
+  H5Tset_size(mem.get(), size);
+  check_status(H5Aread(a.get(), mem.get(), out.data()), "H5Aread", path_ + " @" + name);
+  out.resize(std::strlen(out.c_str()));
+  return out;
+}
+
+std::vector<double> Object::attribute_doubles(const std::string& name) const {
+  if (!has_attribute(name)) return {};
+  Handle a = open_attribute(id(), name, path_);
+  Handle space(check(H5Aget_space(a.get()), "H5Aget_space", path_ + " @" + name), Handle::Kind::dataspace);
+  std::vector<double> out(element_count(space, path_));
+  check_status(H5Aread(a.get(), H5T_NATIVE_DOUBLE, out.data()), "H5Aread", path_ + " @" + name);
+  return out;
+}
+
+std::vector<std::int64_t> Object::attribute_ints(const std::string& name) const {
+  if (!has_attribute(name)) return {};
+  Handle a = open_attribute(id(), name, path_);
+  Handle space(check(H5Aget_space(a.get()), "H5Aget_space", path_ + " @" + name), Handle::Kind::dataspace);
+  std::vector<std::int64_t> out(element_count(space, path_));
+  check_status(H5Aread(a.get(), H5T_NATIVE_INT64, out.data()), "H5Aread", path_ + " @" + name);
+  return out;
+}
+
+// ---- Group
+Group Group::create_group(const std::string& name) {
+  const std::string p = child_path(path_, name);
+  Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", p), Handle::Kind::plist);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Handle gcpl(check(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate", p), Handle::Kind::plist);
+  H5Pset_attr_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED);
+  return Group(Handle(check(H5Gcreate2(id(), name.c_str(), lcpl.get(), gcpl.get(), H5P_DEFAULT), "H5Gcreate", p),
+                      Handle::Kind::group),
+               p);
+}
+
+Group Group::open_group(const std::string& name) const {
+  const std::string p = child_path(path_, name);
+  if (!contains(name)) throw IoError(p + ": no such group");
+  return Group(Handle(check(H5Gopen2(id(), name.c_str(), H5P_DEFAULT), "H5Gopen", p), Handle::Kind::group), p);
+}
+
+Group Group::require_group(const std::string& name) { return contains(name) ? open_group(name) : create_group(name); }
+
+bool Group::contains(const std::string& name) const {
+  // Check every component, since H5Lexists fails on a missing intermediate group.
+  std::string partial;
+  std::size_t start = 0;
+  if (!name.empty() && name.front() == '/') {
+    partial = "/";
+    start = 1;
+  }
+  while (start <= name.size()) {
+    const std::size_t slash = name.find('/', start);
+    const std::string part = name.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (!part.empty()) {
+      partial += (partial.empty() || partial.back() == '/') ? part : "/" + part;
+      const htri_t e = H5Lexists(id(), partial.c_str(), H5P_DEFAULT);
+      if (e <= 0) return false;
+      // A dangling soft link exists as a link but not as an object.
+      if (H5Oexists_by_name(id(), partial.c_str(), H5P_DEFAULT) <= 0) return false;
+    }
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return true;
+}
+
+std::vector<std::string> Group::member_names() const {
+  H5G_info_t info;
+  check_status(H5Gget_info(id(), &info), "H5Gget_info", path_);
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    const ssize_t len = H5Lget_name_by_idx(id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (len < 0) fail("H5Lget_name_by_idx", path_);
+    std::string name(static_cast<std::size_t>(len), '\0');
+    H5Lget_name_by_idx(id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size() + 1, H5P_DEFAULT);
+    names.push_back(name);
+  }
+  return names;
+}
+
+Dataset Group::create_extendable(const std::string& name, ElementType type, const ChunkedLayout& layout) {
+  const std::string p = child_path(path_, name);
+  std::vector<hsize_t> dims{0};
+  std::vector<hsize_t> max_dims{H5S_UNLIMITED};
+  std::vector<hsize_t> chunk{std::max<hsize_t>(1, layout.chunk_frames)};
+  for (auto d : layout.inner_dims) {
+    dims.push_back(d);
+    max_dims.push_back(d);
+    chunk.push_back(std::max<hsize_t>(1, d));
+  }
+  Handle space = simple_space(dims, p, max_dims);
+  Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", p), Handle::Kind::plist);
+  check_status(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "H5Pset_chunk", p);
+  if (layout.deflate_level > 0) {
+    check_status(H5Pset_shuffle(dcpl.get()), "H5Pset_shuffle", p);
+    check_status(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(layout.deflate_level)), "H5Pset_deflate", p);
+  }
+  Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", p), Handle::Kind::plist);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Handle string_t;
+  hid_t file_type = native_type(type);
+  if (type == ElementType::string) {
+    string_t = string_type(p);
+    file_type = string_t.get();
+  }
+  return Dataset(Handle(check(H5Dcreate2(id(), name.c_str(), file_type, space.get(), lcpl.get(), dcpl.get(),
+                                         H5P_DEFAULT),
+                              "H5Dcreate", p),
+                        Handle::Kind::dataset),
+                 p);
+}
+
+Dataset Group::create_dataset(const std::string& name, std::span<const std::uint64_t> dims,
+                              std::span<const double> data) {
+  const std::string p = child_path(path_, name);
+  const auto hd = to_hsize(dims);
+  Handle space = simple_space(hd, p);
+  Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", p), Handle::Kind::plist);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Dataset ds(Handle(check(H5Dcreate2(id(), name.c_str(), H5T_NATIVE_DOUBLE, space.get(), lcpl.get(), H5P_DEFAULT,
+                                     H5P_DEFAULT),
+                          "H5Dcreate", p),
+                    Handle::Kind::dataset),
+             p);
+  ds.write(data);
+  return ds;
+}
+
+Dataset Group::create_dataset(const std::string& name, std::span<const std::uint64_t> dims,
+                              std::span<const std::int64_t> data) {
+  const std::string p = child_path(path_, name);
+  const auto hd = to_hsize(dims);
+  Handle space = simple_space(hd, p);
+  Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", p), Handle::Kind::plist);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Dataset ds(Handle(check(H5Dcreate2(id(), name.c_str(), H5T_NATIVE_INT64, space.get(), lcpl.get(), H5P_DEFAULT,
+                                     H5P_DEFAULT),
+                          "H5Dcreate", p),
+                    Handle::Kind::dataset),
+             p);
+  ds.write(data);
+  return ds;
+}
+
+Dataset Group::create_string_dataset(const std::string& name, const std::string& value) {
+  const std::string p = child_path(path_, name);
+  Handle type = string_type(p);
+  Handle space = scalar_space(p);
+  Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", p), Handle::Kind::plist);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Dataset ds(Handle(check(H5Dcreate2(id(), name.c_str(), type.get(), space.get(), lcpl.get(), H5P_DEFAULT,
+                                     H5P_DEFAULT),
+                          "H5Dcreate", p),
+                    Handle::Kind::dataset),
+             p);
+  const char* data = value.c_str();
+  check_status(H5Dwrite(ds.id(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &data), "H5Dwrite", p);
+  return ds;
+}
+
+Dataset Group::open_dataset(const std::string& name) const {
+  const std::string p = child_path(path_, name);
+  if (!contains(name)) throw IoError(p + ": no such dataset");
+  return Dataset(Handle(check(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), "H5Dopen", p), Handle::Kind::dataset), p);
+}
+
+void Group::create_soft_link(const std::string& name, const std::string& target) {
+  const std::string p = child_path(path_, name);
+  check_status(H5Lcreate_soft(target.c_str(), id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), "H5Lcreate_soft", p);
+}
+
+// ---- Dataset
+std::vector<std::uint64_t> Dataset::shape() const {
+  Handle space(check(H5Dget_space(id()), "H5Dget_space", path_), Handle::Kind::dataspace);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) fail("H5Sget_simple_extent_ndims", path_);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return std::vector<std::uint64_t>(dims.begin(), dims.end());
+}
+
+ElementType Dataset::element_type() const {
+  Handle t(check(H5Dget_type(id()), "H5Dget_type", path_), Handle::Kind::datatype);
+  switch (H5Tget_class(t.get())) {
+    case H5T_INTEGER: return ElementType::i64;
+    case H5T_STRING: return ElementType::string;
+    default: return ElementType::f64;
+  }
+}
+
+template <class T>
+void Dataset::append_impl(std::span<const T> values, std::uint64_t frames) {
+  constexpr bool is_double = std::is_same_v<T, double>;
+  std::vector<hsize_t> dims;
+  for (auto d : shape()) dims.push_back(d);
+  if (dims.empty()) throw IoError(path_ + ": cannot append to a scalar dataset");
+  std::uint64_t per_frame = 1;
+  for (std::size_t i = 1; i < dims.size(); ++i) per_frame *= dims[i];
+  if (values.size() != per_frame * frames)
+    throw IoError(path_ + ": appended data has " + std::to_string(values.size()) + " values, expected " +
+                  std::to_string(per_frame * frames));
+  const hsize_t first = dims[0];
+  dims[0] += frames;
+  check_status(H5Dset_extent(id(), dims.data()), "H5Dset_extent", path_);
+  Handle file_space(check(H5Dget_space(id()), "H5Dget_space", path_), Handle::Kind::dataspace);
+  std::vector<hsize_t> start(dims.size(), 0), count(dims);
+  start[0] = first;
+  count[0] = frames;
+  check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+               "H5Sselect_hyperslab", path_);
+  Handle mem_space = simple_space(count, path_);
+  check_status(H5Dwrite(id(), is_double ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64, mem_space.get(), file_space.get(),
+                        H5P_DEFAULT, values.data()),
+               "H5Dwrite", path_);
+}
+
+void Dataset::append(std::span<const double> values, std::uint64_t frames) { append_impl(values, frames); }
+void Dataset::append(std::span<const std::int64_t> values, std::uint64_t frames) { append_impl(values, frames); }
+
+void Dataset::resize_frames(std::uint64_t frames) {
+  std::vector<hsize_t> dims;
+  for (auto d : shape()) dims.push_back(d);
+  if (dims.empty()) throw IoError(path_ + ": cannot resize a scalar dataset");
+  dims[0] = frames;
+  check_status(H5Dset_extent(id(), dims.data()), "H5Dset_extent", path_);
+}
+
+std::vector<double> Dataset::read_doubles() const {
+  Handle space(check(H5Dget_space(id()), "H5Dget_space", path_), Handle::Kind::dataspace);
+  std::vector<double> out(element_count(space, path_));
+  if (!out.empty())
+    check_status(H5Dread(id(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), "H5Dread", path_);
+  return out;
+}
+
+std::vector<std::int64_t> Dataset::read_ints() const {
+  Handle space(check(H5Dget_space(id()), "H5Dget_space", path_), Handle::Kind::dataspace);
+  std::vector<std::int64_t> out(element_count(space, path_));
+  if (!out.empty())
+    check_status(H5Dread(id(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), "H5Dread", path_);
+  return out;
+}
+
+std::string Dataset::read_string() const {
+  Handle file_type(check(H5Dget_type(id()), "H5Dget_type", path_), Handle::Kind::datatype);
+  if (H5Tget_class(file_type.get()) != H5T_STRING) throw IoError(path_ + ": not a string dataset");
+  if (H5Tis_variable_str(file_type.get()) > 0) {
+    Handle mem = string_type(path_);
+    char* data = nullptr;
+    check_status(H5Dread(id(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &data), "H5Dread", path_);
+    std::string out = data ? data : "";
+    H5free_memory(data);
+    return out;
+  }
+  const std::size_t size = H5Tget_size(file_type.get());
+  std::string out(size, '\0');
+  Handle mem(check(H5Tcopy(H5T_C_S1), "H5Tcopy", path_), Handle::Kind::datatype);
+  H5Tset_size(mem.get(), size);
+  check_status(H5Dread(id(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), "H5Dread", path_);
+  out.resize(std::strlen(out.c_str()));
+  return out;
+}
+
+std::vector<double> Dataset::read_frames(std::uint64_t first, std::uint64_t count_frames) const {
+  std::vector<hsize_t> dims;
+  for (auto d : shape()) dims.push_back(d);
+  if (dims.empty() || first + count_frames > dims[0])
+    throw IoError(path_ + ": frames [" + std::to_string(first) + ", " + std::to_string(first + count_frames) +
+                  ") out of range");
+  Handle file_space(check(H5Dget_space(id()), "H5Dget_space", path_), Handle::Kind::dataspace);
+  std::vector<hsize_t> start(dims.size(), 0), count(dims);
+  start[0] = first;
+  count[0] = count_frames;
+  check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+               "H5Sselect_hyperslab", path_);
+  Handle mem_space = simple_space(count, path_);
+  std::uint64_t total = 1;
+  for (auto c : count) total *= c;
+  std::vector<double> out(total);
+  if (total > 0)
+    check_status(H5Dread(id(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()),
+                 "H5Dread", path_);
+  return out;
+}
+
+void Dataset::write(std::span<const double> values) {
+  check_status(H5Dwrite(id(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), "H5Dwrite", path_);
+}
+
+void Dataset::write(std::span<const std::int64_t> values) {
+  check_status(H5Dwrite(id(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), "H5Dwrite", path_);
+}
+
+void Dataset::refresh() { check_status(H5Drefresh(id()), "H5Drefresh", path_); }
+void Dataset::flush() { check_status(H5Dflush(id()), "H5Dflush", path_); }
+
+void Dataset::make_scale(const std::string& dimension_name) {
+  check_status(H5DSset_scale(id(), dimension_name.c_str()), "H5DSset_scale", path_);
+}
+
+void Dataset::attach_scale(const Dataset& scale, unsigned axis) {
+  check_status(H5DSattach_scale(id(), scale.id(), axis), "H5DSattach_scale", path_);
+}
+
+void Dataset::set_dimension_label(unsigned axis, const std::string& label) {
+  check_status(H5DSset_label(id(), axis, label.c_str()), "H5DSset_label", path_);
+}
+
+// ---- File
+File File::create(const std::filesystem::path& path, CreateMode mode, bool latest_format) {
+  silence_error_stack();
+  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", path.string()), Handle::Kind::plist);
+  // SWMR needs the 1.10 file format; h5py 3 reads it.
+  if (latest_format) H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST);
+  Handle fcpl(check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate", path.string()), Handle::Kind::plist);
+  const hid_t id = H5Fcreate(path.c_str(), mode == CreateMode::exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, fcpl.get(),
+                             fapl.get());
+  if (id < 0) throw IoError(path.string() + ": cannot create the HDF5 file");
+  File f(Handle(id, Handle::Kind::file), "/");
+  return f;
+}
+
+File File::open(const std::filesystem::path& path, OpenMode mode) {
+  silence_error_stack();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw IoError(path.string() + ": no such file");
+  unsigned flags = H5F_ACC_RDONLY;
+  if (mode == OpenMode::read_write) flags = H5F_ACC_RDWR;
+  if (mode == OpenMode::swmr_read) flags = H5F_ACC_RDONLY | H5F_ACC_SWMR_READ;
+  const hid_t id = H5Fopen(path.c_str(), flags, H5P_DEFAULT);
+  if (id < 0) throw IoError(path.string() + ": cannot open as an HDF5 file");
+  return File(Handle(id, Handle::Kind::file), "/");
+}
+
+bool File::is_hdf5(const std::filesystem::path& path) {
+  silence_error_stack();
+  return H5Fis_hdf5(path.c_str()) > 0;
+}
+
+void File::flush() { check_status(H5Fflush(id(), H5F_SCOPE_GLOBAL), "H5Fflush", path_); }
+void File::start_swmr_write() { check_status(H5Fstart_swmr_write(id()), "H5Fstart_swmr_write", path_); }
+void File::close() { handle_.reset(); }
+
+}  // namespace normdyn::h5

@@ -1,0 +1,154 @@
+#pragma once
+// The HDF5 layer: every HDF5 C call of normdyn is made in h5.cpp, once, and a failure becomes an
+// IoError that names the call and the object. Only src/io/ includes this header; the rest of the
+// program sees the typed readers and writers of include/normdyn/io/.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace normdyn::h5 {
+
+using hid = std::int64_t;  // hid_t, without dragging hdf5.h into users of this header
+
+// Owns one HDF5 identifier and closes it with the right H5*close.
+class Handle {
+ public:
+  enum class Kind { none, file, group, dataset, dataspace, datatype, attribute, plist };
+  Handle() = default;
+  Handle(hid id, Kind kind) : id_(id), kind_(kind) {}
+  Handle(Handle&& o) noexcept : id_(o.id_), kind_(o.kind_) { o.id_ = -1; }
+  Handle& operator=(Handle&& o) noexcept;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { reset(); }
+  void reset() noexcept;
+  hid get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+
+ private:
+  hid id_ = -1;
+  Kind kind_ = Kind::none;
+};
+
+enum class ElementType { f64, i64, string };
+
+class Dataset;
+class Group;
+
+// Attributes on a file, group or dataset.
+class Object {
+ public:
+  const std::string& path() const { return path_; }
+  hid id() const { return handle_.get(); }
+
+  void set_attribute(const std::string& name, double value);
+  void set_attribute(const std::string& name, std::int64_t value);
+  void set_attribute(const std::string& name, const std::string& value);
+  void set_attribute(const std::string& name, const char* value) { set_attribute(name, std::string(value)); }
+  void set_attribute(const std::string& name, std::span<const double> values);
+  void set_attribute(const std::string& name, std::span<const std::int64_t> values);
+  void set_attribute(const std::string& name, const std::vector<std::string>& values);
+
+  bool has_attribute(const std::string& name) const;
+  std::vector<std::string> attribute_names() const;
+  std::optional<double> attribute_double(const std::string& name) const;
+  std::optional<std::int64_t> attribute_int(const std::string& name) const;
+  std::optional<std::string> attribute_string(const std::string& name) const;
+  std::vector<double> attribute_doubles(const std::string& name) const;
+  std::vector<std::int64_t> attribute_ints(const std::string& name) const;
+
+ protected:
+  Object(Handle h, std::string path) : handle_(std::move(h)), path_(std::move(path)) {}
+  Handle handle_;
+  std::string path_;
+};
+
+struct ChunkedLayout {
+  std::vector<std::uint64_t> inner_dims;  // shape of one frame ({} for scalars per frame)
+  std::uint64_t chunk_frames = 1;         // frames per chunk
+  int deflate_level = 0;                  // 0: no compression; 1..9: shuffle + deflate
+};
+
+class Group : public Object {
+ public:
+  Group create_group(const std::string& name);
+  Group open_group(const std::string& name) const;
+  Group require_group(const std::string& name);
+  bool contains(const std::string& name) const;  // a link of that name exists (nested paths allowed)
+  std::vector<std::string> member_names() const;
+
+  // Extendable along the first axis, starting empty: [0, inner_dims...].
+  Dataset create_extendable(const std::string& name, ElementType type, const ChunkedLayout& layout);
+  // Fixed-size datasets written at once.
+  Dataset create_dataset(const std::string& name, std::span<const std::uint64_t> dims, std::span<const double> data);
+  Dataset create_dataset(const std::string& name, std::span<const std::uint64_t> dims, std::span<const std::int64_t> data);
+  Dataset create_string_dataset(const std::string& name, const std::string& value);
+  Dataset open_dataset(const std::string& name) const;
+  // A soft link `name` → `target` (an absolute path), as H5MD uses for shared time/step datasets.
+  void create_soft_link(const std::string& name, const std::string& target);
+
+ protected:
+  Group(Handle h, std::string path) : Object(std::move(h), std::move(path)) {}
+};
+
+class Dataset : public Object {
+ public:
+  Dataset() : Object(Handle(), "") {}
+  std::vector<std::uint64_t> shape() const;
+  ElementType element_type() const;
+
+  // Appends `frames` frames along the first axis.
+  void append(std::span<const double> values, std::uint64_t frames = 1);
+  void append(std::span<const std::int64_t> values, std::uint64_t frames = 1);
+  // Shrinks or grows the first axis (e.g. to drop frames after a resume point).
+  void resize_frames(std::uint64_t frames);
+
+  std::vector<double> read_doubles() const;
+  std::vector<std::int64_t> read_ints() const;
+  std::string read_string() const;
+  // Frames [first, first + count) of an N-D double dataset, flattened.
+  std::vector<double> read_frames(std::uint64_t first, std::uint64_t count) const;
+  // Overwrites the whole (fixed-size) dataset.
+  void write(std::span<const double> values);
+  void write(std::span<const std::int64_t> values);
+  // Re-reads metadata written by a SWMR writer.
+  void refresh();
+  void flush();
+  // Attaches HDF5 dimension scales: `scale` becomes the scale of axis `axis` of this dataset.
+  void attach_scale(const Dataset& scale, unsigned axis);
+  void make_scale(const std::string& dimension_name);
+  void set_dimension_label(unsigned axis, const std::string& label);
+
+ private:
+  Dataset(Handle h, std::string path) : Object(std::move(h), std::move(path)) {}
+  friend class Group;
+  template <class T>
+  void append_impl(std::span<const T> values, std::uint64_t frames);
+};
+
+enum class OpenMode { read_only, read_write, swmr_read };
+enum class CreateMode { exclusive, truncate };
+
+class File : public Group {
+ public:
+  File() : Group(Handle(), "") {}
+  static File create(const std::filesystem::path& path, CreateMode mode, bool latest_format = true);
+  static File open(const std::filesystem::path& path, OpenMode mode);
+  static bool is_hdf5(const std::filesystem::path& path);
+
+  void flush();
+  // Single-writer/multiple-reader mode: readers may open the file while it is written.
+  void start_swmr_write();
+  void close();
+
+ private:
+  File(Handle h, std::string path) : Group(std::move(h), std::move(path)) {}
+};
+
+// Silences HDF5's automatic error stack printing (errors become exceptions instead).
+void silence_error_stack();
+
+}  // namespace normdyn::h5

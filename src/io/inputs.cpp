@@ -1,0 +1,127 @@
+#include "normdyn/io/inputs.hpp"
+
+#include <cmath>
+
+#include "io/h5.hpp"
+#include "normdyn/errors.hpp"
+
+namespace normdyn {
+namespace {
+
+std::string shape_text(const std::vector<std::uint64_t>& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+h5::File open_input(const std::filesystem::path& path, const std::string& key) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError(key, path.string() + ": no such file");
+  if (!h5::File::is_hdf5(path)) throw InputError(key, path.string() + ": not an HDF5 file");
+  return h5::File::open(path, h5::OpenMode::read_only);
+}
+
+// Frame `frame` (negative: from the end) of a dataset [frames, inner...] or the whole of [inner...].
+std::vector<double> read_frame(const h5::Dataset& ds, std::size_t inner_rank, std::int64_t frame,
+                               const std::string& key) {
+  const auto shape = ds.shape();
+  if (shape.size() == inner_rank) return ds.read_doubles();
+  const auto frames = static_cast<std::int64_t>(shape.front());
+  const std::int64_t index = frame < 0 ? frames + frame : frame;
+  if (index < 0 || index >= frames)
+    throw InputError("init.frame", "frame " + std::to_string(frame) + " out of range for " + ds.path() + " (" +
+                                       std::to_string(frames) + " frames)");
+  (void)key;
+  return ds.read_frames(static_cast<std::uint64_t>(index), 1);
+}
+
+}  // namespace
+
+Tokens read_initial_tokens(const InitConfig& init, Index n, Index d) {
+  h5::File file = open_input(init.file, "init.file");
+  if (!file.contains(init.dataset))
+    throw InputError("init.dataset", init.file.string() + " has no dataset " + init.dataset);
+  const h5::Dataset directions = file.open_dataset(init.dataset);
+  const auto shape = directions.shape();
+  const bool ok2 = shape.size() == 2 && shape[0] == static_cast<std::uint64_t>(n) && shape[1] == static_cast<std::uint64_t>(d);
+  const bool ok3 = shape.size() == 3 && shape[1] == static_cast<std::uint64_t>(n) && shape[2] == static_cast<std::uint64_t>(d);
+  if (!ok2 && !ok3)
+    throw InputError("init.dataset", init.dataset + " has shape " + shape_text(shape) + ", expected [" +
+                                         std::to_string(n) + ", " + std::to_string(d) + "] or [frames, " +
+                                         std::to_string(n) + ", " + std::to_string(d) + "] (model.n, model.d)");
+  const std::vector<double> values = read_frame(directions, 2, init.frame, "init.dataset");
+  Tokens t{RowMatrix(n, d), Vector::Constant(n, init.r0)};
+  std::copy(values.begin(), values.end(), t.theta.data());
+  for (Index j = 0; j < n; ++j) {
+    const double norm = t.theta.row(j).norm();
+    if (!(norm > 0.0) || !std::isfinite(norm))
+      throw InputError("init.dataset", "token " + std::to_string(j) + " of " + init.dataset + " has norm " +
+                                           std::to_string(norm));
+    t.theta.row(j) /= norm;
+  }
+
+  std::string radius_path = init.radius_dataset;
+  if (radius_path.empty() && init.dataset == "/particles/tokens/direction/value" &&
+      file.contains("/particles/tokens/radius/value"))
+    radius_path = "/particles/tokens/radius/value";
+  if (!radius_path.empty()) {
+    if (!file.contains(radius_path))
+      throw InputError("init.radius_dataset", init.file.string() + " has no dataset " + radius_path);
+    const h5::Dataset radii = file.open_dataset(radius_path);
+    const auto rs = radii.shape();
+    const bool r1 = rs.size() == 1 && rs[0] == static_cast<std::uint64_t>(n);
+    const bool r2 = rs.size() == 2 && rs[1] == static_cast<std::uint64_t>(n);
+    if (!r1 && !r2)
+      throw InputError("init.radius_dataset", radius_path + " has shape " + shape_text(rs) + ", expected [" +
+                                                  std::to_string(n) + "] or [frames, " + std::to_string(n) + "]");
+    const std::vector<double> r = read_frame(radii, 1, init.frame, "init.radius_dataset");
+    for (Index j = 0; j < n; ++j) {
+      if (!(r[static_cast<std::size_t>(j)] > 0.0) || !std::isfinite(r[static_cast<std::size_t>(j)]))
+        throw InputError("init.radius_dataset", "radius of token " + std::to_string(j) + " is not positive");
+      t.r(j) = r[static_cast<std::size_t>(j)];
+    }
+  }
+  return t;
+}
+
+std::vector<AttentionMatrices> read_attention_matrices(const std::filesystem::path& path, Index d) {
+  h5::File file = open_input(path, "model.qkv_file");
+  std::vector<std::vector<double>> data(3);
+  std::uint64_t layers = 0;
+  const char* names[3] = {"Q", "K", "V"};
+  for (int m = 0; m < 3; ++m) {
+    if (!file.contains(names[m]))
+      throw InputError("model.qkv_file", path.string() + " has no dataset " + names[m]);
+    const h5::Dataset ds = file.open_dataset(names[m]);
+    const auto s = ds.shape();
+    const auto ud = static_cast<std::uint64_t>(d);
+    std::uint64_t l = 0;
+    if (s.size() == 2 && s[0] == ud && s[1] == ud) l = 1;
+    else if (s.size() == 3 && s[0] >= 1 && s[1] == ud && s[2] == ud) l = s[0];
+    else
+      throw InputError("model.qkv_file", std::string(names[m]) + " has shape " + shape_text(s) + ", expected [" +
+                                             std::to_string(d) + ", " + std::to_string(d) + "] or [layers, " +
+                                             std::to_string(d) + ", " + std::to_string(d) + "] (model.d)");
+    if (m > 0 && l != layers)
+      throw InputError("model.qkv_file", "Q, K and V must have the same number of layers");
+    layers = l;
+    data[static_cast<std::size_t>(m)] = ds.read_doubles();
+    for (double v : data[static_cast<std::size_t>(m)])
+      if (!std::isfinite(v)) throw InputError("model.qkv_file", std::string(names[m]) + " has non-finite entries");
+  }
+  std::vector<AttentionMatrices> out(layers);
+  const auto dd = static_cast<std::size_t>(d * d);
+  for (std::uint64_t l = 0; l < layers; ++l) {
+    AttentionMatrices& a = out[l];
+    a.identity = false;
+    RowMatrix* targets[3] = {&a.Q, &a.K, &a.V};
+    for (int m = 0; m < 3; ++m) {
+      targets[m]->resize(d, d);
+      std::copy_n(data[static_cast<std::size_t>(m)].begin() + static_cast<std::ptrdiff_t>(l * dd), dd,
+                  targets[m]->data());
+    }
+  }
+  return out;
+}
+
+}  // namespace normdyn

@@ -1,0 +1,45 @@
+#include "normdyn/schemes.hpp"
+
+namespace normdyn {
+
+std::vector<std::string_view> scheme_keys() {
+  std::vector<std::string_view> keys;
+  for_each_scheme([&](auto s) { keys.push_back(decltype(s)::key); });
+  return keys;
+}
+
+std::optional<Scheme> make_scheme(std::string_view key) {
+  std::optional<Scheme> found;
+  for_each_scheme([&](auto s) {
+    if (decltype(s)::key == key) found = s;
+  });
+  return found;
+}
+
+std::string_view scheme_key(const Scheme& s) {
+  return std::visit([](const auto& x) { return std::decay_t<decltype(x)>::key; }, s);
+}
+
+bool scheme_has_radius(const Scheme& s) {
+  return std::visit([](const auto& x) { return std::decay_t<decltype(x)>::has_radius; }, s);
+}
+
+std::vector<double> scheme_breakpoints(const Scheme& s, double t0, double t1) {
+  std::vector<double> all = std::visit([](const auto& x) { return x.breakpoints(); }, s);
+  std::vector<double> inside;
+  for (double b : all)
+    if (b > t0 && b < t1) inside.push_back(b);
+  return inside;
+}
+
+std::vector<std::pair<std::string_view, double>> scheme_parameters(const Scheme& s) {
+  return std::visit(
+      [](const auto& x) {
+        std::vector<std::pair<std::string_view, double>> out;
+        for (const auto& p : std::decay_t<decltype(x)>::params) out.emplace_back(p.key, x.*(p.member));
+        return out;
+      },
+      s);
+}
+
+}  // namespace normdyn

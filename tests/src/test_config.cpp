@@ -1,0 +1,134 @@
+// Configuration: defaults, every key's validation with the key named in the message, overrides,
+// and the round trip through the resolved TOML stored in every run file.
+#define BOOST_TEST_MODULE config
+#include <boost/test/unit_test.hpp>
+
+#include "normdyn/config.hpp"
+#include "normdyn/errors.hpp"
+
+using namespace normdyn;
+
+namespace {
+// The message of the InputError that parsing `text` throws ("" if none).
+std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
+  try {
+    parse_config(text, "test.toml", sets);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(empty_file_gives_the_documented_defaults) {
+  const RunConfig c = parse_config("", "empty.toml");
+  BOOST_TEST(scheme_key(c.model.scheme) == "post");
+  BOOST_TEST(c.model.n == 32);
+  BOOST_TEST(c.model.d == 3);
+  BOOST_TEST(c.model.beta == 1.0);
+  BOOST_TEST(c.solver.t_end == 20.0);
+  BOOST_TEST(c.solver.rtol == 1e-8);
+  BOOST_TEST(c.output.sample_times(c.solver.t_end).size() == 201u);
+  BOOST_TEST(c.output.sample_times(c.solver.t_end).back() == 20.0);
+  BOOST_TEST(c.model.qkv_seed == c.init.seed);
+}
+
+BOOST_AUTO_TEST_CASE(scheme_parameters_are_read_into_the_scheme) {
+  const RunConfig mix = parse_config("[model]\nscheme = \"mix\"\ntau = 2.5\n", "t");
+  BOOST_TEST(std::get<MixLN>(mix.model.scheme).tau == 2.5);
+  const RunConfig ngpt = parse_config("[model]\nscheme = \"ngpt\"\nalpha = 3\nalpha_decay = 0.5\n", "t");
+  BOOST_TEST(std::get<NGPT>(ngpt.model.scheme).alpha == 3.0);
+  BOOST_TEST(std::get<NGPT>(ngpt.model.scheme).alpha_decay == 0.5);
+}
+
+BOOST_AUTO_TEST_CASE(errors_name_the_key) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[model]\nbeta = -1\n", "model.beta: must be > 0"},
+      {"[model]\nbeta = \"hot\"\n", "model.beta: expected a number"},
+      {"[model]\nbeta = inf\n", "model.beta: must be finite"},
+      {"[model]\nn = 0\n", "model.n: must be >= 1"},
+      {"[model]\nn = 2.5\n", "model.n: expected an integer"},
+      {"[model]\nd = 1\n", "model.d: must be >= 2"},
+      {"[model]\nscheme = \"pots\"\n", "model.scheme: unknown scheme \"pots\"; valid: post, pre, mix, peri, ngpt, cod (did you mean \"post\"?)"},
+      {"[model]\ntau = 1.0\n", "model.tau: applies only to model.scheme = \"mix\" (model.scheme is \"post\")"},
+      {"[model]\nscheme = \"ngpt\"\nalpha = 0\n", "model.alpha: must be > 0"},
+      {"[model]\nbta = 1.0\n", "model.bta: unknown key; did you mean model.beta?"},
+      {"[modle]\nbeta = 1.0\n", "[modle]: unknown section; valid: [model], [init], [solver], [output] (did you mean [model]?)"},
+      {"beta = 1.0\n", "beta: unknown key"},
+      {"[model]\nqkv = \"random\"\n", "model.qkv: unknown value \"random\""},
+      {"[model]\nqkv = \"file\"\n", "model.qkv_file: is required"},
+      {"[model]\nqkv_seed = 3\n", "model.qkv_seed: applies only to model.qkv = \"gaussian\" or \"gaussian_per_layer\""},
+      {"[init]\nkind = \"orthonormal\"\n", "init.kind: \"orthonormal\" needs model.d >= model.n"},
+      {"[init]\nkind = \"cap\"\ndelta = 2.5\n", "init.delta: must be in (0, 2)"},
+      {"[init]\ndelta = 0.1\n", "init.delta: applies only to init.kind = \"cap\""},
+      {"[init]\nkind = \"gaussian\"\nr0 = 2.0\n", "init.r0: does not apply to init.kind = \"gaussian\""},
+      {"[init]\nkind = \"file\"\n", "init.file: is required"},
+      {"[init]\nseed = -1\n", "init.seed: must be >= 0"},
+      {"[solver]\nmethod = \"rk45\"\n", "solver.method: unknown value \"rk45\""},
+      {"[solver]\nmethod = \"rk4\"\nrtol = 1e-6\n", "solver.rtol: applies only to solver.method ="},
+      {"[solver]\nrtol = 0\n", "solver.rtol: must be > 0"},
+      {"[solver]\nt_end = 0\n", "solver.t_end: must be > 0"},
+      {"[solver]\nmethod = \"discrete\"\ndt = 0.3\nt_end = 1.0\n", "solver.dt: with solver.method = \"discrete\""},
+      {"[solver]\nmethod = \"discrete\"\nproject = false\n", "solver.project: does not apply"},
+      {"[solver]\nthreads = -2\n", "solver.threads: must be in [0, 4096]"},
+      {"[output]\nsamples = 1\n", "output.samples: must be >= 2"},
+      {"[output]\ntimes = [0.0, 2.0, 1.0]\n", "output.times: must be strictly increasing"},
+      {"[output]\ntimes = [0.0, 50.0]\n", "output.times: the last sample time 50 exceeds solver.t_end = 20"},
+      {"[output]\nsamples = 5\ntimes = [0.0]\n", "output.times: give either output.samples or output.times"},
+  };
+  for (const auto& [text, expected] : cases) {
+    const std::string got = error_of(text);
+    BOOST_TEST_INFO("config: " << text);
+    BOOST_TEST(starts_with(got, expected), "got \"" << got << "\"");
+    BOOST_TEST(got.find('\n') == std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(bad_toml_reports_line_and_column) {
+  const std::string got = error_of("[model]\nn = 3\nbeta = = 2\n");
+  BOOST_TEST(starts_with(got, "test.toml:3:"), got);
+}
+
+BOOST_AUTO_TEST_CASE(set_overrides_and_creates_keys) {
+  const RunConfig c = parse_config("[model]\nn = 4\n", "t", {"model.n=8", "model.scheme=pre", "solver.t_end = 3.5",
+                                                            "output.times=[0.0, 1.0]"});
+  BOOST_TEST(c.model.n == 8);
+  BOOST_TEST(scheme_key(c.model.scheme) == "pre");
+  BOOST_TEST(c.solver.t_end == 3.5);
+  BOOST_TEST(c.output.sample_times(3.5).size() == 2u);
+  BOOST_TEST(starts_with(error_of("", {"model.beta"}), "--set: expected section.key=value"));
+  BOOST_TEST(starts_with(error_of("", {"model.nn=3"}), "model.nn: unknown key; did you mean model.n?"));
+}
+
+BOOST_AUTO_TEST_CASE(resolved_toml_round_trips_for_every_scheme) {
+  for (auto key : scheme_keys()) {
+    const std::string text = "[model]\nscheme = \"" + std::string(key) +
+                             "\"\nbeta = 0.1\nqkv = \"gaussian_per_layer\"\n[init]\nkind = \"cap\"\ndelta = "
+                             "0.123456789012345678\nseed = 42\n[solver]\nmethod = \"cash_karp54\"\nrtol = 3e-9\n"
+                             "[output]\ntimes = [0.0, 0.1, 0.30000000000000004]\n";
+    const RunConfig a = parse_config(text, "t");
+    const std::string resolved = to_toml(a);
+    const RunConfig b = parse_config(resolved, "resolved");
+    BOOST_TEST(to_toml(b) == resolved);
+    BOOST_TEST(b.init.delta == a.init.delta);
+    BOOST_TEST(b.output.times == a.output.times);
+    BOOST_TEST(b.model.qkv_seed == 42u);
+    BOOST_TEST(scheme_parameters(b.model.scheme) == scheme_parameters(a.model.scheme));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(reference_documents_every_key) {
+  const auto rows = config_reference();
+  BOOST_TEST(rows.size() > 25u);
+  for (const auto& r : rows) {
+    BOOST_TEST(!r.doc.empty());
+    BOOST_TEST(r.key.find('.') != std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(did_you_mean_finds_close_words_only) {
+  BOOST_TEST(did_you_mean("dopri", {"dopri5", "euler"}).value_or("") == "dopri5");
+  BOOST_TEST(!did_you_mean("zzzzzz", {"dopri5", "euler"}).has_value());
+}
