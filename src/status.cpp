@@ -1,6 +1,7 @@
 #include "normdyn/status.hpp"
 
 #include <array>
+#include <ostream>
 #include <utility>
 
 namespace normdyn {
@@ -30,6 +31,8 @@ std::optional<RunStatus> run_status_from_string(std::string_view s) noexcept {
 bool is_numerical_failure(RunStatus s) noexcept {
   return s == RunStatus::diverged || s == RunStatus::step_underflow || s == RunStatus::max_steps;
 }
+
+std::ostream& operator<<(std::ostream& os, RunStatus s) { return os << to_string(s); }
 
 ExitCode exit_code(RunStatus s) noexcept {
   if (is_numerical_failure(s)) return ExitCode::numerical_failure;

@@ -1,5 +1,6 @@
 #pragma once
 // How a run ended. Recorded as a string in /summary/status and mapped to the exit code.
+#include <iosfwd>
 #include <optional>
 #include <string_view>
 
@@ -20,5 +21,6 @@ std::string_view to_string(RunStatus s) noexcept;
 std::optional<RunStatus> run_status_from_string(std::string_view s) noexcept;
 ExitCode exit_code(RunStatus s) noexcept;
 bool is_numerical_failure(RunStatus s) noexcept;
+std::ostream& operator<<(std::ostream& os, RunStatus s);
 
 }  // namespace normdyn

@@ -1,0 +1,204 @@
+// End to end through the command line: every scheme, method, initial condition and attention-matrix
+// source produces a readable run file with the right shapes, unit directions and the resolved
+// configuration; bad input gives one line naming the key, exit code 2, and no file.
+#define BOOST_TEST_MODULE cli
+#include <boost/test/unit_test.hpp>
+
+#include "cli_harness.hpp"
+#include "io/h5.hpp"
+#include "normdyn/io/run_file.hpp"
+#include "tolerances.hpp"
+
+using namespace normdyn;
+using test::Scratch;
+
+namespace {
+
+const char* kBase = R"([model]
+n = 6
+d = 3
+beta = 2.0
+[solver]
+t_end = 2.0
+[output]
+samples = 11
+)";
+
+// Checks what every successful run file must satisfy; returns the reader.
+RunReader check_run_file(const std::filesystem::path& p, Index n, Index d, std::size_t frames) {
+  RunReader r(p);
+  BOOST_TEST(r.n() == n);
+  BOOST_TEST(r.d() == d);
+  BOOST_TEST(r.frames() == frames);
+  for (std::size_t i = 0; i < r.frames(); ++i) {
+    const Tokens t = r.frame(i);
+    BOOST_TEST((t.theta.rowwise().norm().array() - 1.0).abs().maxCoeff() <= test::kSphereNorm);
+    BOOST_TEST((t.r.array() > 0.0).all());
+  }
+  // The stored configuration reproduces itself.
+  BOOST_TEST(to_toml(r.config()) == r.config_toml());
+  BOOST_TEST(r.summary().has_value());
+  return r;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_scheme_runs_from_the_cli) {
+  Scratch s;
+  s.write("base.toml", kBase);
+  for (const char* scheme : {"post", "pre", "mix", "peri", "ngpt", "cod"}) {
+    const std::string out = std::string(scheme) + ".h5";
+    const auto r = s.normdyn("run base.toml -q -o " + out + " --set model.scheme=" + scheme);
+    BOOST_TEST_INFO("scheme " << scheme << ": " << r.err);
+    BOOST_REQUIRE_EQUAL(r.exit_code, 0);
+    BOOST_TEST(r.err.empty());  // --quiet and success: nothing on stderr
+    const RunReader reader = check_run_file(s / out, 6, 3, 11);
+    BOOST_TEST(scheme_key(reader.config().model.scheme) == scheme);
+    BOOST_TEST(reader.times().back() == 2.0);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_method_runs_from_the_cli) {
+  Scratch s;
+  s.write("base.toml", kBase);
+  for (const char* method : {"dopri5", "cash_karp54", "fehlberg78", "bulirsch_stoer", "rk4", "euler", "discrete"}) {
+    const std::string out = std::string(method) + ".h5";
+    const auto r = s.normdyn("run base.toml -q -o " + out + " --set solver.method=" + method + " --set model.scheme=peri");
+    BOOST_TEST_INFO("method " << method << ": " << r.err);
+    BOOST_REQUIRE_EQUAL(r.exit_code, 0);
+    const RunReader reader = check_run_file(s / out, 6, 3, 11);
+    if (std::string(method) == "discrete") BOOST_TEST(reader.steps().back() == 200);  // 2.0 / 0.01 layers
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_initial_condition_runs_from_the_cli) {
+  Scratch s;
+  s.write("base.toml", kBase);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o uniform.h5 --set model.scheme=pre --set init.r0=2.5").exit_code, 0);
+  BOOST_TEST(RunReader(s / "uniform.h5").frame(0).r(0) == 2.5);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o gaussian.h5 --set init.kind=gaussian").exit_code, 0);
+  const Tokens g = RunReader(s / "gaussian.h5").frame(0);
+  BOOST_TEST(g.r.maxCoeff() != g.r.minCoeff());
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o ortho.h5 --set init.kind=orthonormal --set model.d=6").exit_code, 0);
+  const Tokens o = RunReader(s / "ortho.h5").frame(0);
+  BOOST_TEST((o.theta * o.theta.transpose() - RowMatrix::Identity(6, 6)).cwiseAbs().maxCoeff() < 1e-14);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o cap.h5 --set init.kind=cap --set init.delta=0.05").exit_code, 0);
+  const Tokens c = RunReader(s / "cap.h5").frame(0);
+  BOOST_TEST((c.theta * c.theta.transpose()).minCoeff() >= 0.95 - 1e-14);
+  // Continue from the last frame of the Gaussian run: radii come with it.
+  BOOST_REQUIRE_EQUAL(
+      s.normdyn("run base.toml -q -o cont.h5 --set init.kind=file --set init.file=gaussian.h5 --set model.scheme=pre").exit_code, 0);
+  const Tokens last = RunReader(s / "gaussian.h5").frame(10);
+  const Tokens first = RunReader(s / "cont.h5").frame(0);
+  BOOST_TEST((first.theta - last.theta).cwiseAbs().maxCoeff() < 1e-15);
+  BOOST_TEST(bool(first.r == last.r));
+}
+
+BOOST_AUTO_TEST_CASE(attention_matrix_sources_run_from_the_cli) {
+  Scratch s;
+  s.write("base.toml", kBase);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o g.h5 --set model.qkv=gaussian").exit_code, 0);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o gl.h5 --set model.qkv=gaussian_per_layer").exit_code, 0);
+  BOOST_TEST((RunReader(s / "g.h5").frame(10).theta - RunReader(s / "gl.h5").frame(10).theta).cwiseAbs().maxCoeff() > 1e-3);
+  {
+    auto f = h5::File::create(s / "qkv.h5", h5::CreateMode::exclusive);
+    std::vector<double> eye{1, 0, 0, 0, 1, 0, 0, 0, 1};
+    const std::uint64_t dims[2] = {3, 3};
+    for (const char* m : {"Q", "K", "V"}) f.create_dataset(m, dims, std::span<const double>(eye));
+  }
+  // Identity matrices from a file give the identity run, up to round-off.
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o f.h5 --set model.qkv=file --set model.qkv_file=qkv.h5").exit_code, 0);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o i.h5").exit_code, 0);
+  BOOST_TEST((RunReader(s / "f.h5").frame(10).theta - RunReader(s / "i.h5").frame(10).theta).cwiseAbs().maxCoeff() < 1e-12);
+}
+
+BOOST_AUTO_TEST_CASE(synchronization_stop_is_recorded) {
+  Scratch s;
+  s.write("base.toml", kBase);
+  const auto r = s.normdyn("run base.toml -o sync.h5 --set solver.t_end=200 --set output.samples=401 --set solver.sync_epsilon=1e-6");
+  BOOST_REQUIRE_EQUAL(r.exit_code, 0);
+  BOOST_TEST(r.err.find("synchronized") != std::string::npos);
+  const RunReader reader(s / "sync.h5");
+  BOOST_TEST(reader.summary()->status == RunStatus::synchronized);
+  BOOST_TEST(reader.frames() < 401u);
+  const Tokens last = reader.frame(reader.frames() - 1);
+  BOOST_TEST((last.theta * last.theta.transpose()).minCoeff() > 1.0 - 1e-6);
+  const Tokens before = reader.frame(reader.frames() - 2);
+  BOOST_TEST((before.theta * before.theta.transpose()).minCoeff() <= 1.0 - 1e-6);
+}
+
+BOOST_AUTO_TEST_CASE(overflowing_attention_is_a_diverged_run_with_its_frames_kept) {
+  Scratch s;
+  s.write("base.toml", kBase);
+  {
+    auto f = h5::File::create(s / "huge.h5", h5::CreateMode::exclusive);
+    const std::vector<double> small{1, 0, 0, 0, 1, 0, 0, 0, 1};
+    std::vector<double> layers(small);  // layer 0: identity
+    for (double v : small) layers.push_back(v * 1e200);  // layer 1: scores overflow to inf
+    const std::uint64_t dims[3] = {2, 3, 3};
+    for (const char* m : {"Q", "K"}) f.create_dataset(m, dims, std::span<const double>(layers));
+    std::vector<double> v(layers.begin(), layers.begin() + 9);
+    v.insert(v.end(), small.begin(), small.end());
+    f.create_dataset("V", dims, std::span<const double>(v));
+  }
+  const auto r = s.normdyn("run base.toml -q -o nan.h5 --set model.qkv=file --set model.qkv_file=huge.h5");
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(r.err.find("diverged") != std::string::npos);
+  const RunReader reader(s / "nan.h5");
+  BOOST_TEST(reader.summary()->status == RunStatus::diverged);
+  BOOST_TEST(reader.frames() == 6u);  // t = 0, 0.2, ..., 1.0: everything before the second layer
+  BOOST_TEST(reader.frame(5).theta.allFinite());
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_one_line_exit_2_and_no_file) {
+  Scratch s;
+  s.write("base.toml", kBase);
+  s.write("typo.toml", "[model]\nbetta = 2.0\n");
+  struct Case {
+    std::string args, expected;
+  };
+  for (const Case& c : {Case{"run typo.toml -o x.h5", "normdyn: error: model.betta: unknown key; did you mean model.beta?"},
+                        Case{"run base.toml -o x.h5 --set model.n=0", "normdyn: error: model.n: must be >= 1"},
+                        Case{"run base.toml -o x.h5 --set solver.method=rk5",
+                             "normdyn: error: solver.method: unknown value \"rk5\"; valid: dopri5, cash_karp54, "
+                             "fehlberg78, bulirsch_stoer, rk4, euler, discrete (did you mean \"rk4\"?)"},
+                        Case{"run missing.toml -o x.h5", "normdyn: error: missing.toml: no such configuration file"},
+                        Case{"run base.toml -o x.h5 --set init.kind=file --set init.file=nope.h5",
+                             "normdyn: error: init.file: nope.h5: no such file"},
+                        Case{"run base.toml -o x.h5 --threads=-1", "normdyn: error: --threads"},
+                        Case{"run", "normdyn: error: config is required"}}) {
+    const auto r = s.normdyn(c.args);
+    BOOST_TEST_INFO(c.args);
+    BOOST_TEST(r.exit_code == 2);
+    BOOST_TEST(r.err.rfind(c.expected, 0) == 0, "stderr: " << r.err);
+    BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    BOOST_TEST(!std::filesystem::exists(s / "x.h5"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(existing_output_is_never_overwritten_silently) {
+  Scratch s;
+  s.write("base.toml", kBase);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o a.h5").exit_code, 0);
+  const auto before = std::filesystem::last_write_time(s / "a.h5");
+  const auto again = s.normdyn("run base.toml -q -o a.h5 --set model.beta=3");
+  BOOST_TEST(again.exit_code == 2);
+  BOOST_TEST(again.err.find("a.h5 exists; pass --force") != std::string::npos);
+  BOOST_TEST((std::filesystem::last_write_time(s / "a.h5") == before));
+  BOOST_TEST(RunReader(s / "a.h5").config().model.beta == 2.0);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o a.h5 --set model.beta=3 --force").exit_code, 0);
+  BOOST_TEST(RunReader(s / "a.h5").config().model.beta == 3.0);
+}
+
+BOOST_AUTO_TEST_CASE(informational_commands) {
+  Scratch s;
+  const auto schemes = s.normdyn("list-schemes");
+  BOOST_TEST(schemes.exit_code == 0);
+  for (const char* k : {"post", "pre", "mix", "peri", "ngpt", "cod", "r_j |A_j|", "sqrt(t + 1)"})
+    BOOST_TEST(schemes.out.find(k) != std::string::npos);
+  const auto ref = s.normdyn("config-reference");
+  BOOST_TEST(ref.exit_code == 0);
+  // The README's configuration reference is this table, verbatim.
+  const std::string readme = Scratch::slurp(std::filesystem::path(NORMDYN_SOURCE_DIR) / "README.md");
+  BOOST_TEST(readme.find(ref.out) != std::string::npos, "README.md is out of date: paste `normdyn config-reference`");
+}

@@ -1,0 +1,216 @@
+// The step loop: exact sample times, breakpoints, statuses (diverged, step_underflow, max_steps,
+// observer stop), counters, and resume from a checkpoint repeating the same steps.
+#define BOOST_TEST_MODULE integrator
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+
+#include "normdyn/dynamics.hpp"
+#include "normdyn/init.hpp"
+#include "normdyn/solvers/integrator.hpp"
+
+using namespace normdyn;
+
+namespace {
+
+const std::vector<StepperKind> kAll{StepperKind::dopri5, StepperKind::cash_karp54, StepperKind::fehlberg78,
+                                    StepperKind::bulirsch_stoer, StepperKind::rk4, StepperKind::euler};
+
+// x'' = −x as a first-order system: exact solution (cos t, −sin t).
+struct Oscillator final : OdeSystem {
+  std::size_t size() const override { return 2; }
+  void rhs(const double* x, double* dxdt, double) override {
+    dxdt[0] = x[1];
+    dxdt[1] = -x[0];
+  }
+};
+
+// dx/dt = +1 before t = 1 and −2 after: piecewise linear, exact for every Runge–Kutta method
+// provided no step straddles t = 1.
+struct Switching final : OdeSystem {
+  double regime_time = 0.0;
+  std::size_t size() const override { return 1; }
+  void rhs(const double*, double* dxdt, double) override { dxdt[0] = regime_time < 1.0 ? 1.0 : -2.0; }
+  std::vector<double> breakpoints(double t0, double t1) const override {
+    return (t0 < 1.0 && 1.0 < t1) ? std::vector<double>{1.0} : std::vector<double>{};
+  }
+  void enter_piece(double a, double b) override { regime_time = 0.5 * (a + b); }
+};
+
+// Blows up at t = 1: dx/dt = x².
+struct Blowup final : OdeSystem {
+  std::size_t size() const override { return 1; }
+  void rhs(const double* x, double* dxdt, double) override { dxdt[0] = x[0] * x[0]; }
+};
+
+// Returns NaN once t > 0.5.
+struct Poisoned final : OdeSystem {
+  std::size_t size() const override { return 1; }
+  void rhs(const double* x, double* dxdt, double t) override { dxdt[0] = t > 0.5 ? std::nan("") : -x[0]; }
+};
+
+struct Recorder final : SampleObserver {
+  std::vector<double> times;
+  std::vector<std::vector<double>> states;
+  std::vector<Checkpoint> checkpoints;
+  std::optional<std::size_t> stop_after;
+  std::optional<RunStatus> on_sample(std::size_t index, double t, std::int64_t, std::span<const double> x,
+                                     const CheckpointView& c) override {
+    times.push_back(t);
+    states.emplace_back(x.begin(), x.end());
+    checkpoints.push_back(Checkpoint{c.t, c.dt, std::vector<double>(c.x.begin(), c.x.end()), c.counters, c.next_sample});
+    if (stop_after && index >= *stop_after) return RunStatus::synchronized;
+    return std::nullopt;
+  }
+};
+
+IntegratorOptions options_for(StepperKind k) {
+  IntegratorOptions o;
+  o.stepper = k;
+  o.rtol = 1e-10;
+  o.atol = 1e-12;
+  o.dt = k == StepperKind::euler ? 1e-4 : 1e-2;
+  o.retract = false;
+  return o;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(samples_are_at_exactly_the_requested_times) {
+  const std::vector<double> times{0.0, 0.1, 0.35, 1.0 / 3.0 + 1.0, 2.0, 7.25};
+  for (StepperKind k : kAll) {
+    Oscillator sys;
+    Recorder rec;
+    const std::vector<double> x0{1.0, 0.0};
+    const auto result = integrate(sys, x0, 0.0, times, options_for(k), rec);
+    BOOST_TEST_INFO("stepper " << int(k));
+    BOOST_TEST(result.status == RunStatus::ok);
+    BOOST_TEST(rec.times == times);
+    const double tol = k == StepperKind::euler ? 2e-3 : (k == StepperKind::rk4 ? 1e-8 : 1e-7);
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      BOOST_TEST(std::abs(rec.states[i][0] - std::cos(times[i])) < tol);
+      BOOST_TEST(std::abs(rec.states[i][1] + std::sin(times[i])) < tol);
+    }
+    BOOST_TEST(result.counters.accepted_steps > 0);
+    BOOST_TEST(result.counters.rhs_evaluations >= result.counters.accepted_steps);
+    BOOST_TEST(result.t_reached == 7.25);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(dense_output_does_not_depend_on_the_number_of_samples) {
+  // dopri5's steps are chosen by the error control alone; samples are interpolated.
+  Oscillator sys;
+  Recorder few, many;
+  std::vector<double> dense;
+  for (int i = 0; i <= 1000; ++i) dense.push_back(0.01 * i);
+  const std::vector<double> x0{1.0, 0.0};
+  const auto a = integrate(sys, x0, 0.0, std::vector<double>{0.0, 10.0}, options_for(StepperKind::dopri5), few);
+  const auto b = integrate(sys, x0, 0.0, dense, options_for(StepperKind::dopri5), many);
+  BOOST_TEST(a.counters.accepted_steps == b.counters.accepted_steps);
+  BOOST_TEST(few.states.back() == many.states.back());
+}
+
+BOOST_AUTO_TEST_CASE(steps_never_straddle_a_breakpoint) {
+  for (StepperKind k : kAll) {
+    Switching sys;
+    Recorder rec;
+    const std::vector<double> x0{0.0};
+    auto o = options_for(k);
+    o.dt = 0.3;  // the first steps would cross t = 1 without the breakpoint
+    const auto result = integrate(sys, x0, 0.0, std::vector<double>{0.0, 0.5, 2.5}, o, rec);
+    BOOST_TEST(result.status == RunStatus::ok);
+    BOOST_TEST_INFO("stepper " << int(k));
+    BOOST_TEST(std::abs(rec.states[1][0] - 0.5) < 1e-14);
+    BOOST_TEST(std::abs(rec.states[2][0] - (1.0 - 2.0 * 1.5)) < 1e-13);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(non_finite_state_ends_the_run_as_diverged_keeping_earlier_samples) {
+  for (StepperKind k : kAll) {
+    Poisoned sys;
+    Recorder rec;
+    const std::vector<double> x0{1.0};
+    const auto result = integrate(sys, x0, 0.0, std::vector<double>{0.0, 0.25, 0.5, 1.0, 2.0}, options_for(k), rec);
+    BOOST_TEST_INFO("stepper " << int(k));
+    BOOST_TEST((result.status == RunStatus::diverged || result.status == RunStatus::step_underflow));
+    BOOST_TEST(rec.times.size() >= 2u);
+    BOOST_TEST(rec.times.size() <= 3u);
+    for (const auto& s : rec.states) BOOST_TEST(std::isfinite(s[0]));
+    BOOST_TEST(result.t_reached <= 1.0);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(finite_time_blowup_is_a_step_underflow_or_divergence) {
+  Blowup sys;
+  Recorder rec;
+  auto o = options_for(StepperKind::dopri5);
+  o.dt_min = 1e-10;
+  const std::vector<double> x0{1.0};
+  const auto result = integrate(sys, x0, 0.0, std::vector<double>{0.0, 0.5, 2.0}, o, rec);
+  BOOST_TEST((result.status == RunStatus::step_underflow || result.status == RunStatus::diverged));
+  BOOST_TEST(rec.times.size() == 2u);
+  BOOST_TEST(std::abs(rec.states[1][0] - 2.0) < 1e-8);  // x = 1/(1 − t)
+  BOOST_TEST(result.t_reached < 1.0);
+  BOOST_TEST(result.t_reached > 0.99);
+}
+
+BOOST_AUTO_TEST_CASE(max_steps_and_observer_stops_are_statuses) {
+  Oscillator sys;
+  const std::vector<double> x0{1.0, 0.0};
+  Recorder rec;
+  auto o = options_for(StepperKind::rk4);
+  o.max_steps = 10;
+  const auto capped = integrate(sys, x0, 0.0, std::vector<double>{0.0, 1.0}, o, rec);
+  BOOST_TEST(capped.status == RunStatus::max_steps);
+  BOOST_TEST(capped.counters.accepted_steps == 10);
+
+  Recorder stopper;
+  stopper.stop_after = 2;
+  const auto stopped = integrate(sys, x0, 0.0, std::vector<double>{0.0, 1.0, 2.0, 3.0, 4.0},
+                                 options_for(StepperKind::dopri5), stopper);
+  BOOST_TEST(stopped.status == RunStatus::synchronized);
+  BOOST_TEST(stopper.times.size() == 3u);
+  BOOST_TEST(stopped.t_reached == 2.0);
+}
+
+// A run resumed from the checkpoint of any sample repeats the same steps: bitwise-identical
+// samples for every method whose controller has no hidden state.
+BOOST_AUTO_TEST_CASE(resume_from_a_checkpoint_repeats_the_run) {
+  DynamicsSpec spec;
+  spec.scheme = MixLN{};  // with a breakpoint at tau = 4
+  spec.beta = 3.0;
+  spec.kernel.threads = 1;
+  const Tokens start = uniform_tokens(12, 3, 1.0, 4);
+  std::vector<double> times;
+  for (int i = 0; i <= 16; ++i) times.push_back(0.5 * i);
+  for (StepperKind k : kAll) {
+    AttentionDynamics full_sys(spec, QkvSource::identity(), 12, 3);
+    std::vector<double> x0(full_sys.layout().size());
+    full_sys.layout().pack(start, x0.data());
+    auto o = options_for(k);
+    o.retract = true;
+    o.dt = k == StepperKind::euler ? 1e-3 : 1e-2;
+    o.rtol = 1e-7;
+    o.atol = 1e-9;
+    Recorder full;
+    const auto a = integrate(full_sys, x0, 0.0, times, o, full);
+    BOOST_REQUIRE(a.status == RunStatus::ok);
+    for (std::size_t from : {std::size_t{3}, std::size_t{9}}) {
+      AttentionDynamics sys(spec, QkvSource::identity(), 12, 3);
+      Recorder rest;
+      const auto b = integrate(sys, x0, 0.0, times, o, rest, &full.checkpoints[from]);
+      BOOST_TEST_INFO("stepper " << int(k) << " resumed after sample " << from);
+      BOOST_REQUIRE(b.status == RunStatus::ok);
+      BOOST_REQUIRE_EQUAL(rest.times.size(), times.size() - from - 1);
+      double max_diff = 0.0;
+      for (std::size_t i = 0; i < rest.states.size(); ++i)
+        for (std::size_t c = 0; c < rest.states[i].size(); ++c)
+          max_diff = std::max(max_diff, std::abs(rest.states[i][c] - full.states[from + 1 + i][c]));
+      if (k == StepperKind::bulirsch_stoer) {
+        BOOST_TEST(max_diff < 1e-6);  // restarts its order control; equal to the tolerance
+      } else {
+        BOOST_TEST(max_diff == 0.0);
+        BOOST_TEST(b.counters.accepted_steps == a.counters.accepted_steps);
+      }
+    }
+  }
+}

@@ -1,0 +1,145 @@
+// The run file: what the writer writes, the reader reads back; refusal to overwrite; inputs read
+// from HDF5 files with their shapes checked against the configuration.
+#define BOOST_TEST_MODULE io
+#include <boost/test/unit_test.hpp>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <unistd.h>
+
+#include "io/h5.hpp"
+#include "normdyn/errors.hpp"
+#include "normdyn/init.hpp"
+#include "normdyn/io/inputs.hpp"
+#include "normdyn/io/run_file.hpp"
+
+using namespace normdyn;
+namespace fs = std::filesystem;
+
+namespace {
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("normdyn_io_" + std::to_string(::getpid()) + "_" + std::to_string(counter()++));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  static int& counter() {
+    static int c = 0;
+    return c;
+  }
+};
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(frames_round_trip) {
+  TempDir dir;
+  RunConfig c = parse_config("[model]\nn = 5\nd = 3\nscheme = \"pre\"\n", "t");
+  c.output.path = dir.path / "run.h5";
+  const Tokens a = uniform_tokens(5, 3, 1.5, 1), b = gaussian_tokens(5, 3, 2);
+  {
+    RunWriter w(c.output.path, c, Provenance{"normdyn run test", 2});
+    w.append_frame(0.0, 0, a);
+    w.append_frame(0.5, 17, b);
+    RunSummary s;
+    s.status = RunStatus::synchronized;
+    s.t_reached = 0.5;
+    s.frames = 2;
+    s.accepted_steps = 17;
+    s.rhs_evaluations = 120;
+    w.write_summary(s);
+    w.close();
+  }
+  const RunReader r(c.output.path);
+  BOOST_TEST(r.frames() == 2u);
+  BOOST_TEST(r.n() == 5);
+  BOOST_TEST(r.d() == 3);
+  BOOST_TEST(r.times() == (std::vector<double>{0.0, 0.5}));
+  BOOST_TEST(r.steps() == (std::vector<std::int64_t>{0, 17}));
+  BOOST_TEST(bool(r.frame(0).theta == a.theta));
+  BOOST_TEST(bool(r.frame(1).r == b.r));
+  BOOST_TEST(to_toml(r.config()) == to_toml(c));
+  const auto s = r.summary();
+  BOOST_REQUIRE(s.has_value());
+  BOOST_TEST(s->status == RunStatus::synchronized);
+  BOOST_TEST(s->rhs_evaluations == 120);
+
+  // H5MD metadata.
+  auto f = h5::File::open(c.output.path, h5::OpenMode::read_only);
+  BOOST_TEST(f.open_group("h5md").attribute_ints("version") == (std::vector<std::int64_t>{1, 1}));
+  BOOST_TEST(f.open_group("particles/tokens/box").attribute_int("dimension").value_or(0) == 3);
+  BOOST_TEST(f.open_group("parameters/model").attribute_string("scheme").value_or("") == "pre");
+  BOOST_TEST(f.open_group("parameters").attribute_int("threads").value_or(0) == 2);
+}
+
+BOOST_AUTO_TEST_CASE(existing_file_is_refused_unless_overwrite) {
+  TempDir dir;
+  RunConfig c;
+  const fs::path p = dir.path / "run.h5";
+  { std::ofstream(p) << "precious"; }
+  BOOST_TEST(error_of([&] { RunWriter w(p, c, {}); }).find("exists; pass --force") != std::string::npos);
+  std::ifstream in(p);
+  std::string content;
+  in >> content;
+  BOOST_TEST(content == "precious");
+  RunWriter w(p, c, {}, RunFileOptions{true});
+  w.close();
+  BOOST_TEST(h5::File::is_hdf5(p));
+}
+
+BOOST_AUTO_TEST_CASE(initial_tokens_from_a_run_file) {
+  TempDir dir;
+  RunConfig c = parse_config("[model]\nn = 4\nd = 2\nscheme = \"pre\"\n", "t");
+  const fs::path p = dir.path / "run.h5";
+  const Tokens first = gaussian_tokens(4, 2, 1), last = gaussian_tokens(4, 2, 2);
+  {
+    RunWriter w(p, c, {});
+    w.append_frame(0.0, 0, first);
+    w.append_frame(1.0, 5, last);
+    w.close();
+  }
+  InitConfig init;
+  init.kind = InitKind::file;
+  init.file = p;
+  const Tokens t = read_initial_tokens(init, 4, 2);
+  BOOST_TEST((t.theta - last.theta).cwiseAbs().maxCoeff() < 1e-15);
+  BOOST_TEST(bool(t.r == last.r));  // radii come with the frame
+  init.frame = 0;
+  BOOST_TEST((read_initial_tokens(init, 4, 2).theta - first.theta).cwiseAbs().maxCoeff() < 1e-15);
+
+  init.frame = 7;
+  BOOST_TEST(error_of([&] { read_initial_tokens(init, 4, 2); }).rfind("init.frame: frame 7 out of range", 0) == 0);
+  init.frame = -1;
+  BOOST_TEST(error_of([&] { read_initial_tokens(init, 5, 2); }).rfind("init.dataset:", 0) == 0);
+  init.dataset = "/nope";
+  BOOST_TEST(error_of([&] { read_initial_tokens(init, 4, 2); }).rfind("init.dataset:", 0) == 0);
+  init.file = dir.path / "missing.h5";
+  BOOST_TEST(error_of([&] { read_initial_tokens(init, 4, 2); }).rfind("init.file:", 0) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(attention_matrices_from_a_file) {
+  TempDir dir;
+  const fs::path p = dir.path / "qkv.h5";
+  {
+    auto f = h5::File::create(p, h5::CreateMode::exclusive);
+    const std::vector<double> q{1, 2, 3, 4}, k{0, 1, 1, 0}, v{2, 0, 0, 2};
+    const std::uint64_t dims[2] = {2, 2};
+    f.create_dataset("Q", dims, std::span<const double>(q));
+    f.create_dataset("K", dims, std::span<const double>(k));
+    f.create_dataset("V", dims, std::span<const double>(v));
+  }
+  const auto layers = read_attention_matrices(p, 2);
+  BOOST_REQUIRE_EQUAL(layers.size(), 1u);
+  BOOST_TEST(layers[0].Q(0, 1) == 2.0);  // row-major: Q[i][j] as stored
+  BOOST_TEST(layers[0].K(1, 0) == 1.0);
+  BOOST_TEST(!layers[0].identity);
+  BOOST_TEST(error_of([&] { read_attention_matrices(p, 3); }).rfind("model.qkv_file: Q has shape [2, 2]", 0) == 0);
+}
