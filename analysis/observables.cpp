@@ -24,6 +24,30 @@ double min_pairwise_cosine(Eigen::Ref<const RowMatrix> theta) {
   return m;
 }
 
+PairwiseSummary pairwise_summary(Eigen::Ref<const RowMatrix> theta, double beta) {
+  const Index n = theta.rows();
+  PairwiseSummary s;
+  if (n == 0) return s;
+  constexpr Index kBlock = 256;
+  double energy = 0.0, min_cos = 1.0, sum_cos = 0.0;
+  RowMatrix gram;
+  for (Index begin = 0; begin < n; begin += kBlock) {
+    const Index rows = std::min(kBlock, n - begin);
+    gram.noalias() = theta.middleRows(begin, rows) * theta.transpose();
+    energy += (beta * gram.array()).exp().sum();
+    for (Index i = 0; i < rows; ++i)
+      for (Index k = 0; k < n; ++k) {
+        if (k == begin + i) continue;
+        min_cos = std::min(min_cos, gram(i, k));
+        sum_cos += gram(i, k);
+      }
+  }
+  s.energy = energy;
+  s.min_cosine = n > 1 ? min_cos : 1.0;
+  s.mean_cosine = n > 1 ? sum_cos / (static_cast<double>(n) * static_cast<double>(n - 1)) : 1.0;
+  return s;
+}
+
 bool all_cosines_above(Eigen::Ref<const RowMatrix> theta, double threshold) {
   const Index n = theta.rows();
   if (n < 2) return true;

@@ -36,14 +36,19 @@ int main(int argc, char** argv) {
   app::RunRequest run;
   std::string output;
   int threads = -1;
+  std::string resume;
   CLI::App* run_cmd = cli.add_subcommand("run", "Simulate one configuration and write its HDF5 run file");
-  run_cmd->add_option("config", run.config, "TOML configuration file")->required();
-  run_cmd->add_option("-o,--output", output, "output file (overrides output.path)");
-  run_cmd->add_option("--set", run.sets, "override a key: --set section.key=value (repeatable)")
-      ->allow_extra_args(false);
+  auto* config_opt = run_cmd->add_option("config", run.config, "TOML configuration file");
+  auto* resume_opt = run_cmd->add_option("--resume", resume,
+                                         "continue an interrupted or killed run file with its stored configuration");
+  auto* output_opt = run_cmd->add_option("-o,--output", output, "output file (overrides output.path)");
+  auto* set_opt = run_cmd->add_option("--set", run.sets, "override a key: --set section.key=value (repeatable)")
+                      ->allow_extra_args(false);
+  resume_opt->excludes(config_opt)->excludes(output_opt)->excludes(set_opt);
   run_cmd->add_option("--threads", threads, "threads of the attention kernel (overrides solver.threads)")
       ->check(CLI::Range(0, 4096));
-  run_cmd->add_flag("--force", run.options.force, "overwrite an existing output file");
+  auto* force_opt = run_cmd->add_flag("--force", run.options.force, "overwrite an existing output file");
+  resume_opt->excludes(force_opt);
   run_cmd->add_flag("-q,--quiet", run.options.quiet, "no progress line and no summary line on success");
 
   cli.add_subcommand("list-schemes", "List the normalization schemes with their speed factor and radial rate");
@@ -63,6 +68,8 @@ int main(int argc, char** argv) {
 
   try {
     if (run_cmd->parsed()) {
+      if (resume.empty() && run.config.empty()) return fail(ExitCode::bad_input, "run: give a configuration file or --resume FILE");
+      if (!resume.empty()) run.resume = resume;
       if (!output.empty()) run.output = output;
       if (threads >= 0) run.threads = threads;
       run.options.command_line = join_argv(argc, argv);

@@ -24,9 +24,14 @@ Tokens make_initial_tokens(const RunConfig& config);
 // Runs one experiment and writes its file. Throws InputError / IoError before anything is
 // written if the configuration or its input files are bad.
 RunSummary run_experiment(const RunConfig& config, const RunOptions& options);
+// Continues an interrupted or killed run from its last checkpoint; `config` receives its stored
+// configuration. The trajectory is the one the uninterrupted run would have produced.
+RunSummary resume_experiment(const std::filesystem::path& path, std::optional<int> threads, const RunOptions& options,
+                             RunConfig& config);
 
 struct RunRequest {
   std::filesystem::path config;
+  std::optional<std::filesystem::path> resume;  // --resume FILE instead of a configuration
   std::vector<std::string> sets;
   std::optional<std::filesystem::path> output;
   std::optional<int> threads;

@@ -48,7 +48,10 @@ void AttentionKernel::compute(Eigen::Ref<const RowMatrix> theta, const Attention
   const Index blocks = (n + block - 1) / block;
   const bool weighted = masses.size() == n;
 
-#pragma omp parallel for schedule(static) num_threads(threads_)
+  // A parallel region costs a wake-up and a barrier, which on a loaded machine can be a whole
+  // scheduler time slice: use only as many threads as there are blocks.
+  const int team = static_cast<int>(std::min<Index>(threads_, blocks));
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
   for (Index b = 0; b < blocks; ++b) {
     const Index begin = b * block;
     const Index rows = std::min(block, n - begin);

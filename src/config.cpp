@@ -495,6 +495,30 @@ const std::vector<Key>& keys() {
            for (double v : c.output.times) a.push_back(v);
            t.insert("times", std::move(a));
          }});
+    add({"output.flush_frames", "integer",
+         "flush the file after this many frames (>= 1); frames before the last flush survive a crash",
+         [](const toml::node& n, RunConfig& c) {
+           c.output.flush_frames = read_int(n, "output.flush_frames");
+           require(c.output.flush_frames >= 1, "output.flush_frames", "must be >= 1, got " + std::to_string(c.output.flush_frames));
+         },
+         [](const RunConfig& c, toml::table& t) { t.insert("flush_frames", c.output.flush_frames); }});
+    add({"output.flush_seconds", "float", "... or after this many seconds of wall time (> 0), whichever comes first",
+         [](const toml::node& n, RunConfig& c) {
+           c.output.flush_seconds = read_float(n, "output.flush_seconds");
+           require(c.output.flush_seconds > 0.0, "output.flush_seconds",
+                   "must be > 0, got " + format_number(c.output.flush_seconds));
+         },
+         [](const RunConfig& c, toml::table& t) { t.insert("flush_seconds", c.output.flush_seconds); }});
+    add({"output.observables", "bool", "write energy, variance and minimum cosine of every frame to /observables",
+         [](const toml::node& n, RunConfig& c) { c.output.observables = read_bool(n, "output.observables"); },
+         [](const RunConfig& c, toml::table& t) { t.insert("observables", c.output.observables); }});
+    add({"output.compression", "integer", "deflate level 0-9 (with shuffle) of the frame datasets; 0: none",
+         [](const toml::node& n, RunConfig& c) {
+           const auto v = read_int(n, "output.compression");
+           require(v >= 0 && v <= 9, "output.compression", "must be in [0, 9], got " + std::to_string(v));
+           c.output.compression = static_cast<int>(v);
+         },
+         [](const RunConfig& c, toml::table& t) { t.insert("compression", static_cast<std::int64_t>(c.output.compression)); }});
     return k;
   }();
   return table;

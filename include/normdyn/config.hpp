@@ -63,6 +63,10 @@ struct OutputConfig {
   std::filesystem::path path = "run.h5";
   std::optional<std::int64_t> samples = 201;  // equally spaced on [0, t_end], or
   std::vector<double> times;                  // explicit sample times (then samples is empty)
+  std::int64_t flush_frames = 1000;  // flush the file after this many frames ...
+  double flush_seconds = 2.0;        // ... or this many seconds of wall time, whichever comes first
+  bool observables = true;           // write /observables (energy, variance, minimum cosine) per frame
+  int compression = 1;               // deflate level 0-9 (with shuffle) of the frame datasets
 
   // The resolved sample times.
   std::vector<double> sample_times(double t_end) const;

@@ -83,6 +83,19 @@ std::uint64_t element_count(const Handle& space, const std::string& object) {
   return static_cast<std::uint64_t>(n);
 }
 
+// A bounded metadata cache: HDF5's adaptive cache otherwise grows with the chunk indexes of
+// long runs (to 32 MiB by default), which made the writer's memory creep with the frame count.
+void bound_metadata_cache(hid_t fapl, const std::string& object) {
+  H5AC_cache_config_t config;
+  config.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  check_status(H5Pget_mdc_config(fapl, &config), "H5Pget_mdc_config", object);
+  config.set_initial_size = true;
+  config.initial_size = 1 << 20;
+  config.min_size = 1 << 20;
+  config.max_size = 4 << 20;
+  check_status(H5Pset_mdc_config(fapl, &config), "H5Pset_mdc_config", object);
+}
+
 }  // namespace
 
 // ---- Handle
@@ -113,7 +126,12 @@ void Handle::reset() noexcept {
 
 void silence_error_stack() {
   static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+  std::call_once(once, [] {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    // HDF5 keeps freed blocks on internal free lists, unbounded by default; over 10^5 appended
+    // frames they grew the writer's memory by ~100 bytes per frame. Bound them (bytes per kind).
+    H5set_free_list_limits(1 << 20, 1 << 16, 1 << 20, 1 << 16, 1 << 20, 1 << 16);
+  });
 }
 
 // ---- Object: attributes
@@ -328,8 +346,14 @@ Dataset Group::create_extendable(const std::string& name, ElementType type, cons
     string_t = string_type(p);
     file_type = string_t.get();
   }
+  // Frames are only appended, never re-read: the chunk cache needs the chunk being filled, not
+  // HDF5's default 1 MiB per dataset, which made memory grow with the frame count.
+  std::uint64_t chunk_bytes = 8;
+  for (auto c : chunk) chunk_bytes *= c;
+  Handle dapl(check(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate", p), Handle::Kind::plist);
+  check_status(H5Pset_chunk_cache(dapl.get(), 13, 2 * chunk_bytes, 1.0), "H5Pset_chunk_cache", p);
   return Dataset(Handle(check(H5Dcreate2(id(), name.c_str(), file_type, space.get(), lcpl.get(), dcpl.get(),
-                                         H5P_DEFAULT),
+                                         dapl.get()),
                               "H5Dcreate", p),
                         Handle::Kind::dataset),
                  p);
@@ -386,7 +410,24 @@ Dataset Group::create_string_dataset(const std::string& name, const std::string&
 Dataset Group::open_dataset(const std::string& name) const {
   const std::string p = child_path(path_, name);
   if (!contains(name)) throw IoError(p + ": no such dataset");
-  return Dataset(Handle(check(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), "H5Dopen", p), Handle::Kind::dataset), p);
+  // Chunked datasets are read or appended in order: a cache of two chunks is all that helps, and
+  // HDF5's default (1 MiB per dataset) kept every chunk of a long run's scalar series in memory.
+  // The cache is fixed when the dataset is first opened, so look at its layout, close, reopen.
+  std::uint64_t chunk_bytes = 0;
+  {
+    Handle probe(check(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), "H5Dopen", p), Handle::Kind::dataset);
+    Handle dcpl(check(H5Dget_create_plist(probe.get()), "H5Dget_create_plist", p), Handle::Kind::plist);
+    if (H5Pget_layout(dcpl.get()) == H5D_CHUNKED) {
+      hsize_t chunk[H5S_MAX_RANK];
+      const int rank = H5Pget_chunk(dcpl.get(), H5S_MAX_RANK, chunk);
+      chunk_bytes = 8;
+      for (int i = 0; i < rank; ++i) chunk_bytes *= chunk[i];
+    }
+  }
+  Handle dapl(check(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate", p), Handle::Kind::plist);
+  if (chunk_bytes > 0)
+    check_status(H5Pset_chunk_cache(dapl.get(), 13, 2 * chunk_bytes, 1.0), "H5Pset_chunk_cache", p);
+  return Dataset(Handle(check(H5Dopen2(id(), name.c_str(), dapl.get()), "H5Dopen", p), Handle::Kind::dataset), p);
 }
 
 void Group::create_soft_link(const std::string& name, const std::string& target) {
@@ -537,6 +578,7 @@ File File::create(const std::filesystem::path& path, CreateMode mode, bool lates
   Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", path.string()), Handle::Kind::plist);
   // SWMR needs the 1.10 file format; h5py 3 reads it.
   if (latest_format) H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST);
+  bound_metadata_cache(fapl.get(), path.string());
   Handle fcpl(check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate", path.string()), Handle::Kind::plist);
   const hid_t id = H5Fcreate(path.c_str(), mode == CreateMode::exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, fcpl.get(),
                              fapl.get());
@@ -550,10 +592,21 @@ File File::open(const std::filesystem::path& path, OpenMode mode) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw IoError(path.string() + ": no such file");
   unsigned flags = H5F_ACC_RDONLY;
-  if (mode == OpenMode::read_write) flags = H5F_ACC_RDWR;
+  if (mode == OpenMode::read_write || mode == OpenMode::read_write_recover) flags = H5F_ACC_RDWR;
   if (mode == OpenMode::swmr_read) flags = H5F_ACC_RDONLY | H5F_ACC_SWMR_READ;
-  const hid_t id = H5Fopen(path.c_str(), flags, H5P_DEFAULT);
-  if (id < 0) throw IoError(path.string() + ": cannot open as an HDF5 file");
+  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", path.string()), Handle::Kind::plist);
+  bound_metadata_cache(fapl.get(), path.string());
+  if (mode == OpenMode::read_write_recover) {
+    // The property h5clear sets; registered in the file-access class, so settable by name.
+    hbool_t clear = 1;
+    check_status(H5Pset(fapl.get(), "clear_status_flags", &clear), "H5Pset(clear_status_flags)", path.string());
+  }
+  const hid_t id = H5Fopen(path.c_str(), flags, fapl.get());
+  if (id < 0) {
+    if (mode != OpenMode::read_only && mode != OpenMode::swmr_read && H5Fis_hdf5(path.c_str()) > 0)
+      throw IoError(path.string() + ": cannot open for writing (is it open in another program?)");
+    throw IoError(path.string() + ": cannot open as an HDF5 file");
+  }
   return File(Handle(id, Handle::Kind::file), "/");
 }
 
@@ -562,7 +615,12 @@ bool File::is_hdf5(const std::filesystem::path& path) {
   return H5Fis_hdf5(path.c_str()) > 0;
 }
 
-void File::flush() { check_status(H5Fflush(id(), H5F_SCOPE_GLOBAL), "H5Fflush", path_); }
+void File::flush() {
+  check_status(H5Fflush(id(), H5F_SCOPE_GLOBAL), "H5Fflush", path_);
+  // Return HDF5's free-listed blocks (e.g. compressed chunks, each of its own size) to the heap,
+  // so that a long run's memory does not creep.
+  H5garbage_collect();
+}
 void File::start_swmr_write() { check_status(H5Fstart_swmr_write(id()), "H5Fstart_swmr_write", path_); }
 void File::close() { handle_.reset(); }
 

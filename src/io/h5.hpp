@@ -129,7 +129,14 @@ class Dataset : public Object {
   void append_impl(std::span<const T> values, std::uint64_t frames);
 };
 
-enum class OpenMode { read_only, read_write, swmr_read };
+enum class OpenMode {
+  read_only,
+  read_write,
+  swmr_read,
+  // read-write, clearing the "open for writing" flags that a killed SWMR writer leaves behind
+  // (what `h5clear -s` does)
+  read_write_recover,
+};
 enum class CreateMode { exclusive, truncate };
 
 class File : public Group {

@@ -1,13 +1,16 @@
 #pragma once
 // Runs the normdyn binary in a scratch directory and captures its exit code and output.
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace normdyn::test {
 
@@ -53,5 +56,50 @@ class Scratch {
  private:
   std::filesystem::path dir_;
 };
+
+}  // namespace normdyn::test
+
+namespace normdyn::test {
+
+// A child process running normdyn, for signal and memory tests.
+struct Child {
+  pid_t pid = -1;
+};
+
+inline Child spawn_normdyn(const std::filesystem::path& dir, const std::vector<std::string>& args) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::chdir(dir.c_str()) != 0) ::_exit(127);
+    // Keep the child's stderr out of the test log.
+    std::FILE* sink = std::freopen("child_stderr.txt", "w", stderr);
+    (void)sink;
+    std::vector<char*> argv;
+    std::string binary = NORMDYN_BINARY;
+    argv.push_back(binary.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return Child{pid};
+}
+
+struct ChildExit {
+  int exit_code = -1;   // when it exited
+  int signal = 0;       // when a signal ended it
+  long max_rss_kb = 0;  // peak resident memory
+};
+
+inline ChildExit wait_child(const Child& c) {
+  int status = 0;
+  struct rusage usage {};
+  ::wait4(c.pid, &status, 0, &usage);
+  ChildExit e;
+  if (WIFEXITED(status)) e.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
+  e.max_rss_kb = usage.ru_maxrss;
+  return e;
+}
 
 }  // namespace normdyn::test

@@ -166,7 +166,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_line_exit_2_and_no_file) {
                         Case{"run base.toml -o x.h5 --set init.kind=file --set init.file=nope.h5",
                              "normdyn: error: init.file: nope.h5: no such file"},
                         Case{"run base.toml -o x.h5 --threads=-1", "normdyn: error: --threads"},
-                        Case{"run", "normdyn: error: config is required"}}) {
+                        Case{"run", "normdyn: error: run: give a configuration file or --resume FILE"}}) {
     const auto r = s.normdyn(c.args);
     BOOST_TEST_INFO(c.args);
     BOOST_TEST(r.exit_code == 2);

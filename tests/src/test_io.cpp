@@ -30,6 +30,21 @@ struct TempDir {
   }
 };
 
+// Appends a frame with placeholder observables and a checkpoint at the frame itself.
+void append(RunWriter& w, double t, std::int64_t step, const Tokens& tokens, std::size_t next_sample) {
+  std::vector<double> x(static_cast<std::size_t>(tokens.n() * tokens.d() + tokens.n()));
+  StateLayout{tokens.n(), tokens.d()}.pack(tokens, x.data());
+  const std::vector<double> observables{1.0 + t, 2.0 + t, 3.0 + t};
+  w.append_frame(t, step, tokens, observables, CheckpointView{t, 0.1, x, Counters{step, 0, 3 * step, 0.0}, next_sample},
+                 0.5 * t);
+}
+
+RunSummary summary_with(RunStatus status) {
+  RunSummary s;
+  s.status = status;
+  return s;
+}
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
@@ -47,16 +62,15 @@ BOOST_AUTO_TEST_CASE(frames_round_trip) {
   const Tokens a = uniform_tokens(5, 3, 1.5, 1), b = gaussian_tokens(5, 3, 2);
   {
     RunWriter w(c.output.path, c, Provenance{"normdyn run test", 2});
-    w.append_frame(0.0, 0, a);
-    w.append_frame(0.5, 17, b);
+    append(w, 0.0, 0, a, 1);
+    append(w, 0.5, 17, b, 2);
     RunSummary s;
     s.status = RunStatus::synchronized;
     s.t_reached = 0.5;
     s.frames = 2;
     s.accepted_steps = 17;
     s.rhs_evaluations = 120;
-    w.write_summary(s);
-    w.close();
+    w.finish(s);
   }
   const RunReader r(c.output.path);
   BOOST_TEST(r.frames() == 2u);
@@ -71,6 +85,12 @@ BOOST_AUTO_TEST_CASE(frames_round_trip) {
   BOOST_REQUIRE(s.has_value());
   BOOST_TEST(s->status == RunStatus::synchronized);
   BOOST_TEST(s->rhs_evaluations == 120);
+  BOOST_TEST(r.observable("variance") == (std::vector<double>{2.0, 2.5}));
+  const auto cp = r.checkpoint();
+  BOOST_REQUIRE(cp.has_value());
+  BOOST_TEST(cp->next_sample == 2u);
+  BOOST_TEST(cp->counters.rhs_evaluations == 51);
+  BOOST_TEST(cp->t == 0.5);
 
   // H5MD metadata.
   auto f = h5::File::open(c.output.path, h5::OpenMode::read_only);
@@ -91,7 +111,7 @@ BOOST_AUTO_TEST_CASE(existing_file_is_refused_unless_overwrite) {
   in >> content;
   BOOST_TEST(content == "precious");
   RunWriter w(p, c, {}, RunFileOptions{true});
-  w.close();
+  w.finish(summary_with(RunStatus::ok));
   BOOST_TEST(h5::File::is_hdf5(p));
 }
 
@@ -102,9 +122,9 @@ BOOST_AUTO_TEST_CASE(initial_tokens_from_a_run_file) {
   const Tokens first = gaussian_tokens(4, 2, 1), last = gaussian_tokens(4, 2, 2);
   {
     RunWriter w(p, c, {});
-    w.append_frame(0.0, 0, first);
-    w.append_frame(1.0, 5, last);
-    w.close();
+    append(w, 0.0, 0, first, 1);
+    append(w, 1.0, 5, last, 2);
+    w.finish(summary_with(RunStatus::ok));
   }
   InitConfig init;
   init.kind = InitKind::file;

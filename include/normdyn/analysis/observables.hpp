@@ -10,6 +10,15 @@ double variance(Eigen::Ref<const RowMatrix> theta);
 double interaction_energy(Eigen::Ref<const RowMatrix> theta, double beta);
 // min_{j<k} <θ_j, θ_k> (1 when n = 1).
 double min_pairwise_cosine(Eigen::Ref<const RowMatrix> theta);
+// The pairwise quantities of one configuration in one blocked pass over the Gram matrix (memory
+// O(block·n), not O(n²)): E as above, the minimum and the mean of <θ_j, θ_k> over j ≠ k.
+struct PairwiseSummary {
+  double energy = 0.0;
+  double min_cosine = 1.0;
+  double mean_cosine = 1.0;
+};
+PairwiseSummary pairwise_summary(Eigen::Ref<const RowMatrix> theta, double beta);
+
 // Whether every pairwise cosine exceeds `threshold`; O(n d) in the clear cases, O(n² d) otherwise.
 bool all_cosines_above(Eigen::Ref<const RowMatrix> theta, double threshold);
 

@@ -1,22 +1,24 @@
 #pragma once
-// The run file: one HDF5 file per run, in the H5MD 1.1 layout, readable with h5py alone.
+// The run file: one HDF5 file per run in the H5MD 1.1 layout, written as it runs and readable with
+// h5py alone. The layout is documented once, in README.md ("Output format").
 //
-//   /h5md                              version = [1, 1]; author/, creator/ (name, version)
-//   /particles/tokens/box              dimension = d, boundary = ["none", ...]
-//   /particles/tokens/direction/       value [frames, n, d] float64, time [frames], step [frames]
-//   /particles/tokens/radius/          value [frames, n] float64, time [frames], step [frames]
-//   /parameters                        config (the resolved TOML), seed, version, revision, ...;
-//                                      one subgroup per section with every key as an attribute
-//   /summary                           status, t_reached, counters, wall time (attributes)
+// Crash safety: the file is written in SWMR mode (single writer, multiple readers). Every flush
+// (every `flush_frames` frames or `flush_seconds` of wall time, whichever comes first) makes the
+// frames written so far durable and stores a checkpoint of the integrator in one of two slots,
+// switching the slot index only after the slot is complete. A process killed at any moment leaves a
+// file that h5py opens with swmr=True holding every frame before the last flush, and from which
+// `normdyn run --resume` continues with the same steps.
 //
-// Frames are appended as they are produced; no HDF5 type crosses this interface.
+// No HDF5 type crosses this interface.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "normdyn/checkpoint.hpp"
 #include "normdyn/config.hpp"
 #include "normdyn/status.hpp"
 #include "normdyn/tokens.hpp"
@@ -32,51 +34,86 @@ struct Provenance {
 // Counters and outcome of a run, as stored in /summary.
 struct RunSummary {
   RunStatus status = RunStatus::ok;
-  std::string message;      // why the run ended, in words
+  std::string message;  // why the run ended, in words
   double t_reached = 0.0;
   std::int64_t frames = 0;
   std::int64_t accepted_steps = 0;
   std::int64_t rejected_steps = 0;
   std::int64_t rhs_evaluations = 0;
-  double wall_seconds = 0.0;     // integration only (excludes set-up and I/O of parameters)
-  double max_norm_drift = 0.0;   // largest | |θ_j| − 1 | found before a retraction
+  double wall_seconds = 0.0;    // integration only, summed over resumed sessions
+  double max_norm_drift = 0.0;  // largest | |θ_j| − 1 | found before a retraction
 };
 
+// The per-frame observables written beside the frames, in this order.
+inline const std::vector<std::string>& frame_observable_names() {
+  static const std::vector<std::string> names{"energy", "variance", "min_cosine"};
+  return names;
+}
+
 struct RunFileOptions {
-  bool overwrite = false;   // replace an existing file (--force)
-  int deflate_level = 1;    // shuffle + deflate on the frame datasets; 0: none
+  bool overwrite = false;  // replace an existing file (--force)
+};
+
+// What a resumed run starts from.
+struct ResumeState {
+  RunConfig config;
+  std::optional<Checkpoint> checkpoint;  // none: killed before its first flush; start over
+  double wall_seconds = 0.0;  // integration time of the earlier sessions
+  RunStatus previous_status = RunStatus::interrupted;
+  bool crashed = false;  // the earlier session never wrote its summary
+};
+
+// Counters of the writer itself, to measure the cost of crash safety.
+struct WriterStats {
+  std::int64_t flushes = 0;
+  double flush_seconds = 0.0;  // time spent in flushes (including checkpoints)
+  double write_seconds = 0.0;  // time spent appending frames
 };
 
 class RunWriter {
  public:
-  // Creates the file and writes /h5md and /parameters. Refuses an existing file unless overwrite.
+  // Creates the file and writes /h5md, /parameters and the empty datasets, then enters SWMR mode.
+  // Refuses an existing file unless options.overwrite.
   RunWriter(const std::filesystem::path& path, const RunConfig& config, const Provenance& provenance,
             const RunFileOptions& options = {});
+  // Reopens a run that did not finish (crashed or interrupted) for `normdyn run --resume`: drops
+  // frames written after its last checkpoint and re-enters SWMR mode. Throws InputError when the
+  // run is complete or ended in a numerical failure.
+  static RunWriter reopen_for_resume(const std::filesystem::path& path, const Provenance& provenance,
+                                     ResumeState& state);
   ~RunWriter();
   RunWriter(RunWriter&&) noexcept;
   RunWriter& operator=(RunWriter&&) noexcept;
 
-  void append_frame(double t, std::int64_t step, const Tokens& tokens);
-  void write_summary(const RunSummary& summary);
+  // Appends one frame with its observables (frame_observable_names(), or empty when
+  // output.observables is off) and the checkpoint to store at the next flush.
+  void append_frame(double t, std::int64_t step, const Tokens& tokens, std::span<const double> observables,
+                    const CheckpointView& checkpoint, double wall_seconds);
+  // Flushes if flush_seconds have passed since the last flush (cheap; call it often).
+  void flush_if_due();
   void flush();
-  void close();
+  // Final flush, leaves SWMR mode, writes /summary and closes the file.
+  void finish(const RunSummary& summary);
 
   const std::filesystem::path& path() const;
   std::int64_t frames() const;
+  const WriterStats& stats() const;
 
  private:
   struct Impl;
+  explicit RunWriter(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
 class RunReader {
  public:
+  // Opens a finished file, or one still being written or left by a killed writer (SWMR read).
   explicit RunReader(const std::filesystem::path& path);
   ~RunReader();
   RunReader(RunReader&&) noexcept;
   RunReader& operator=(RunReader&&) noexcept;
 
-  RunConfig config() const;          // the stored resolved configuration
+  RunConfig config() const;  // the stored resolved configuration
   std::string config_toml() const;
   std::string revision() const;
   Index n() const;
@@ -85,7 +122,12 @@ class RunReader {
   std::vector<double> times() const;
   std::vector<std::int64_t> steps() const;
   Tokens frame(std::size_t index) const;
+  // /observables/<name>/value, empty if absent.
+  std::vector<double> observable(const std::string& name) const;
+  // The summary; nothing while the run is in progress or if its writer was killed.
   std::optional<RunSummary> summary() const;
+  // The last checkpoint stored, if any.
+  std::optional<Checkpoint> checkpoint() const;
 
  private:
   struct Impl;

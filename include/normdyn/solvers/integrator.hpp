@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "normdyn/checkpoint.hpp"
 #include "normdyn/ode_system.hpp"
 #include "normdyn/status.hpp"
 
@@ -35,31 +36,6 @@ struct IntegratorOptions {
 };
 
 bool is_adaptive(StepperKind k);
-
-struct Counters {
-  std::int64_t accepted_steps = 0;
-  std::int64_t rejected_steps = 0;
-  std::int64_t rhs_evaluations = 0;
-  double max_constraint_drift = 0.0;  // largest violation found before a retraction
-};
-
-// Where integration can restart and repeat the same steps: the state at the start of the step in
-// progress, its time and trial step, the counters before it, and the next sample to produce.
-struct CheckpointView {
-  double t = 0.0;
-  double dt = 0.0;
-  std::span<const double> x;
-  Counters counters;
-  std::size_t next_sample = 0;
-};
-
-struct Checkpoint {
-  double t = 0.0;
-  double dt = 0.0;
-  std::vector<double> x;
-  Counters counters;
-  std::size_t next_sample = 0;
-};
 
 class SampleObserver {
  public:

@@ -1,0 +1,158 @@
+// Crash safety and resume (issue 3): a run killed with SIGKILL at any moment leaves a file that
+// h5py opens with every flushed frame intact; `--resume` then completes it with the frames of an
+// uninterrupted run, bit for bit; SIGINT/SIGTERM end a run cleanly with status `interrupted`;
+// memory stays flat however many frames are written; same configuration, same bits.
+#define BOOST_TEST_MODULE crash_safety
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include "cli_harness.hpp"
+#include "normdyn/io/run_file.hpp"
+
+using namespace normdyn;
+using test::Scratch;
+
+namespace {
+
+// Long enough to be killed at different moments; flushes often so that kills land in them too.
+const char* kLong = R"([model]
+scheme = "pre"
+n = 24
+d = 4
+beta = 4.0
+[init]
+kind = "gaussian"
+[solver]
+t_end = 300.0
+threads = 1
+[output]
+samples = 3001
+flush_frames = 5
+flush_seconds = 0.02
+)";
+
+std::string python_compare(const Scratch& s, const std::string& run, const std::string& ref, bool complete) {
+  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " " + NORMDYN_SOURCE_DIR + "/tests/app/compare_runs.py " + run +
+                         " " + ref + (complete ? " --complete" : ""));
+  BOOST_TEST(r.exit_code == 0, "compare_runs.py " << run << ": " << r.err);
+  return r.out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(sigkill_at_any_moment_then_resume) {
+  Scratch s;
+  s.write("long.toml", kLong);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run long.toml -q -o ref.h5").exit_code, 0);
+  int killed_with_frames = 0;
+  for (int delay_ms : {0, 30, 150, 400, 800, 1300, 2000}) {
+    const std::string name = "k" + std::to_string(delay_ms) + ".h5";
+    const test::Child child = test::spawn_normdyn(s.dir(), {"run", "long.toml", "-q", "-o", name});
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(child.pid, SIGKILL);
+    const test::ChildExit e = test::wait_child(child);
+    BOOST_TEST_INFO("killed after " << delay_ms << " ms");
+    if (!std::filesystem::exists(s / name)) {
+      // Killed during set-up: no half-made file under the output name.
+      BOOST_TEST(e.signal == SIGKILL);
+      continue;
+    }
+    const std::string frames = python_compare(s, name, "ref.h5", false);
+    if (std::stoi(frames) > 0) ++killed_with_frames;
+    // The normdyn reader opens it too, and it says the run did not finish.
+    BOOST_TEST((!RunReader(s / name).summary().has_value() || e.signal == 0));
+    const auto resumed = s.normdyn("run --resume " + name + " -q");
+    BOOST_TEST(resumed.exit_code == 0, resumed.err);
+    python_compare(s, name, "ref.h5", true);
+    const RunReader reader(s / name);
+    BOOST_TEST(reader.summary()->status == RunStatus::ok);
+  }
+  BOOST_TEST(killed_with_frames >= 2);  // the kills did land inside the run
+}
+
+BOOST_AUTO_TEST_CASE(sigint_and_sigterm_end_the_run_cleanly) {
+  Scratch s;
+  s.write("long.toml", kLong);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run long.toml -q -o ref.h5").exit_code, 0);
+  for (int sig : {SIGINT, SIGTERM}) {
+    const std::string name = "i" + std::to_string(sig) + ".h5";
+    const test::Child child = test::spawn_normdyn(s.dir(), {"run", "long.toml", "-q", "-o", name});
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    ::kill(child.pid, sig);
+    const test::ChildExit e = test::wait_child(child);
+    BOOST_TEST(e.exit_code == 130);
+    // A complete file: a plain (non-SWMR) open works, and the summary says why it ended.
+    const auto plain = s.shell(std::string(NORMDYN_PYTHON) + " -c \"import h5py; f = h5py.File('" + name +
+                               "', 'r'); print(f['summary'].attrs['status'])\"");
+    BOOST_TEST(plain.out == "interrupted\n", plain.err);
+    BOOST_TEST(RunReader(s / name).summary()->message.find("normdyn run --resume") != std::string::npos);
+    python_compare(s, name, "ref.h5", false);
+    const auto resumed = s.normdyn("run --resume " + name + " -q");
+    BOOST_TEST(resumed.exit_code == 0, resumed.err);
+    python_compare(s, name, "ref.h5", true);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(finished_runs_cannot_be_resumed) {
+  Scratch s;
+  s.write("long.toml", kLong);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run long.toml -q -o done.h5 --set solver.t_end=3 --set output.samples=4").exit_code, 0);
+  const auto r = s.normdyn("run --resume done.h5");
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(r.err.find("ended with status ok; only interrupted or killed runs can be resumed") != std::string::npos);
+  BOOST_TEST(s.normdyn("run long.toml --resume done.h5").exit_code == 2);
+}
+
+BOOST_AUTO_TEST_CASE(memory_stays_flat_over_many_frames) {
+  Scratch s;
+  s.write("many.toml", R"([model]
+n = 8
+d = 3
+[solver]
+t_end = 1000.0
+threads = 1
+[output]
+samples = 10001
+)");
+  const auto run = [&](const std::string& samples, const std::string& t_end) {
+    const test::Child c = test::spawn_normdyn(
+        s.dir(), {"run", "many.toml", "-q", "-o", samples + ".h5", "--set", "output.samples=" + samples, "--set",
+                  "solver.t_end=" + t_end});
+    return test::wait_child(c);
+  };
+  const test::ChildExit small = run("10001", "1000.0");
+  const test::ChildExit large = run("100001", "10000.0");
+  BOOST_REQUIRE_EQUAL(small.exit_code, 0);
+  BOOST_REQUIRE_EQUAL(large.exit_code, 0);
+  BOOST_TEST(RunReader(s / "100001.h5").frames() == 100001u);
+  // 90 000 more frames are 25 MB of directions, radii, times, steps and observables: they must not
+  // stay in memory (measured growth: 4.4 MB, HDF5 chunk indexes and its bounded metadata cache).
+  const long growth_kb = large.max_rss_kb - small.max_rss_kb;
+  BOOST_TEST_MESSAGE("peak RSS: " << small.max_rss_kb << " kB at 1e4 frames, " << large.max_rss_kb << " kB at 1e5");
+  BOOST_TEST(growth_kb < 8192);
+}
+
+BOOST_AUTO_TEST_CASE(same_configuration_same_bits_whatever_the_thread_count) {
+  Scratch s;
+  s.write("det.toml", R"([model]
+scheme = "peri"
+n = 300
+d = 16
+beta = 2.0
+qkv = "gaussian"
+[solver]
+t_end = 3.0
+[output]
+samples = 7
+)");
+  BOOST_REQUIRE_EQUAL(s.normdyn("run det.toml -q -o a.h5 --threads 1").exit_code, 0);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run det.toml -q -o b.h5 --threads 1").exit_code, 0);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run det.toml -q -o c.h5 --threads 2").exit_code, 0);
+  python_compare(s, "b.h5", "a.h5", true);
+  python_compare(s, "c.h5", "a.h5", true);
+  const auto threads = s.shell(std::string(NORMDYN_PYTHON) +
+                               " -c \"import h5py; print(h5py.File('c.h5')['parameters'].attrs['threads'])\"");
+  BOOST_TEST(threads.out == "2\n");
+}
