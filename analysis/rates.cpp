@@ -143,6 +143,7 @@ RateFit fit_decay(std::span<const double> t, std::span<const double> y, const Ra
   }
   out.window = {t[use.front()], t[use.back()]};
   out.points = use.size();
+  out.decay_factor = y[use.front()] / y[use.back()];
 
   for (DecayLaw law : {DecayLaw::exponential, DecayLaw::power, DecayLaw::stretched_exponential})
     out.candidates.push_back(fit_law(law, false, t, y, use));

@@ -42,6 +42,7 @@ json rate_fit_json(const analysis::RateFit& f, RateQuantity q) {
   j["law_automatic"] = f.law_automatic;
   j["window_automatic"] = f.window_automatic;
   j["points"] = f.points;
+  j["decay_factor"] = number(f.decay_factor);
   j["usable_until"] = number(f.usable_until);
   j["corrected"] = f.corrected;
   j["correction_term"] = !f.corrected ? "" : (f.law == analysis::DecayLaw::power ? "1/t" : "1/sqrt(t)");
@@ -199,6 +200,9 @@ void print_report(std::FILE* out, const AnalysisResult& r, const AnalyzeRequest&
     for (const auto& c : fit.candidates)
       std::fprintf(out, " %s %.6g (rss %.2g)", std::string(to_string(c.law)).c_str(), c.parameter, c.rss);
     std::fprintf(out, "%s\n", fit.law_automatic ? "; smallest rss chosen" : "; law given");
+    if (fit.decay_factor < 2.0)
+      std::fprintf(out, "  warning: the quantity falls only by a factor %.4g over the window: no decay to fit\n",
+                   fit.decay_factor);
   } else {
     std::fprintf(out, "rate fit of %s: none: %s\n", std::string(to_string(r.quantity)).c_str(), fit.problem.c_str());
   }

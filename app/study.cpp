@@ -63,14 +63,15 @@ int attention_study_command(const AttentionStudyRequest& request) {
   std::printf("Theorem 4.2: max_j |A_j(0)| <= C (sqrt(log n / n) + log n / d) for a uniform start, beta = %g, "
               "Q = K = V = I; %d seed(s) per (n, d)\n",
               request.beta, request.seeds);
-  std::printf("%7s %6s %4s %12s %12s %12s %8s   mean angular speed at t = 0:", "n", "d", "hyp", "max|A| mean",
-              "max|A| max", "bound", "ratio");
+  std::printf("columns: hyp = e^sqrt(d) >= n log n >= d; max|A| over tokens (mean and max over seeds); bound = "
+              "sqrt(log n/n) + log n/d; ratio = max/bound; then the mean angular speed at t = 0 of each scheme\n");
+  std::printf("%7s %6s %4s %12s %12s %12s %8s |", "n", "d", "hyp", "max|A| mean", "max|A| max", "bound", "ratio");
   for_each_scheme([](auto s) { std::printf(" %8s", std::string(decltype(s)::key).c_str()); });
   std::printf("\n");
   for (const auto& r : rows) {
-    std::printf("%7lld %6lld %4s %12.6g %12.6g %12.6g %8.4f   %28s", static_cast<long long>(r.n),
+    std::printf("%7lld %6lld %4s %12.6g %12.6g %12.6g %8.4f |", static_cast<long long>(r.n),
                 static_cast<long long>(r.d), r.hypotheses ? "yes" : "no", r.max_attention_mean, r.max_attention_max,
-                r.bound, r.max_attention_max / r.bound, "");
+                r.bound, r.max_attention_max / r.bound);
     for_each_scheme([&](auto s) { std::printf(" %8.4g", r.angular_speed.at(std::string(decltype(s)::key))); });
     std::printf("\n");
   }

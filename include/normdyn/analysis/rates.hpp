@@ -86,6 +86,9 @@ struct RateFit {
   bool window_automatic = true;
   std::size_t points = 0;
   double usable_until = 0.0;      // time of the last usable frame
+  // y at the window's first frame / y at its last: near 1, the quantity does not decay there (e.g.
+  // a metastable state) and no law describes a decay.
+  double decay_factor = 1.0;
 };
 
 // Least squares of ln y on the law's regressors over the frames whose index is in `use`.
