@@ -1,7 +1,9 @@
 #include "analysis_cli.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "analyze.hpp"
 #include "normdyn/errors.hpp"

@@ -250,6 +250,7 @@ int analyze_command(const AnalyzeRequest& request) {
                                                     : ObservablesFile::open_for_run(request.run_file);
     where = write_observables(file, result);
     where.in_run_file = std::filesystem::equivalent(file.path(), request.run_file);
+    if (!where.in_run_file) file.set_text("observables", "run_file", request.run_file.filename().string());
     file.set_text("analysis", "report_json", report_json(result, request, where));
     file.close();
   }

@@ -1,6 +1,8 @@
 // The analysis report: JSON with stable keys (documented in README.md, section "Analysis") and a
 // text summary for people.
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "analyze.hpp"
@@ -58,6 +60,24 @@ json rate_fit_json(const analysis::RateFit& f, RateQuantity q) {
 json event_json(const analysis::ClusterEvent& e) {
   return {{"t_before", number(e.t_before)}, {"t", number(e.t)},       {"parts", e.parts},
           {"part_sizes", e.part_sizes},     {"whole", e.whole},       {"whole_size", e.whole_size}};
+}
+
+// The value to the digit its uncertainty allows (two significant digits of the uncertainty).
+std::string with_uncertainty(double value, double uncertainty) {
+  char buffer[64];
+  if (!(uncertainty > 0.0) || !std::isfinite(uncertainty) || !std::isfinite(value)) {
+    std::snprintf(buffer, sizeof buffer, "%.6g", value);
+    return buffer;
+  }
+  const int unc_exp = static_cast<int>(std::floor(std::log10(uncertainty)));
+  const double magnitude = std::abs(value);
+  if (magnitude != 0.0 && (magnitude < 1e-3 || magnitude >= 1e6)) {
+    const int value_exp = static_cast<int>(std::floor(std::log10(magnitude)));
+    std::snprintf(buffer, sizeof buffer, "%.*e", std::clamp(value_exp - unc_exp + 1, 1, 16), value);
+    return buffer;
+  }
+  std::snprintf(buffer, sizeof buffer, "%.*f", std::clamp(1 - unc_exp, 0, 16), value);
+  return buffer;
 }
 
 const analysis::FrameObservables* last_frame(const AnalysisResult& r) {
@@ -191,9 +211,11 @@ void print_report(std::FILE* out, const AnalysisResult& r, const AnalyzeRequest&
     const char* symbol = fit.law == analysis::DecayLaw::exponential ? "lambda"
                          : fit.law == analysis::DecayLaw::power   ? "p"
                                                                   : "kappa";
-    std::fprintf(out, "rate fit of %s: %s law, %s = %.6g +- %.2g (stderr), systematic %.2g, window [%g, %g] (%zu frames, %s%s)\n",
+    const double uncertainty = std::max(fit.parameter_stderr, std::isfinite(fit.systematic) ? fit.systematic : 0.0);
+    std::fprintf(out, "rate fit of %s: %s law, %s = %s (stderr %.2g, systematic %.2g), window [%g, %g] (%zu frames, %s%s)\n",
                  std::string(to_string(r.quantity)).c_str(), std::string(to_string(fit.law)).c_str(), symbol,
-                 fit.parameter, fit.parameter_stderr, fit.systematic, fit.window.t_start, fit.window.t_end, fit.points,
+                 with_uncertainty(fit.parameter, uncertainty).c_str(), fit.parameter_stderr, fit.systematic,
+                 fit.window.t_start, fit.window.t_end, fit.points,
                  fit.window_automatic ? "automatic window" : "given window",
                  fit.corrected ? (fit.law == analysis::DecayLaw::power ? ", with 1/t correction" : ", with 1/sqrt(t) correction") : "");
     std::fprintf(out, "  plain fits:");
