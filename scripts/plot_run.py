@@ -22,12 +22,10 @@ import json
 import os
 import sys
 
-import matplotlib
+import h5py
+import numpy as np
 
-matplotlib.use("Agg")
-import h5py  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+plt = None  # matplotlib.pyplot, imported once the inputs are known to be good (it is slow to import)
 
 KINDS = ("overview", "decay", "heatmap", "tokens", "compare")
 
@@ -242,6 +240,10 @@ def tokens(run, out, frames, log_time):
             a.scatter(points[i, :, 0], points[i, :, 1], points[i, :, 2], s=10,
                       c=[plt.cm.hsv(j / run.n) for j in range(run.n)], depthshade=False)
             a.set_title(f"t = {run.t[i]:.4g}", fontsize=9)
+            # One scale for every snapshot (unit vectors and their projections lie in the unit ball).
+            a.set_xlim(-1, 1)
+            a.set_ylim(-1, 1)
+            a.set_zlim(-1, 1)
             a.set_xticks([])
             a.set_yticks([])
             a.set_zticks([])
@@ -289,6 +291,13 @@ def main(argv):
         raise InputProblem(f"--labels: {len(args.labels)} labels for {len(args.runs)} runs")
     labels = args.labels or [None] * len(args.runs)
     runs = [Run(path, label) for path, label in zip(args.runs, labels)]
+    global plt
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
+
+    plt = matplotlib.pyplot
     out_dir = args.output_dir or os.path.join(os.path.dirname(os.path.abspath(args.runs[0])), runs[0].stem + "_plots")
     os.makedirs(out_dir, exist_ok=True)
     written = []
