@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "analysis_cli.hpp"
 #include "commands.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/version.hpp"
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
 
   cli.add_subcommand("list-schemes", "List the normalization schemes with their speed factor and radial rate");
   cli.add_subcommand("config-reference", "Print every configuration key with its type, default and meaning");
+  app::AnalysisCli analysis_cli(cli);
 
   try {
     cli.parse(argc, argv);
@@ -77,6 +79,7 @@ int main(int argc, char** argv) {
     }
     if (cli.got_subcommand("list-schemes")) return app::list_schemes(std::cout);
     if (cli.got_subcommand("config-reference")) return app::print_config_reference(std::cout);
+    if (analysis_cli.parsed()) return analysis_cli.run();
   } catch (const InputError& e) {
     return fail(ExitCode::bad_input, e.what());
   } catch (const IoError& e) {

@@ -12,7 +12,7 @@ packages=(
   libboost-dev libboost-test-dev libeigen3-dev libfftw3-dev
   libopenblas-dev libopenblas0-pthread
   # I/O and configuration
-  libhdf5-dev hdf5-tools libcli11-dev libtomlplusplus-dev
+  libhdf5-dev hdf5-tools libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   # parallel (sweeps, sharded runs)
   libopenmpi-dev openmpi-bin
   # benchmarks and hardening (libFuzzer, sanitizers)

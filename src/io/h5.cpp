@@ -435,6 +435,14 @@ void Group::create_soft_link(const std::string& name, const std::string& target)
   check_status(H5Lcreate_soft(target.c_str(), id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), "H5Lcreate_soft", p);
 }
 
+bool Group::remove(const std::string& name) {
+  const std::string p = child_path(path_, name);
+  // A link may exist without its object (dangling soft link): test the link itself.
+  if (!contains(name) && H5Lexists(id(), name.c_str(), H5P_DEFAULT) <= 0) return false;
+  check_status(H5Ldelete(id(), name.c_str(), H5P_DEFAULT), "H5Ldelete", p);
+  return true;
+}
+
 // ---- Dataset
 std::vector<std::uint64_t> Dataset::shape() const {
   Handle space(check(H5Dget_space(id()), "H5Dget_space", path_), Handle::Kind::dataspace);

@@ -89,6 +89,9 @@ class Group : public Object {
   Dataset open_dataset(const std::string& name) const;
   // A soft link `name` → `target` (an absolute path), as H5MD uses for shared time/step datasets.
   void create_soft_link(const std::string& name, const std::string& target);
+  // Unlinks `name` (a group, dataset or link) if it exists; returns whether it existed. HDF5 does
+  // not reclaim the space inside the file (h5repack does).
+  bool remove(const std::string& name);
 
  protected:
   Group(Handle h, std::string path) : Object(std::move(h), std::move(path)) {}

@@ -463,6 +463,18 @@ const WriterStats& RunWriter::stats() const { return impl_->stats; }
 struct RunReader::Impl {
   std::filesystem::path path;
   h5::File file;
+  // Kept open between frame() calls so that HDF5's chunk cache holds the last chunk: a chunk spans
+  // many frames, and re-opening the datasets for every frame decompressed it again each time.
+  h5::Dataset direction, radius;
+
+  const h5::Dataset& direction_values() {
+    if (direction.id() < 0) direction = file.open_dataset(std::string(kDirection) + "/value");
+    return direction;
+  }
+  const h5::Dataset& radius_values() {
+    if (radius.id() < 0) radius = file.open_dataset(std::string(kRadius) + "/value");
+    return radius;
+  }
 };
 
 namespace {
@@ -477,7 +489,7 @@ h5::File open_for_reading(const std::filesystem::path& path) {
 }  // namespace
 
 RunReader::RunReader(const std::filesystem::path& path)
-    : impl_(std::make_unique<Impl>(Impl{path, open_for_reading(path)})) {
+    : impl_(std::make_unique<Impl>(Impl{path, open_for_reading(path), {}, {}})) {
   if (!impl_->file.contains(std::string(kDirection) + "/value"))
     throw IoError(path.string() + ": not a normdyn run file (no " + kDirection + "/value)");
 }
@@ -524,10 +536,11 @@ std::vector<std::int64_t> RunReader::steps() const {
 }
 
 Tokens RunReader::frame(std::size_t index) const {
-  const Index n_ = n(), d_ = d();
+  const auto shape = impl_->direction_values().shape();
+  const auto n_ = static_cast<Index>(shape.at(1)), d_ = static_cast<Index>(shape.at(2));
   Tokens t{RowMatrix(n_, d_), Vector(n_)};
-  const auto theta = impl_->file.open_dataset(std::string(kDirection) + "/value").read_frames(index, 1);
-  const auto r = impl_->file.open_dataset(std::string(kRadius) + "/value").read_frames(index, 1);
+  const auto theta = impl_->direction_values().read_frames(index, 1);
+  const auto r = impl_->radius_values().read_frames(index, 1);
   std::copy(theta.begin(), theta.end(), t.theta.data());
   std::copy(r.begin(), r.end(), t.r.data());
   return t;

@@ -1,0 +1,172 @@
+#include "analysis_cli.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "analyze.hpp"
+#include "normdyn/errors.hpp"
+#include "plot.hpp"
+#include "study.hpp"
+
+namespace normdyn::app {
+namespace {
+
+// "T0:T1" → window; either side may be empty (open).
+analysis::TimeWindow parse_window(const std::string& text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) throw InputError("--fit-window", "expected T0:T1, got \"" + text + "\"");
+  auto parse = [&](const std::string& part, double fallback) {
+    if (part.empty()) return fallback;
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(part.c_str(), &end);
+    if (errno != 0 || end != part.c_str() + part.size() || !std::isfinite(v))
+      throw InputError("--fit-window", "\"" + part + "\" is not a number");
+    return v;
+  };
+  analysis::TimeWindow w{parse(text.substr(0, colon), 0.0),
+                         parse(text.substr(colon + 1), std::numeric_limits<double>::infinity())};
+  if (!(w.t_end > w.t_start)) throw InputError("--fit-window", "needs T0 < T1, got \"" + text + "\"");
+  return w;
+}
+
+}  // namespace
+
+struct AnalysisCli::State {
+  CLI::App* analyze = nullptr;
+  CLI::App* plot = nullptr;
+  CLI::App* study = nullptr;
+  CLI::App* study_attention = nullptr;
+
+  AnalyzeRequest analyze_request;
+  std::string json, observables_file, quantity = "one_minus_mean_cosine", law = "auto", window;
+  bool no_write = false, no_correction = false, no_velocity = false;
+  int threads = -1;
+
+  PlotRequest plot_request;
+  std::string plot_output;
+
+  AttentionStudyRequest study_request;
+  std::string study_json;
+};
+
+AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  AnalyzeRequest& a = s.analyze_request;
+  AnalyzeOptions& o = a.options;
+
+  s.analyze = cli.add_subcommand("analyze", "Observables, clusters, plateaus, decay rate and theorem checks of a run");
+  s.analyze->add_option("run", a.run_file, "HDF5 run file")->required()->check(CLI::ExistingFile);
+  s.analyze->add_option("--json", s.json, "write the report as JSON to this file");
+  s.analyze->add_option("--observables-file", s.observables_file,
+                        "write the observables into this file (default: the run file, or RUN.observables.h5 if "
+                        "the run file is read-only)");
+  s.analyze->add_flag("--no-write", s.no_write, "do not write observables anywhere");
+  s.analyze->add_option("--cluster-epsilon", o.clusters.epsilon,
+                        "join two tokens into a cluster when their cosine exceeds 1 - epsilon")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 2.0));
+  s.analyze->add_option("--rank-threshold", o.rank_threshold,
+                        "effective rank: count eigenvalues of the second-moment matrix above this fraction of its trace")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  s.analyze->add_option("--plateau-energy-tolerance", o.plateaus.energy_tolerance,
+                        "plateau: max E / min E <= 1 + tolerance")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  s.analyze->add_option("--plateau-min-frames", o.plateaus.min_frames, "plateau: at least this many frames")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 30));
+  s.analyze->add_option("--plateau-min-duration", o.plateaus.min_duration, "plateau: at least this long in t")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  s.analyze->add_option("--quantity", s.quantity, "series whose decay is fitted")
+      ->capture_default_str()
+      ->check(CLI::IsMember(rate_quantity_names()));
+  s.analyze->add_option("--law", s.law, "decay law: auto (smallest residual), exponential, power, stretched_exponential")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "exponential", "power", "stretched_exponential"}));
+  s.analyze->add_option("--fit-window", s.window, "fit window T0:T1 (either side may be empty; default: automatic)");
+  s.analyze->add_option("--fit-fraction", o.rate.late_fraction,
+                        "automatic window: this later fraction of the usable time range")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
+  s.analyze->add_option("--fit-floor", o.rate.floor, "values at or below this are not fitted (round-off)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  s.analyze->add_flag("--no-correction", s.no_correction, "report the plain fit, without the sub-leading correction term");
+  s.analyze->add_option("--energy-tolerance", o.checks.energy_tolerance,
+                        "energy check: largest allowed relative decrease between frames")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  s.analyze->add_flag("--no-velocity", s.no_velocity,
+                      "do not rebuild the run's dynamics: angular speed from finite differences, no <theta_j, A_j>");
+  s.analyze->add_option("--threads", s.threads,
+                        "threads of the attention kernel (0: all cores; default: 1 for small runs, else the run's)")
+      ->check(CLI::Range(0, 4096));
+  s.analyze->add_flag("--fail-on-check", a.fail_on_check, "exit with code 1 if a theorem check fails");
+  s.analyze->add_flag("-q,--quiet", a.quiet, "no report on stdout");
+
+  PlotRequest& p = s.plot_request;
+  s.plot = cli.add_subcommand("plot", "Figures (PNG) of run files and their observables (runs `normdyn analyze` output)");
+  s.plot->add_option("runs", p.runs, "HDF5 run files (analyze them first)")->required()->check(CLI::ExistingFile);
+  s.plot->add_option("-o,--output-dir", s.plot_output, "directory of the PNG files (default: RUN_plots beside the first run)");
+  s.plot->add_option("--kind", p.kinds, "overview | decay | heatmap | tokens | compare (repeatable; default: all)")
+      ->check(CLI::IsMember({"overview", "decay", "heatmap", "tokens", "compare", "all"}));
+  s.plot->add_option("--frames", p.frames, "frames of the heatmaps and token snapshots (negative: from the end)")
+      ->delimiter(',');
+  s.plot->add_option("--labels", p.labels, "legend labels of the runs, in order")->delimiter(',');
+  s.plot->add_flag("--log-time", p.log_time, "logarithmic time axis");
+
+  AttentionStudyRequest& st = s.study_request;
+  s.study = cli.add_subcommand("study", "Studies over many configurations");
+  s.study->require_subcommand(1);
+  s.study_attention = s.study->add_subcommand(
+      "theorem-4.2", "max_j |A_j(0)| over a grid of (n, d) from uniform starts against sqrt(log n/n) + log n/d");
+  s.study_attention->add_option("--n", st.n, "token counts")->delimiter(',')->capture_default_str()->check(CLI::Range(2, 1 << 20));
+  s.study_attention->add_option("--d", st.d, "dimensions")->delimiter(',')->capture_default_str()->check(CLI::Range(2, 1 << 20));
+  s.study_attention->add_option("--seeds", st.seeds, "uniform starts per (n, d)")->capture_default_str()->check(CLI::Range(1, 10000));
+  s.study_attention->add_option("--seed", st.first_seed, "first seed")->capture_default_str();
+  s.study_attention->add_option("--beta", st.beta, "inverse temperature (the theorem: 1)")->capture_default_str()->check(CLI::PositiveNumber);
+  s.study_attention->add_option("--constant", st.constant, "the C of the check")->capture_default_str()->check(CLI::PositiveNumber);
+  s.study_attention->add_option("--threads", st.threads, "threads of the attention kernel (0: all)")->check(CLI::Range(0, 4096));
+  s.study_attention->add_option("--json", s.study_json, "write the table as JSON to this file");
+}
+
+AnalysisCli::~AnalysisCli() = default;
+
+bool AnalysisCli::parsed() const {
+  return state_->analyze->parsed() || state_->plot->parsed() || state_->study->parsed();
+}
+
+int AnalysisCli::run() {
+  State& s = *state_;
+  if (s.analyze->parsed()) {
+    AnalyzeRequest request = s.analyze_request;
+    if (!s.json.empty()) request.json = s.json;
+    if (!s.observables_file.empty()) request.observables_file = s.observables_file;
+    request.write_observables = !s.no_write;
+    request.options.quantity = *rate_quantity_from_string(s.quantity);
+    if (s.law != "auto") request.options.rate.law = analysis::decay_law_from_string(s.law);
+    if (!s.window.empty()) request.options.rate.window = parse_window(s.window);
+    request.options.rate.correction = !s.no_correction;
+    request.options.use_velocity = !s.no_velocity;
+    if (s.threads >= 0) request.options.threads = s.threads;
+    return analyze_command(request);
+  }
+  if (s.plot->parsed()) {
+    PlotRequest request = s.plot_request;
+    if (!s.plot_output.empty()) request.output_dir = s.plot_output;
+    return plot_command(request);
+  }
+  if (s.study_attention->parsed()) {
+    AttentionStudyRequest request = s.study_request;
+    if (!s.study_json.empty()) request.json = s.study_json;
+    return attention_study_command(request);
+  }
+  return 0;
+}
+
+}  // namespace normdyn::app

@@ -1,0 +1,27 @@
+#pragma once
+// `normdyn plot`: runs scripts/plot_run.py (Python + matplotlib, Agg backend) on run files and their
+// observables. The interpreter is /usr/bin/python3 (override: NORMDYN_PYTHON), the script the one of
+// the source tree (override: NORMDYN_PLOT_SCRIPT).
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace normdyn::app {
+
+struct PlotRequest {
+  std::vector<std::filesystem::path> runs;
+  std::optional<std::filesystem::path> output_dir;
+  std::vector<std::string> kinds;   // overview, decay, heatmap, tokens, compare (empty: all)
+  std::vector<long long> frames;    // frames of the heatmaps and snapshots (negative: from the end)
+  std::vector<std::string> labels;  // legend labels of the runs (default: scheme and file name)
+  bool log_time = false;
+};
+
+std::filesystem::path plot_script();
+std::filesystem::path plot_python();
+std::vector<std::string> plot_arguments(const PlotRequest& request);
+// Returns the script's exit code.
+int plot_command(const PlotRequest& request);
+
+}  // namespace normdyn::app
