@@ -187,6 +187,7 @@ RunSummary run_experiment(const RunConfig& config, const RunOptions& options) {
 RunSummary resume_experiment(const std::filesystem::path& path, std::optional<int> threads, const RunOptions& options,
                              RunConfig& config) {
   ResumeState state;
+  require_run_file(path, "--resume");
   {
     // Validate the stored configuration and inputs before touching the file.
     const RunReader reader(path);

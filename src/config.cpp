@@ -85,11 +85,11 @@ std::string join(const std::vector<std::string>& words, std::string_view sep = "
 
 std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
+// Shortest text that reads back as the same double: 0.3, not 0.29999999999999999.
 std::string format_number(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
+  char buffer[64];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, end);
 }
 
 }  // namespace

@@ -202,6 +202,15 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
   file.create_group("summary").set_attribute("status", std::string("running"));
 }
 
+h5::File open_for_reading(const std::filesystem::path& path) {
+  try {
+    return h5::File::open(path, h5::OpenMode::read_only);
+  } catch (const IoError&) {
+    // Being written, or left by a killed writer: SWMR readers can still open it.
+    return h5::File::open(path, h5::OpenMode::swmr_read);
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -346,9 +355,18 @@ RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config,
 
 
 
+void require_run_file(const std::filesystem::path& path, const std::string& flag) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError(flag, path.string() + ": no such file");
+  if (!h5::File::is_hdf5(path)) throw InputError(flag, path.string() + ": not an HDF5 file");
+  const h5::File f = open_for_reading(path);
+  if (!f.contains(std::string(kDirection) + "/value") || !f.contains("parameters"))
+    throw InputError(flag, path.string() + ": not a normdyn run file");
+}
+
 RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const Provenance& provenance,
                                        ResumeState& state) {
-  if (!h5::File::is_hdf5(path)) throw InputError("--resume", path.string() + ": not an HDF5 file");
+  require_run_file(path, "--resume");
   // Inspect first through a reader (works on files left by a killed writer).
   {
     const RunReader reader(path);
@@ -476,17 +494,6 @@ struct RunReader::Impl {
     return radius;
   }
 };
-
-namespace {
-h5::File open_for_reading(const std::filesystem::path& path) {
-  try {
-    return h5::File::open(path, h5::OpenMode::read_only);
-  } catch (const IoError&) {
-    // Being written, or left by a killed writer: SWMR readers can still open it.
-    return h5::File::open(path, h5::OpenMode::swmr_read);
-  }
-}
-}  // namespace
 
 RunReader::RunReader(const std::filesystem::path& path)
     : impl_(std::make_unique<Impl>(Impl{path, open_for_reading(path), {}, {}})) {

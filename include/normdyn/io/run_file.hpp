@@ -105,6 +105,9 @@ class RunWriter {
   std::unique_ptr<Impl> impl_;
 };
 
+// Throws InputError naming `flag` unless `path` is an existing normdyn run file.
+void require_run_file(const std::filesystem::path& path, const std::string& flag);
+
 class RunReader {
  public:
   // Opens a finished file, or one still being written or left by a killed writer (SWMR read).
