@@ -37,10 +37,13 @@ double rhs_flops(Index n, Index d) { return 4.0 * double(n) * double(n) * double
 void BM_Rhs(benchmark::State& state) {
   const Index n = state.range(0), d = state.range(1);
   const int threads = static_cast<int>(state.range(2));
-  const bool symmetric = state.range(3) != 0;
+  // Path: 0 general, 1 symmetric (default), 2 symmetric with GEMM tiles only, 3 fused tiles only.
+  const Index path = state.range(3);
   DynamicsSpec spec;
   spec.kernel.threads = threads;
-  spec.kernel.symmetric = symmetric;
+  spec.kernel.symmetric = path != 0;
+  if (path == 2) spec.kernel.fused_max_dim = 0;
+  if (path == 3) spec.kernel.fused_max_dim = d;
   AttentionDynamics dynamics(spec, QkvSource::identity(), n, d);
   std::vector<double> x(dynamics.size()), dxdt(dynamics.size());
   dynamics.layout().pack(uniform_tokens(n, d, 1.0, 1), x.data());
@@ -196,7 +199,11 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     std::printf("effective rate = 4 n^2 d flops per right-hand side / time (the symmetric path does 3 n^2 d)\n\n");
     std::printf("%6s %5s %14s %12s %10s\n", "n", "d", "time/RHS", "GFLOP/s", "of DGEMM");
     std::map<Index, std::vector<std::pair<double, double>>> by_d;  // d -> (n, seconds)
-    for (const Run& r : runs_) {
+    std::vector<const Run*> sorted;
+    for (const Run& r : runs_) sorted.push_back(&r);
+    std::sort(sorted.begin(), sorted.end(), [](const Run* a, const Run* b) { return key(*a) < key(*b); });
+    for (const Run* run : sorted) {
+      const Run& r = *run;
       Index n, d, nthreads, symmetric;
       if (std::sscanf(r.run_name.str().c_str(), "BM_Rhs/%ld/%ld/%ld/%ld", &n, &d, &nthreads, &symmetric) != 4) continue;
       if (nthreads != 0 || symmetric != 1) continue;
@@ -206,6 +213,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     }
     std::printf("\nfitted growth exponent p of time ~ n^p (least squares in log-log):\n");
     for (const auto& [d, points] : by_d) {
+      if (points.size() < 2) continue;
       std::vector<std::pair<double, double>> large;
       for (const auto& p : points)
         if (p.first >= 256) large.push_back(p);
@@ -223,6 +231,12 @@ class SummaryReporter : public benchmark::ConsoleReporter {
   static double rate(const Run& r) {
     const auto it = r.counters.find("flops");
     return it == r.counters.end() ? 0.0 : double(it->second);
+  }
+  // (d, n) of a BM_Rhs run, for the table's order; other runs sort first and are skipped.
+  static std::pair<Index, Index> key(const Run& r) {
+    Index n = 0, d = 0;
+    if (std::sscanf(r.run_name.str().c_str(), "BM_Rhs/%ld/%ld", &n, &d) != 2) return {-1, -1};
+    return {d, n};
   }
   static int threads(const Run& r) {
     const auto it = r.counters.find("threads");
@@ -262,6 +276,8 @@ void register_benchmarks() {
     for (Index d : {3, 64, 512}) rhs->Args({n, d, 0, 1});
   // One thread, and the general path forced, at a few sizes: what threads and symmetry buy.
   for (Index n : {1024, 4096}) rhs->Args({n, 64, 1, 1})->Args({n, 64, 0, 0})->Args({n, 3, 0, 0});
+  // Where fused row tiles and GEMM tiles cross over (the default switches at kFusedMaxDim).
+  for (Index d : {2, 3, 4, 6, 8}) rhs->Args({1024, d, 0, 2})->Args({1024, d, 0, 3});
   rhs->Unit(benchmark::kMicrosecond)->UseRealTime();
   benchmark::RegisterBenchmark("BM_KernelIdentity", BM_KernelIdentity)
       ->Args({1024, 64, 0})->Args({4096, 3, 0})->Unit(benchmark::kMicrosecond)->UseRealTime();

@@ -27,6 +27,9 @@ constexpr Index kSingleTile = 128;
 // Relative weight of the least weighted token that the symmetric path accepts: its normalizers
 // stay within e^-30 of 1, far from underflow.
 constexpr double kMaxHalfNormSpread = 30.0;
+// Up to this dimension the symmetric path forms its tiles row by row instead of by GEMM (measured
+// with bench/run.sh: README, Performance).
+constexpr Index kFusedMaxDim = 4;
 
 // Runs `body` (whose loops are orphaned `omp for` constructs) on a team of `threads`. One thread
 // skips the parallel region: libgomp builds a team even for one thread, which costs a system call
@@ -174,14 +177,27 @@ void AttentionKernel::compute_symmetric(Eigen::Ref<const RowMatrix> theta, doubl
   const bool weighted = masses.size() == n;
 
   // Column weights m_k exp(β h_k - β max h) ≤ m_k fold the factor of k that does not cancel.
+  // Small d keeps tokens, values and sums transposed (one row per component) for the fused tiles.
+  const bool fused = d <= (options_.fused_max_dim >= 0 ? options_.fused_max_dim : kFusedMaxDim);
   const double top = half_norms_.maxCoeff();
-  values_.resize(n, d + 1);
+  if (fused) {
+    theta_t_ = theta.transpose();
+    values_.resize(d + 1, n);
+    sums_.setZero(d + 1, n);
+  } else {
+    values_.resize(n, d + 1);
+    sums_.setZero(n, d + 1);
+  }
   for (Index k = 0; k < n; ++k) {
     const double weight = std::exp(half_norms_(k) - top) * (weighted ? masses(k) : 1.0);
-    values_.row(k).head(d) = weight * theta.row(k);
-    values_(k, d) = weight;
+    if (fused) {
+      values_.col(k).head(d) = weight * theta.row(k).transpose();
+      values_(d, k) = weight;
+    } else {
+      values_.row(k).head(d) = weight * theta.row(k);
+      values_(k, d) = weight;
+    }
   }
-  sums_.setZero(n, d + 1);
 
   const Index block = block_rows(n, KernelPath::symmetric);
   const Index blocks = (n + block - 1) / block;
@@ -193,7 +209,7 @@ void AttentionKernel::compute_symmetric(Eigen::Ref<const RowMatrix> theta, doubl
 
   auto run_tiles = [&] {
     Vector& buffer = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
-    if (buffer.size() < block * block) buffer.resize(block * block);
+    if (buffer.size() < block * block) buffer.resize(std::max<Index>(block * block, n));
     for (Index r = 0; r < rounds; ++r) {
       const auto first = static_cast<Index>(round_begin_[static_cast<std::size_t>(r)]);
       const auto last = static_cast<Index>(round_begin_[static_cast<std::size_t>(r) + 1]);
@@ -203,18 +219,47 @@ void AttentionKernel::compute_symmetric(Eigen::Ref<const RowMatrix> theta, doubl
         const auto [b, c] = schedule[static_cast<std::size_t>(task)];
         const Index b0 = b * block, c0 = c * block;
         const Index rb = std::min(block, n - b0), rc = std::min(block, n - c0);
+        if (fused) {
+          fused_tile(b0, rb, c0, rc, b != c, beta, buffer);
+          continue;
+        }
         Eigen::Map<RowMatrix> g(buffer.data(), rb, rc);
         g.noalias() = theta_map.middleRows(b0, rb) * theta_map.middleRows(c0, rc).transpose();
-        const auto hc = half_norms_.segment(c0, rc).transpose().array();
-        for (Index i = 0; i < rb; ++i) g.row(i) = (beta * g.row(i).array() - hc - half_norms_(b0 + i)).exp();
+        const Eigen::Map<const Eigen::ArrayXd> hc(half_norms_.data() + c0, rc);
+        for (Index i = 0; i < rb; ++i)
+          g.row(i) = (beta * g.row(i).array() - hc.transpose() - half_norms_(b0 + i)).exp();
         sums_.middleRows(b0, rb).noalias() += g * values_.middleRows(c0, rc);
         if (b != c) sums_.middleRows(c0, rc).noalias() += g.transpose() * values_.middleRows(b0, rb);
       }
     }
 #pragma omp for schedule(static)
-    for (Index j = 0; j < n; ++j) attention.row(j) = sums_.row(j).head(d) / sums_(j, d);
+    for (Index j = 0; j < n; ++j) {
+      if (fused)
+        attention.row(j) = sums_.col(j).head(d).transpose() / sums_(d, j);
+      else
+        attention.row(j) = sums_.row(j).head(d) / sums_(j, d);
+    }
   };
   run_in_team(threads, run_tiles);
+}
+
+// One tile for small d, without GEMM: a GEMM with an inner dimension of 3 spends its time packing
+// operands, so each row of the tile is formed, exponentiated and used at once, in vector
+// operations over the tile's columns. `both`: the tile also adds its transpose into block c.
+void AttentionKernel::fused_tile(Index b0, Index rb, Index c0, Index rc, bool both, double beta, Vector& buffer) {
+  using ConstSpan = Eigen::Map<const Eigen::ArrayXd>;
+  using Span = Eigen::Map<Eigen::ArrayXd>;
+  const Index d = theta_t_.rows();
+  Span g(buffer.data(), rc);
+  const ConstSpan hc(half_norms_.data() + c0, rc);
+  for (Index i = b0; i < b0 + rb; ++i) {
+    g = -hc - half_norms_(i);
+    for (Index k = 0; k < d; ++k) g += (beta * theta_t_(k, i)) * ConstSpan(&theta_t_(k, c0), rc);
+    g = g.exp();
+    for (Index k = 0; k <= d; ++k) sums_(k, i) += (g * ConstSpan(&values_(k, c0), rc)).sum();
+    if (both)
+      for (Index k = 0; k <= d; ++k) Span(&sums_(k, c0), rc) += values_(k, i) * g;
+  }
 }
 
 }  // namespace normdyn

@@ -40,6 +40,9 @@ struct KernelOptions {
   int threads = 0;       // 0: OpenMP's default (OMP_NUM_THREADS, else all cores)
   Index block_rows = 0;  // rows per block (tile side on the symmetric path); 0: automatic
   bool symmetric = true; // use the symmetric path when Q = K = V = I (false: always general)
+  // Symmetric path: up to this d, tiles are formed row by row (fused) instead of by GEMM; -1: the
+  // measured default (README, Performance).
+  Index fused_max_dim = -1;
 };
 
 enum class KernelPath { general, symmetric };
@@ -67,6 +70,7 @@ class AttentionKernel {
                        const Vector& masses, Eigen::Ref<RowMatrix> attention);
   void compute_symmetric(Eigen::Ref<const RowMatrix> theta, double beta, const Vector& masses,
                          Eigen::Ref<RowMatrix> attention);
+  void fused_tile(Index b0, Index rb, Index c0, Index rc, bool both, double beta, Vector& buffer);
   int threads_for(Index n, Index d, Index parallel_tasks) const;
   const std::vector<std::pair<Index, Index>>& tile_schedule(Index blocks);
 
@@ -75,7 +79,8 @@ class AttentionKernel {
   KernelPath last_path_ = KernelPath::general;
   RowMatrix queries_, keys_;       // ΘQᵀ, ΘKᵀ when the matrices are not the identity
   RowMatrix values_;               // [m ∘ ΘVᵀ | m]: weighted values with the masses as last column
-  RowMatrix sums_;                 // [Σ_k w̃_jk v_k | Σ_k w̃_jk] before normalization (symmetric path)
+  RowMatrix sums_;                 // [Σ_k w̃_jk v_k | Σ_k w̃_jk] before normalization
+  RowMatrix theta_t_;              // Θᵀ; for small d, values_ and sums_ are stored transposed too
   Vector half_norms_;              // β |θ_j|² / 2
   std::vector<Vector> scratch_;    // one score block or tile per thread
   // Symmetric path: tiles (b, c), b ≤ c, in rounds of disjoint row blocks; round r holds

@@ -114,16 +114,23 @@ KernelOptions general_only(int threads = 0, Index block = 0) { return {threads, 
 
 BOOST_AUTO_TEST_CASE(symmetric_path_is_taken_and_matches_definition) {
   // n = 129 and 300 are tiled (4 blocks); block 7 at n = 301 gives 43 blocks, an odd count, so
-  // the schedule has a bye in every round.
+  // the schedule has a bye in every round. Small d takes the fused tiles, larger d GEMM tiles; both
+  // are also forced for every d.
   const std::vector<std::pair<Index, Index>> cases = {{1, 0}, {2, 0}, {17, 0}, {64, 0}, {129, 0}, {300, 0}, {301, 7}};
   for (const auto& [n, block] : cases)
-    for (Index d : {2, 3, 16}) {
+    for (Index d : {2, 3, 8, 9, 16}) {
       const RowMatrix theta = test::random_tokens(n, d, 11).theta;
       for (double beta : {0.1, 1.0, 9.0}) {
         const auto fast = compute_path(theta, AttentionMatrices::identity_matrices(), beta, {0, block, true});
         BOOST_TEST((fast.path == KernelPath::symmetric));
         const RowMatrix ref = test::naive_attention(theta, AttentionMatrices::identity_matrices(), beta);
         BOOST_TEST(max_abs_diff(fast.a, ref) < test::kRoundoff, "n = " << n << ", d = " << d << ", beta = " << beta);
+        for (Index fused_max_dim : {Index{0}, d}) {
+          KernelOptions o{0, block, true};
+          o.fused_max_dim = fused_max_dim;
+          const auto forced = compute_path(theta, AttentionMatrices::identity_matrices(), beta, o);
+          BOOST_TEST(max_abs_diff(forced.a, ref) < test::kRoundoff, "fused_max_dim = " << fused_max_dim);
+        }
         const auto general = compute_path(theta, AttentionMatrices::identity_matrices(), beta, general_only(0, block));
         BOOST_TEST((general.path == KernelPath::general));
         BOOST_TEST(max_abs_diff(fast.a, general.a) < test::kRoundoff);
@@ -180,14 +187,17 @@ BOOST_AUTO_TEST_CASE(threads_give_bitwise_identical_results_on_both_paths) {
 }
 
 BOOST_AUTO_TEST_CASE(block_size_does_not_change_the_symmetric_result) {
-  const Index n = 301, d = 9;
-  const RowMatrix theta = test::random_tokens(n, d, 16).theta;
-  const RowMatrix reference = test::naive_attention(theta, AttentionMatrices::identity_matrices(), 3.0);
-  for (int threads : {1, 2, 3})
-    for (Index block : {0, 1, 7, 64, 150, 512}) {
-      const auto r = compute_path(theta, AttentionMatrices::identity_matrices(), 3.0, {threads, block, true});
-      BOOST_TEST(max_abs_diff(r.a, reference) < test::kThreadAgreement, "threads " << threads << ", block " << block);
-    }
+  const Index n = 301;
+  for (Index d : {3, 9}) {  // fused tiles and GEMM tiles by default
+    const RowMatrix theta = test::random_tokens(n, d, 16).theta;
+    const RowMatrix reference = test::naive_attention(theta, AttentionMatrices::identity_matrices(), 3.0);
+    for (int threads : {1, 2, 3})
+      for (Index block : {0, 1, 7, 64, 150, 512}) {
+        const auto r = compute_path(theta, AttentionMatrices::identity_matrices(), 3.0, {threads, block, true});
+        BOOST_TEST(max_abs_diff(r.a, reference) < test::kThreadAgreement,
+                   "d " << d << ", threads " << threads << ", block " << block);
+      }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(automatic_tiles_use_a_multiple_of_four_blocks) {
