@@ -11,7 +11,7 @@ For every problem (n, d) x scheme (Post-LN, Pre-LN), beta = 1, t_end = 10, one G
               extrapolated from the measured error ~ C dt^p and time per step, and marked so)
 
 Python times are perf_counter around the solver call only (no interpreter start-up, no imports, no
-I/O). Accuracy = max over tokens of |theta_j(t_end) - theta_ref_j| (plus |r_j - r_ref_j|/r_ref_j for
+I/O). Every solve shorter than a second is timed three times and the fastest counts. Accuracy = max over tokens of |theta_j(t_end) - theta_ref_j| (plus |r_j - r_ref_j|/r_ref_j for
 Pre-LN). Run through bench/peers/run.sh, which unsets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for this
 command so that numpy uses OpenBLAS's own kernel choice, and prints the BLAS in use.
 """
@@ -74,6 +74,15 @@ def euler(theta0, r0, scheme, dt):
         th = th + h * v
         th /= np.linalg.norm(th, axis=1, keepdims=True)
     return time.perf_counter() - start, th, r, steps
+
+
+def best_of(run, *args):
+    """Runs a timed solve; runs under a second are repeated twice more and the fastest counts
+    (the machine is shared, and a shorter time is never an artefact)."""
+    first = run(*args)
+    if first[0] >= 1.0:
+        return first
+    return min([first] + [run(*args) for _ in range(2)], key=lambda result: result[0])
 
 
 def error(th, r, ref, scheme):
@@ -143,7 +152,8 @@ def main():
         print(f"  {lib.get('internal_api')} {lib.get('version')} core={lib.get('architecture')} "
               f"threads={lib.get('num_threads')} ({lib.get('filepath')})")
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')} "
-          f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE', '(unset)')}; "
+          f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE', '(unset)')} "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}; "
           f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"beta = {BETA}, t_end = {T_END}, rtol = {RTOL}, atol = {ATOL} (adaptive methods); "
           f"reference: normdyn fehlberg78 rtol = {REF_RTOL}, atol = {REF_ATOL}\n")
@@ -166,16 +176,27 @@ def main():
                                                           "fehlberg78", REF_RTOL, REF_ATOL, tag + "_ref")
                 ref = (ref_th, ref_r if scheme == "pre" else r0)
                 results = []
-                t, th, r, ev = run_normdyn(args.normdyn, work, init_file, n, d, scheme, "dopri5", RTOL, ATOL, tag)
+                t, th, r, ev = best_of(run_normdyn, args.normdyn, work, init_file, n, d, scheme, "dopri5", RTOL, ATOL, tag)
                 nd_time, nd_err = t, error(th, r if scheme == "pre" else r0, ref, scheme)
                 results.append(("normdyn dopri5", t, nd_err, ev))
                 for method in ("RK45", "DOP853"):
-                    t, th, r, ev = run_scipy(theta0, r0, scheme, method, RTOL, ATOL)
+                    t, th, r, ev = best_of(run_scipy, theta0, r0, scheme, method, RTOL, ATOL)
                     results.append((f"scipy {method}", t, error(th, r, ref, scheme), ev))
+                # scipy's error norm is an RMS, odeint's a maximum, and normdyn re-evaluates after
+                # each retraction: at equal rtol/atol they reach different accuracies. RK45 is also
+                # run at the first tighter tolerance (by decades) that is as accurate as normdyn.
+                rk45_err = results[1][2]
+                scale = 1.0
+                while rk45_err > nd_err and scale > 1e-4:
+                    scale /= 10.0
+                    t, th, r, ev = best_of(run_scipy, theta0, r0, scheme, "RK45", RTOL * scale, ATOL * scale)
+                    rk45_err = error(th, r, ref, scheme)
+                if scale < 1.0:
+                    results.append((f"scipy RK45 rtol={RTOL * scale:.0e} (accuracy of normdyn)", t, rk45_err, ev))
                 # Euler: dt = 0.1 and halvings, then the dt matching normdyn's accuracy.
                 measured = []
                 for dt in (0.1, 0.05, 0.025, 0.0125):
-                    t, th, r, steps = euler(theta0, r0, scheme, dt)
+                    t, th, r, steps = best_of(euler, theta0, r0, scheme, dt)
                     e = error(th, r, ref, scheme)
                     measured.append((T_END / steps, t / steps, e))
                     if dt == 0.1:
@@ -194,20 +215,30 @@ def main():
                     results.append((f"numpy Euler dt={dt_match:.2e} (extrapolated: order {order:.2f}, "
                                     f"{per_step * 1e3:.3g} ms/step)", predicted, nd_err, steps_match))
                 print(f"== {scheme}  n = {n}  d = {d}  (reference: {ref_evals} rhs evaluations)")
-                print(f"   {'method':58s} {'time [s]':>10s} {'error':>9s} {'rhs/steps':>9s} {'time/normdyn':>12s}")
+                print(f"   {'method':58s} {'time [s]':>10s} {'error':>9s} {'rhs/steps':>10s} {'us/rhs':>8s} "
+                      f"{'time/normdyn':>12s}")
                 for name, t, e, ev in results:
-                    print(f"   {name:58s} {t:10.4g} {e:9.2e} {ev:9d} {t / nd_time:11.1f}x")
+                    print(f"   {name:58s} {t:10.4g} {e:9.2e} {ev:10d} {1e6 * t / ev:8.4g} {t / nd_time:11.1f}x")
                 rows.append((scheme, n, d, results))
                 sys.stdout.flush()
 
     print("\n== Summary: solve time relative to normdyn (same problem, same rtol/atol)")
-    print(f"{'scheme':6s} {'n':>5s} {'d':>4s} {'normdyn [s]':>11s} {'RK45':>8s} {'DOP853':>8s} {'Euler 0.1':>9s} "
-          f"{'Euler same-acc':>14s}")
+    print("(RK45 acc: RK45 at the tolerance reaching normdyn's accuracy; Euler acc: Euler at the dt reaching it,\n"
+          " extrapolated where marked above; per-rhs: time per right-hand side, RK45 over normdyn)")
+    print(f"{'scheme':6s} {'n':>5s} {'d':>4s} {'normdyn [s]':>11s} {'RK45':>8s} {'RK45 acc':>9s} {'DOP853':>8s} "
+          f"{'Euler 0.1':>9s} {'Euler acc':>10s} {'per-rhs':>8s}")
     verdicts = []
     for scheme, n, d, results in rows:
         nd = results[0][1]
-        ratio = [res[1] / nd for res in results[1:]]
-        print(f"{scheme:6s} {n:5d} {d:4d} {nd:11.4g} {ratio[0]:7.1f}x {ratio[1]:7.1f}x {ratio[2]:8.1f}x {ratio[3]:13.1f}x")
+        rk45 = results[1][1] / nd
+        rk45_acc = next((r[1] for r in results if "accuracy of normdyn" in r[0]), results[1][1]) / nd
+        dop853 = results[2][1] / nd
+        euler01 = next(r[1] for r in results if r[0] == "numpy Euler dt=0.1") / nd
+        euler_acc = results[-1][1] / nd
+        per_rhs = (results[1][1] / results[1][3]) / (results[0][1] / results[0][3])
+        print(f"{scheme:6s} {n:5d} {d:4d} {nd:11.4g} {rk45:7.1f}x {rk45_acc:8.1f}x {dop853:7.1f}x {euler01:8.1f}x "
+              f"{euler_acc:9.2g}x {per_rhs:7.1f}x")
+        ratio = [rk45]
         target = {(1024, 64): 10.0, (32, 3): 20.0}.get((n, d))
         if target:
             verdicts.append(f"target: {scheme} ({n}, {d}) >= {target:g}x faster than scipy RK45 at equal "
