@@ -149,18 +149,26 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
   run_in_team(threads, run_blocks);
 }
 
-// Round-robin ("circle method") pairing of the blocks: round 0 holds the diagonal tiles, each later
-// round a perfect matching of the blocks, so that tiles of one round never touch the same rows.
-const std::vector<std::pair<Index, Index>>& AttentionKernel::tile_schedule(Index blocks) {
+// Round-robin ("circle method") pairing of the blocks: every round is a matching, so the tasks of a
+// round never touch the same rows, and every pair of blocks meets in exactly one round. Round 0
+// also computes each block's diagonal tile (first); the last round also normalizes each block's
+// rows (its sums are complete then). A block without a partner in a round (odd count) gets a task
+// of its own in those two rounds. This needs rounds - 1 barriers, the fewest for this schedule.
+const std::vector<AttentionKernel::Task>& AttentionKernel::tile_schedule(Index blocks) {
   if (blocks == schedule_blocks_) return schedule_;
   schedule_.clear();
   round_begin_.assign(1, 0);
-  for (Index b = 0; b < blocks; ++b) schedule_.emplace_back(b, b);
-  round_begin_.push_back(schedule_.size());
+  if (blocks == 1) {
+    schedule_.push_back({0, 0, true, true});
+    round_begin_.push_back(schedule_.size());
+  }
   const Index m = blocks + (blocks % 2);  // with a "bye" block when the count is odd
-  for (Index r = 0; r + 1 < m; ++r) {
+  for (Index r = 0; blocks > 1 && r + 1 < m; ++r) {
+    const bool first = r == 0, last = r + 2 == m;
     auto add = [&](Index a, Index c) {
-      if (a < blocks && c < blocks) schedule_.emplace_back(std::min(a, c), std::max(a, c));
+      if (a < blocks && c < blocks) schedule_.push_back({std::min(a, c), std::max(a, c), first, last});
+      const Index alone = a < blocks ? a : c;  // the partner of the bye
+      if ((a >= blocks || c >= blocks) && (first || last)) schedule_.push_back({alone, alone, first, last});
     };
     add(r, m - 1);
     for (Index k = 1; k < m / 2; ++k) add((r + k) % (m - 1), (r - k + m - 1) % (m - 1));
@@ -207,37 +215,49 @@ void AttentionKernel::compute_symmetric(Eigen::Ref<const RowMatrix> theta, doubl
   const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> theta_map(theta.data(), n, d,
                                                                        Eigen::OuterStride<>(theta.outerStride()));
 
-  auto run_tiles = [&] {
+  // Tile (b, c) of G, added into the sums of block b and, off the diagonal, of block c.
+  auto tile = [&](Index b, Index c) {
     Vector& buffer = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
     if (buffer.size() < block * block) buffer.resize(std::max<Index>(block * block, n));
+    const Index b0 = b * block, c0 = c * block;
+    const Index rb = std::min(block, n - b0), rc = std::min(block, n - c0);
+    if (fused) {
+      fused_tile(b0, rb, c0, rc, b != c, beta, buffer);
+      return;
+    }
+    Eigen::Map<RowMatrix> g(buffer.data(), rb, rc);
+    g.noalias() = theta_map.middleRows(b0, rb) * theta_map.middleRows(c0, rc).transpose();
+    const Eigen::Map<const Eigen::ArrayXd> hc(half_norms_.data() + c0, rc);
+    for (Index i = 0; i < rb; ++i) g.row(i) = (beta * g.row(i).array() - hc.transpose() - half_norms_(b0 + i)).exp();
+    sums_.middleRows(b0, rb).noalias() += g * values_.middleRows(c0, rc);
+    if (b != c) sums_.middleRows(c0, rc).noalias() += g.transpose() * values_.middleRows(b0, rb);
+  };
+  auto normalize = [&](Index b) {
+    for (Index j = b * block; j < std::min(n, (b + 1) * block); ++j) {
+      if (fused)
+        attention.row(j) = sums_.col(j).head(d).transpose() / sums_(d, j);
+      else
+        attention.row(j) = sums_.row(j).head(d) / sums_(j, d);
+    }
+  };
+  auto run_tiles = [&] {
     for (Index r = 0; r < rounds; ++r) {
       const auto first = static_cast<Index>(round_begin_[static_cast<std::size_t>(r)]);
       const auto last = static_cast<Index>(round_begin_[static_cast<std::size_t>(r) + 1]);
       // The implicit barrier at the end of each round orders the additions into every row block.
 #pragma omp for schedule(dynamic, 1)
       for (Index task = first; task < last; ++task) {
-        const auto [b, c] = schedule[static_cast<std::size_t>(task)];
-        const Index b0 = b * block, c0 = c * block;
-        const Index rb = std::min(block, n - b0), rc = std::min(block, n - c0);
-        if (fused) {
-          fused_tile(b0, rb, c0, rc, b != c, beta, buffer);
-          continue;
+        const Task& t = schedule[static_cast<std::size_t>(task)];
+        if (t.diagonals) {
+          tile(t.b, t.b);
+          if (t.c != t.b) tile(t.c, t.c);
         }
-        Eigen::Map<RowMatrix> g(buffer.data(), rb, rc);
-        g.noalias() = theta_map.middleRows(b0, rb) * theta_map.middleRows(c0, rc).transpose();
-        const Eigen::Map<const Eigen::ArrayXd> hc(half_norms_.data() + c0, rc);
-        for (Index i = 0; i < rb; ++i)
-          g.row(i) = (beta * g.row(i).array() - hc.transpose() - half_norms_(b0 + i)).exp();
-        sums_.middleRows(b0, rb).noalias() += g * values_.middleRows(c0, rc);
-        if (b != c) sums_.middleRows(c0, rc).noalias() += g.transpose() * values_.middleRows(b0, rb);
+        if (t.c != t.b) tile(t.b, t.c);
+        if (t.finalize) {
+          normalize(t.b);
+          if (t.c != t.b) normalize(t.c);
+        }
       }
-    }
-#pragma omp for schedule(static)
-    for (Index j = 0; j < n; ++j) {
-      if (fused)
-        attention.row(j) = sums_.col(j).head(d).transpose() / sums_(d, j);
-      else
-        attention.row(j) = sums_.row(j).head(d) / sums_(j, d);
     }
   };
   run_in_team(threads, run_tiles);

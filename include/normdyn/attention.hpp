@@ -21,7 +21,6 @@
 // the number of threads, bit for bit: every block (general) or tile (symmetric) is computed the
 // same way whichever thread owns it, and the symmetric path adds the tiles of a row block in a
 // fixed order (a round-robin schedule in which each round touches every row block at most once).
-#include <utility>
 #include <vector>
 
 #include "normdyn/tokens.hpp"
@@ -72,7 +71,13 @@ class AttentionKernel {
                          Eigen::Ref<RowMatrix> attention);
   void fused_tile(Index b0, Index rb, Index c0, Index rc, bool both, double beta, Vector& buffer);
   int threads_for(Index n, Index d, Index parallel_tasks) const;
-  const std::vector<std::pair<Index, Index>>& tile_schedule(Index blocks);
+  // One task of the symmetric schedule: tile (b, c), b ≤ c (none if b == c and !diagonals), after
+  // the diagonal tiles of b and c if `diagonals`, then the normalization of both if `finalize`.
+  struct Task {
+    Index b, c;
+    bool diagonals, finalize;
+  };
+  const std::vector<Task>& tile_schedule(Index blocks);
 
   KernelOptions options_;
   int threads_;
@@ -83,10 +88,10 @@ class AttentionKernel {
   RowMatrix theta_t_;              // Θᵀ; for small d, values_ and sums_ are stored transposed too
   Vector half_norms_;              // β |θ_j|² / 2
   std::vector<Vector> scratch_;    // one score block or tile per thread
-  // Symmetric path: tiles (b, c), b ≤ c, in rounds of disjoint row blocks; round r holds
+  // Symmetric path: tasks in rounds of disjoint row blocks; round r holds
   // schedule_[round_begin_[r] .. round_begin_[r + 1]).
   Index schedule_blocks_ = -1;
-  std::vector<std::pair<Index, Index>> schedule_;
+  std::vector<Task> schedule_;
   std::vector<std::size_t> round_begin_;
 };
 

@@ -192,7 +192,7 @@ BOOST_AUTO_TEST_CASE(block_size_does_not_change_the_symmetric_result) {
     const RowMatrix theta = test::random_tokens(n, d, 16).theta;
     const RowMatrix reference = test::naive_attention(theta, AttentionMatrices::identity_matrices(), 3.0);
     for (int threads : {1, 2, 3})
-      for (Index block : {0, 7, 64, 150, 512}) {  // 7: 43 blocks, an odd count
+      for (Index block : {0, 7, 64, 150, 151, 512}) {  // 43, 5, 3, 2 and 1 blocks
         const auto r = compute_path(theta, AttentionMatrices::identity_matrices(), 3.0, {threads, block, true});
         BOOST_TEST(max_abs_diff(r.a, reference) < test::kThreadAgreement,
                    "d " << d << ", threads " << threads << ", block " << block);
