@@ -15,8 +15,8 @@ packages=(
   libhdf5-dev hdf5-tools libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   # parallel (sweeps, sharded runs)
   libopenmpi-dev openmpi-bin
-  # benchmarks and hardening (libFuzzer, sanitizers)
-  libbenchmark-dev clang libclang-rt-14-dev
+  # benchmarks and hardening (libFuzzer, sanitizers); SLEEF and GNU time for bench/
+  libbenchmark-dev clang libclang-rt-14-dev libsleef-dev time
   # Python helpers: readers, plots, peer benchmarks (run with /usr/bin/python3)
   python3-numpy python3-scipy python3-h5py python3-matplotlib python3-threadpoolctl
   python3-xarray python3-h5netcdf

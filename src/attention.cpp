@@ -6,72 +6,279 @@
 #include <cassert>
 #include <cmath>
 
+#ifdef NORMDYN_OPENBLAS
+// OpenBLAS's own entry point (not part of the BLAS interface): its pthread pool would otherwise
+// run under our OpenMP threads and oversubscribe the cores.
+extern "C" void openblas_set_num_threads(int num_threads);
+#endif
+
 namespace normdyn {
+namespace {
+
+// Below this much work (n² (d + cost of one exponential), in flops) a call runs on one thread: waking
+// the team costs more than it saves. The result is the same either way.
+constexpr Index kSerialWork = Index{1} << 18;
+// The general path keeps about this many scores (4 MiB) per block.
+constexpr Index kScoreBudget = Index{1} << 19;
+// The symmetric path's tiles: at most this side (a 512 KiB tile stays in L2 with its operands); up
+// to kSingleTile tokens one tile covers everything, which is cheaper than any schedule.
+constexpr Index kMaxTile = 256;
+constexpr Index kSingleTile = 128;
+// Relative weight of the least weighted token that the symmetric path accepts: its normalizers
+// stay within e^-30 of 1, far from underflow.
+constexpr double kMaxHalfNormSpread = 30.0;
+// Up to this dimension the symmetric path forms its tiles row by row instead of by GEMM (measured
+// with bench/run.sh: README, Performance).
+constexpr Index kFusedMaxDim = 4;
+
+// Runs `body` (whose loops are orphaned `omp for` constructs) on a team of `threads`. One thread
+// skips the parallel region: libgomp builds a team even for one thread, which costs a system call
+// per region and dominated the right-hand side at n = 32 (perf).
+template <class Body>
+void run_in_team(int threads, Body& body) {
+  if (threads <= 1) {
+    body();
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  body();
+}
+
+}  // namespace
+
+const char* gemm_backend() {
+#ifdef NORMDYN_OPENBLAS
+  return "openblas";
+#else
+  return "eigen";
+#endif
+}
 
 AttentionKernel::AttentionKernel(KernelOptions options)
     : options_(options), threads_(options.threads > 0 ? options.threads : omp_get_max_threads()) {
-  // The kernel parallelizes over row blocks itself; nested Eigen threading would only contend.
+  // The kernel parallelizes over blocks itself; nested GEMM threading would only contend.
   Eigen::setNbThreads(1);
-  scores_.resize(static_cast<std::size_t>(threads_));
+#ifdef NORMDYN_OPENBLAS
+  openblas_set_num_threads(1);
+#endif
+  scratch_.resize(static_cast<std::size_t>(threads_));
 }
 
-Index AttentionKernel::block_rows(Index n) const {
+Index AttentionKernel::block_rows(Index n, KernelPath path) const {
   if (options_.block_rows > 0) return options_.block_rows;
-  // About 4 MiB of scores per block keeps a block in L2/L3 and memory flat for large n.
-  constexpr Index kScoreBudget = Index{1} << 19;
-  return std::clamp<Index>(kScoreBudget / std::max<Index>(n, 1), 8, 256);
+  if (path == KernelPath::general) return std::clamp<Index>(kScoreBudget / std::max<Index>(n, 1), 8, 256);
+  if (n <= kSingleTile) return std::max<Index>(n, 1);
+  // A multiple of 4 blocks: every round of the schedule then has an even number of tiles, which
+  // keeps two threads equally busy. Depends on n only, so that the result never depends on threads.
+  const Index blocks = 4 * ((n + 4 * kMaxTile - 1) / (4 * kMaxTile));
+  return (n + blocks - 1) / blocks;
 }
 
-void AttentionKernel::compute(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv,
-                              double beta, const Vector& masses, Eigen::Ref<RowMatrix> attention) {
+int AttentionKernel::threads_for(Index n, Index d, Index parallel_tasks) const {
+  if (n * n * (d + 16) < kSerialWork) return 1;
+  return static_cast<int>(std::clamp<Index>(parallel_tasks, 1, threads_));
+}
+
+void AttentionKernel::compute(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
+                              const Vector& masses, Eigen::Ref<RowMatrix> attention) {
+  assert(attention.rows() == theta.rows() && attention.cols() == theta.cols());
+  assert(masses.size() == 0 || masses.size() == theta.rows());
+  if (qkv.identity && options_.symmetric && theta.rows() > 0) {
+    half_norms_.noalias() = (0.5 * beta) * theta.rowwise().squaredNorm();
+    if (half_norms_.maxCoeff() - half_norms_.minCoeff() <= kMaxHalfNormSpread) {
+      last_path_ = KernelPath::symmetric;
+      compute_symmetric(theta, beta, masses, attention);
+      return;
+    }
+  }
+  last_path_ = KernelPath::general;
+  compute_general(theta, qkv, beta, masses, attention);
+}
+
+void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv,
+                                      double beta, const Vector& masses, Eigen::Ref<RowMatrix> attention) {
   const Index n = theta.rows();
   const Index d = theta.cols();
-  assert(attention.rows() == n && attention.cols() == d);
-  assert(masses.size() == 0 || masses.size() == n);
-
-  const double* query_data = theta.data();
-  const double* key_data = theta.data();
-  const double* value_data = theta.data();
-  if (!qkv.identity) {
-    queries_.noalias() = theta * qkv.Q.transpose();
-    keys_.noalias() = theta * qkv.K.transpose();
-    values_.noalias() = theta * qkv.V.transpose();
-    query_data = queries_.data();
-    key_data = keys_.data();
-    value_data = values_.data();
-  }
-  const Eigen::Map<const RowMatrix> queries(query_data, n, d);
-  const Eigen::Map<const RowMatrix> keys(key_data, n, d);
-  const Eigen::Map<const RowMatrix> values(value_data, n, d);
-
-  const Index block = block_rows(n);
-  const Index blocks = (n + block - 1) / block;
   const bool weighted = masses.size() == n;
 
-  // A parallel region costs a wake-up and a barrier, which on a loaded machine can be a whole
-  // scheduler time slice: use only as many threads as there are blocks.
-  const int team = static_cast<int>(std::min<Index>(threads_, blocks));
-#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+  // Values carry the masses, and a last column holding the masses alone: one GEMM then yields
+  // each row's weighted sum and its normalizer.
+  values_.resize(n, d + 1);
+  if (qkv.identity) {
+    values_.leftCols(d) = theta;
+  } else {
+    queries_.noalias() = theta * qkv.Q.transpose();
+    keys_.noalias() = theta * qkv.K.transpose();
+    values_.leftCols(d).noalias() = theta * qkv.V.transpose();
+  }
+  if (weighted) {
+    values_.leftCols(d).array().colwise() *= masses.array();
+    values_.col(d) = masses;
+  } else {
+    values_.col(d).setOnes();
+  }
+  sums_.resize(n, d + 1);
+
+  const Index block = block_rows(n, KernelPath::general);
+  const Index blocks = (n + block - 1) / block;
+  const int threads = threads_for(n, d, blocks);
+  // Identity: queries and keys are θ itself, read through a map.
+  const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> theta_map(theta.data(), n, d,
+                                                                       Eigen::OuterStride<>(theta.outerStride()));
+
+  auto run_blocks = [&] {
+#pragma omp for schedule(dynamic, 1)
   for (Index b = 0; b < blocks; ++b) {
     const Index begin = b * block;
     const Index rows = std::min(block, n - begin);
-    Vector& buffer = scores_[static_cast<std::size_t>(omp_get_thread_num())];
+    Vector& buffer = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
     if (buffer.size() < block * n) buffer.resize(block * n);
     Eigen::Map<RowMatrix> scores(buffer.data(), rows, n);
-    scores.noalias() = beta * (queries.middleRows(begin, rows) * keys.transpose());
+    if (qkv.identity)
+      scores.noalias() = theta_map.middleRows(begin, rows) * theta_map.transpose();
+    else
+      scores.noalias() = queries_.middleRows(begin, rows) * keys_.transpose();
     for (Index i = 0; i < rows; ++i) {
-      auto row = scores.row(i);
-      const double row_max = row.maxCoeff();
-      double sum = 0.0;
-      for (Index k = 0; k < n; ++k) {
-        double w = std::exp(row(k) - row_max);
-        if (weighted) w *= masses(k);
-        row(k) = w;
-        sum += w;
-      }
-      row /= sum;
+      const double row_max = scores.row(i).maxCoeff();
+      scores.row(i) = (beta * (scores.row(i).array() - row_max)).exp();
     }
-    attention.middleRows(begin, rows).noalias() = scores * values;
+    sums_.middleRows(begin, rows).noalias() = scores * values_;
+    for (Index i = begin; i < begin + rows; ++i) attention.row(i) = sums_.row(i).head(d) / sums_(i, d);
+  }
+  };
+  run_in_team(threads, run_blocks);
+}
+
+// Round-robin ("circle method") pairing of the blocks: every round is a matching, so the tasks of a
+// round never touch the same rows, and every pair of blocks meets in exactly one round. Round 0
+// also computes each block's diagonal tile (first); the last round also normalizes each block's
+// rows (its sums are complete then). A block without a partner in a round (odd count) gets a task
+// of its own in those two rounds. This needs rounds - 1 barriers, the fewest for this schedule.
+const std::vector<AttentionKernel::Task>& AttentionKernel::tile_schedule(Index blocks) {
+  if (blocks == schedule_blocks_) return schedule_;
+  schedule_.clear();
+  round_begin_.assign(1, 0);
+  if (blocks == 1) {
+    schedule_.push_back({0, 0, true, true});
+    round_begin_.push_back(schedule_.size());
+  }
+  const Index m = blocks + (blocks % 2);  // with a "bye" block when the count is odd
+  for (Index r = 0; blocks > 1 && r + 1 < m; ++r) {
+    const bool first = r == 0, last = r + 2 == m;
+    auto add = [&](Index a, Index c) {
+      if (a < blocks && c < blocks) schedule_.push_back({std::min(a, c), std::max(a, c), first, last});
+      const Index alone = a < blocks ? a : c;  // the partner of the bye
+      if ((a >= blocks || c >= blocks) && (first || last)) schedule_.push_back({alone, alone, first, last});
+    };
+    add(r, m - 1);
+    for (Index k = 1; k < m / 2; ++k) add((r + k) % (m - 1), (r - k + m - 1) % (m - 1));
+    round_begin_.push_back(schedule_.size());
+  }
+  schedule_blocks_ = blocks;
+  return schedule_;
+}
+
+void AttentionKernel::compute_symmetric(Eigen::Ref<const RowMatrix> theta, double beta, const Vector& masses,
+                                        Eigen::Ref<RowMatrix> attention) {
+  const Index n = theta.rows();
+  const Index d = theta.cols();
+  const bool weighted = masses.size() == n;
+
+  // Column weights m_k exp(β h_k - β max h) ≤ m_k fold the factor of k that does not cancel.
+  // Small d keeps tokens, values and sums transposed (one row per component) for the fused tiles.
+  const bool fused = d <= (options_.fused_max_dim >= 0 ? options_.fused_max_dim : kFusedMaxDim);
+  const double top = half_norms_.maxCoeff();
+  if (fused) {
+    theta_t_ = theta.transpose();
+    values_.resize(d + 1, n);
+    sums_.setZero(d + 1, n);
+  } else {
+    values_.resize(n, d + 1);
+    sums_.setZero(n, d + 1);
+  }
+  for (Index k = 0; k < n; ++k) {
+    const double weight = std::exp(half_norms_(k) - top) * (weighted ? masses(k) : 1.0);
+    if (fused) {
+      values_.col(k).head(d) = weight * theta.row(k).transpose();
+      values_(d, k) = weight;
+    } else {
+      values_.row(k).head(d) = weight * theta.row(k);
+      values_(k, d) = weight;
+    }
+  }
+
+  const Index block = block_rows(n, KernelPath::symmetric);
+  const Index blocks = (n + block - 1) / block;
+  const auto& schedule = tile_schedule(blocks);
+  const Index rounds = static_cast<Index>(round_begin_.size()) - 1;
+  const int threads = threads_for(n, d, std::max<Index>(blocks / 2, 1));
+  const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> theta_map(theta.data(), n, d,
+                                                                       Eigen::OuterStride<>(theta.outerStride()));
+
+  // Tile (b, c) of G, added into the sums of block b and, off the diagonal, of block c.
+  auto tile = [&](Index b, Index c) {
+    Vector& buffer = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+    if (buffer.size() < block * block) buffer.resize(std::max<Index>(block * block, n));
+    const Index b0 = b * block, c0 = c * block;
+    const Index rb = std::min(block, n - b0), rc = std::min(block, n - c0);
+    if (fused) {
+      fused_tile(b0, rb, c0, rc, b != c, beta, buffer);
+      return;
+    }
+    Eigen::Map<RowMatrix> g(buffer.data(), rb, rc);
+    g.noalias() = theta_map.middleRows(b0, rb) * theta_map.middleRows(c0, rc).transpose();
+    const Eigen::Map<const Eigen::ArrayXd> hc(half_norms_.data() + c0, rc);
+    for (Index i = 0; i < rb; ++i) g.row(i) = (beta * g.row(i).array() - hc.transpose() - half_norms_(b0 + i)).exp();
+    sums_.middleRows(b0, rb).noalias() += g * values_.middleRows(c0, rc);
+    if (b != c) sums_.middleRows(c0, rc).noalias() += g.transpose() * values_.middleRows(b0, rb);
+  };
+  auto normalize = [&](Index b) {
+    for (Index j = b * block; j < std::min(n, (b + 1) * block); ++j) {
+      if (fused)
+        attention.row(j) = sums_.col(j).head(d).transpose() / sums_(d, j);
+      else
+        attention.row(j) = sums_.row(j).head(d) / sums_(j, d);
+    }
+  };
+  auto run_tiles = [&] {
+    for (Index r = 0; r < rounds; ++r) {
+      const auto first = static_cast<Index>(round_begin_[static_cast<std::size_t>(r)]);
+      const auto last = static_cast<Index>(round_begin_[static_cast<std::size_t>(r) + 1]);
+      // The implicit barrier at the end of each round orders the additions into every row block.
+#pragma omp for schedule(dynamic, 1)
+      for (Index task = first; task < last; ++task) {
+        const Task& t = schedule[static_cast<std::size_t>(task)];
+        if (t.diagonals) {
+          tile(t.b, t.b);
+          if (t.c != t.b) tile(t.c, t.c);
+        }
+        if (t.c != t.b) tile(t.b, t.c);
+        if (t.finalize) {
+          normalize(t.b);
+          if (t.c != t.b) normalize(t.c);
+        }
+      }
+    }
+  };
+  run_in_team(threads, run_tiles);
+}
+
+// One tile for small d, without GEMM: a GEMM with an inner dimension of 3 spends its time packing
+// operands, so each row of the tile is formed, exponentiated and used at once, in vector
+// operations over the tile's columns. `both`: the tile also adds its transpose into block c.
+void AttentionKernel::fused_tile(Index b0, Index rb, Index c0, Index rc, bool both, double beta, Vector& buffer) {
+  using ConstSpan = Eigen::Map<const Eigen::ArrayXd>;
+  using Span = Eigen::Map<Eigen::ArrayXd>;
+  const Index d = theta_t_.rows();
+  Span g(buffer.data(), rc);
+  const ConstSpan hc(half_norms_.data() + c0, rc);
+  for (Index i = b0; i < b0 + rb; ++i) {
+    g = -hc - half_norms_(i);
+    for (Index k = 0; k < d; ++k) g += (beta * theta_t_(k, i)) * ConstSpan(&theta_t_(k, c0), rc);
+    g = g.exp();
+    for (Index k = 0; k <= d; ++k) sums_(k, i) += (g * ConstSpan(&values_(k, c0), rc)).sum();
+    if (both)
+      for (Index k = 0; k <= d; ++k) Span(&sums_(k, c0), rc) += values_(k, i) * g;
   }
 }
 

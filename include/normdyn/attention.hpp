@@ -4,10 +4,23 @@
 //   A_j = Σ_k w_jk V θ_k,   w_jk = m_k exp(β <Qθ_j, Kθ_k>) / Σ_l m_l exp(β <Qθ_j, Kθ_l>)
 //
 // with token masses m_k (all equal for the particle system; the weights of an empirical measure in
-// the mean-field discretization). The softmax subtracts each row's maximum before exponentiating.
-// Rows are processed in fixed blocks, so memory is O(n·d + block·n) rather than O(n²), and the
-// result does not depend on the number of threads (each row is computed the same way whichever
-// thread owns its block).
+// the mean-field discretization). Two paths compute it:
+//
+// * general (any Q, K, V): rows in fixed blocks; per block one GEMM for the scores, a softmax that
+//   subtracts each row's maximum, and one GEMM for the weighted sum and the normalizer together.
+// * symmetric (Q = K = V = I, the default): with h_j = |θ_j|²/2,
+//       exp(β<θ_j, θ_k>) = exp(β h_j) · G_jk · exp(β h_k),   G_jk = exp(-β |θ_j - θ_k|² / 2),
+//   the factor of j cancels in the softmax and G is symmetric with G_jj = 1, so each off-diagonal
+//   tile of G is computed once and used for both of its row blocks: half the exponentials and
+//   3 n² d instead of 4 n² d flops. The weight m_k exp(β(h_k - max h)) of token k is bounded, and
+//   the normalizer of row j is at least its own term; the path is taken only when the norms are
+//   close enough for that term to stay far from underflow (always true for the dynamics, whose
+//   tokens are unit vectors up to round-off).
+//
+// Memory is O(n·d + threads·block·max(block, n)) rather than O(n²). The result does not depend on
+// the number of threads, bit for bit: every block (general) or tile (symmetric) is computed the
+// same way whichever thread owns it, and the symmetric path adds the tiles of a row block in a
+// fixed order (a round-robin schedule in which each round touches every row block at most once).
 #include <vector>
 
 #include "normdyn/tokens.hpp"
@@ -24,8 +37,18 @@ struct AttentionMatrices {
 
 struct KernelOptions {
   int threads = 0;       // 0: OpenMP's default (OMP_NUM_THREADS, else all cores)
-  Index block_rows = 0;  // rows per block; 0: automatic (bounded memory per thread)
+  Index block_rows = 0;  // rows per block (tile side on the symmetric path); 0: automatic
+  bool symmetric = true; // use the symmetric path when Q = K = V = I (false: always general)
+  // Symmetric path: up to this d, tiles are formed row by row (fused) instead of by GEMM; -1: the
+  // measured default (README, Performance).
+  Index fused_max_dim = -1;
 };
+
+enum class KernelPath { general, symmetric };
+
+// The GEMM behind the kernel's products: Eigen's own, or a BLAS library through Eigen's BLAS
+// backend (CMake option NORMDYN_USE_BLAS, which defines EIGEN_USE_BLAS for the whole tree).
+const char* gemm_backend();
 
 class AttentionKernel {
  public:
@@ -36,14 +59,40 @@ class AttentionKernel {
                const Vector& masses, Eigen::Ref<RowMatrix> attention);
 
   int threads() const { return threads_; }
+  // The path the last call of compute() took.
+  KernelPath last_path() const { return last_path_; }
+  // The block size compute() uses for n tokens on the given path.
+  Index block_rows(Index n, KernelPath path) const;
 
  private:
-  Index block_rows(Index n) const;
+  void compute_general(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
+                       const Vector& masses, Eigen::Ref<RowMatrix> attention);
+  void compute_symmetric(Eigen::Ref<const RowMatrix> theta, double beta, const Vector& masses,
+                         Eigen::Ref<RowMatrix> attention);
+  void fused_tile(Index b0, Index rb, Index c0, Index rc, bool both, double beta, Vector& buffer);
+  int threads_for(Index n, Index d, Index parallel_tasks) const;
+  // One task of the symmetric schedule: tile (b, c), b ≤ c (none if b == c and !diagonals), after
+  // the diagonal tiles of b and c if `diagonals`, then the normalization of both if `finalize`.
+  struct Task {
+    Index b, c;
+    bool diagonals, finalize;
+  };
+  const std::vector<Task>& tile_schedule(Index blocks);
 
   KernelOptions options_;
   int threads_;
-  RowMatrix queries_, keys_, values_;   // ΘQᵀ, ΘKᵀ, ΘVᵀ when the matrices are not the identity
-  std::vector<Vector> scores_;          // one block×n workspace per thread
+  KernelPath last_path_ = KernelPath::general;
+  RowMatrix queries_, keys_;       // ΘQᵀ, ΘKᵀ when the matrices are not the identity
+  RowMatrix values_;               // [m ∘ ΘVᵀ | m]: weighted values with the masses as last column
+  RowMatrix sums_;                 // [Σ_k w̃_jk v_k | Σ_k w̃_jk] before normalization
+  RowMatrix theta_t_;              // Θᵀ; for small d, values_ and sums_ are stored transposed too
+  Vector half_norms_;              // β |θ_j|² / 2
+  std::vector<Vector> scratch_;    // one score block or tile per thread
+  // Symmetric path: tasks in rounds of disjoint row blocks; round r holds
+  // schedule_[round_begin_[r] .. round_begin_[r + 1]).
+  Index schedule_blocks_ = -1;
+  std::vector<Task> schedule_;
+  std::vector<std::size_t> round_begin_;
 };
 
 }  // namespace normdyn

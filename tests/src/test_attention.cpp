@@ -3,6 +3,10 @@
 #define BOOST_TEST_MODULE attention
 #include <boost/test/unit_test.hpp>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "normdyn/attention.hpp"
 #include "test_support.hpp"
 #include "tolerances.hpp"
@@ -87,4 +91,130 @@ BOOST_AUTO_TEST_CASE(single_token_attends_to_itself) {
   const RowMatrix theta = test::random_tokens(1, 5, 6).theta;
   const RowMatrix a = compute(theta, AttentionMatrices::identity_matrices(), 1.0);
   BOOST_TEST((a - theta).cwiseAbs().maxCoeff() < test::kRoundoff);
+}
+
+// ---- The two paths (issue 6): symmetric fast path for Q = K = V = I, general path otherwise ----
+
+namespace {
+double max_abs_diff(const RowMatrix& a, const RowMatrix& b) { return (a - b).cwiseAbs().maxCoeff(); }
+
+struct PathResult {
+  RowMatrix a;
+  KernelPath path;
+};
+PathResult compute_path(const RowMatrix& theta, const AttentionMatrices& m, double beta, KernelOptions o,
+                        const Vector& masses = Vector()) {
+  AttentionKernel kernel(o);
+  RowMatrix a(theta.rows(), theta.cols());
+  kernel.compute(theta, m, beta, masses, a);
+  return {a, kernel.last_path()};
+}
+KernelOptions general_only(int threads = 0, Index block = 0) { return {threads, block, false}; }
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(symmetric_path_is_taken_and_matches_definition) {
+  // n = 129 and 300 are tiled (4 blocks); block 43 at n = 301 gives 7 blocks, an odd count, so
+  // the schedule has a bye in every round. Small d takes the fused tiles, larger d GEMM tiles; both
+  // are also forced for every d.
+  const std::vector<std::pair<Index, Index>> cases = {{1, 0}, {2, 0}, {17, 0}, {64, 0}, {129, 0}, {300, 0}, {301, 43}};
+  for (const auto& [n, block] : cases)
+    for (Index d : {2, 3, 8, 9, 16}) {
+      const RowMatrix theta = test::random_tokens(n, d, 11).theta;
+      for (double beta : {0.1, 1.0, 9.0}) {
+        const auto fast = compute_path(theta, AttentionMatrices::identity_matrices(), beta, {0, block, true});
+        BOOST_TEST((fast.path == KernelPath::symmetric));
+        const RowMatrix ref = test::naive_attention(theta, AttentionMatrices::identity_matrices(), beta);
+        BOOST_TEST(max_abs_diff(fast.a, ref) < test::kRoundoff, "n = " << n << ", d = " << d << ", beta = " << beta);
+        for (Index fused_max_dim : {Index{0}, d}) {
+          KernelOptions o{0, block, true};
+          o.fused_max_dim = fused_max_dim;
+          const auto forced = compute_path(theta, AttentionMatrices::identity_matrices(), beta, o);
+          BOOST_TEST(max_abs_diff(forced.a, ref) < test::kRoundoff, "fused_max_dim = " << fused_max_dim);
+        }
+        const auto general = compute_path(theta, AttentionMatrices::identity_matrices(), beta, general_only(0, block));
+        BOOST_TEST((general.path == KernelPath::general));
+        BOOST_TEST(max_abs_diff(fast.a, general.a) < test::kRoundoff);
+      }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(symmetric_path_with_masses_matches_definition) {
+  const Index n = 300, d = 5;
+  const RowMatrix theta = test::random_tokens(n, d, 12).theta;
+  Vector masses(n);
+  for (Index k = 0; k < n; ++k) masses(k) = 0.05 + double((7 * k) % 11);
+  const auto fast = compute_path(theta, AttentionMatrices::identity_matrices(), 2.5, {}, masses);
+  BOOST_TEST((fast.path == KernelPath::symmetric));
+  const RowMatrix ref = test::naive_attention(theta, AttentionMatrices::identity_matrices(), 2.5, masses);
+  BOOST_TEST(max_abs_diff(fast.a, ref) < test::kRoundoff);
+}
+
+BOOST_AUTO_TEST_CASE(tokens_off_the_sphere) {
+  // The kernel is defined for any tokens (intermediate Runge–Kutta stages are slightly off the
+  // sphere). Norms within the symmetric path's bound use it; widely spread norms fall back.
+  const Index n = 200, d = 4;
+  RowMatrix theta = test::random_tokens(n, d, 13).theta;
+  for (Index j = 0; j < n; ++j) theta.row(j) *= 1.0 + 0.3 * std::sin(double(j));
+  const auto near = compute_path(theta, AttentionMatrices::identity_matrices(), 3.0, {});
+  BOOST_TEST((near.path == KernelPath::symmetric));
+  BOOST_TEST(max_abs_diff(near.a, test::naive_attention(theta, AttentionMatrices::identity_matrices(), 3.0)) <
+             test::kRoundoff);
+  const double wide_beta = 200.0;  // β (max |θ|² − min |θ|²) / 2 ≈ 140 > the bound
+  const auto wide = compute_path(theta, AttentionMatrices::identity_matrices(), wide_beta, {});
+  BOOST_TEST((wide.path == KernelPath::general));
+  const RowMatrix ref = test::naive_attention(theta, AttentionMatrices::identity_matrices(), wide_beta);
+  BOOST_TEST(max_abs_diff(wide.a, ref) < 1e3 * test::kRoundoff);  // scores up to β |θ|² ≈ 340
+  BOOST_TEST(wide.a.allFinite());
+}
+
+BOOST_AUTO_TEST_CASE(threads_give_bitwise_identical_results_on_both_paths) {
+  // Large enough for the kernel to run in parallel; the symmetric path at n = 1100 has 8 tiles
+  // of 138 rows, 7 rounds of 4 tiles each.
+  for (const auto& [n, d] : std::vector<std::pair<Index, Index>>{{301, 9}, {1100, 3}}) {
+    const RowMatrix theta = test::random_tokens(n, d, 14).theta;
+    const AttentionMatrices qkv = random_qkv(d, 15);
+    for (bool symmetric : {true, false}) {
+      const auto one = compute_path(theta, AttentionMatrices::identity_matrices(), 2.0, {1, 0, symmetric});
+      BOOST_TEST((one.path == (symmetric ? KernelPath::symmetric : KernelPath::general)));
+      for (int threads : {2, 3, 4}) {
+        const auto many = compute_path(theta, AttentionMatrices::identity_matrices(), 2.0, {threads, 0, symmetric});
+        BOOST_TEST(max_abs_diff(one.a, many.a) == 0.0, "identity, symmetric = " << symmetric << ", threads = " << threads);
+      }
+    }
+    const RowMatrix one = compute(theta, qkv, 2.0, {1, 0});
+    for (int threads : {2, 3, 4}) BOOST_TEST(max_abs_diff(one, compute(theta, qkv, 2.0, {threads, 0})) == 0.0);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(block_size_does_not_change_the_symmetric_result) {
+  const Index n = 301;
+  for (Index d : {3, 9}) {  // fused tiles and GEMM tiles by default
+    const RowMatrix theta = test::random_tokens(n, d, 16).theta;
+    const RowMatrix reference = test::naive_attention(theta, AttentionMatrices::identity_matrices(), 3.0);
+    for (int threads : {1, 2, 3})
+      for (Index block : {0, 7, 64, 150, 151, 512}) {  // 43, 5, 3, 2 and 1 blocks
+        const auto r = compute_path(theta, AttentionMatrices::identity_matrices(), 3.0, {threads, block, true});
+        BOOST_TEST(max_abs_diff(r.a, reference) < test::kThreadAgreement,
+                   "d " << d << ", threads " << threads << ", block " << block);
+      }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(automatic_tiles_use_a_multiple_of_four_blocks) {
+  const AttentionKernel kernel;
+  for (Index n : {129, 256, 1000, 1024, 4096, 65536}) {
+    const Index block = kernel.block_rows(n, KernelPath::symmetric);
+    const Index blocks = (n + block - 1) / block;
+    BOOST_TEST(blocks % 4 == 0);
+    BOOST_TEST(block <= 256);
+  }
+  BOOST_TEST(kernel.block_rows(100, KernelPath::symmetric) == 100);
+}
+
+BOOST_AUTO_TEST_CASE(reports_its_gemm_backend) {
+#ifdef NORMDYN_OPENBLAS
+  BOOST_TEST(std::string(gemm_backend()) == "openblas");
+#else
+  BOOST_TEST(std::string(gemm_backend()) == "eigen");
+#endif
 }
