@@ -10,6 +10,7 @@
 #include "normdyn/solvers/integrator.hpp"
 #include "normdyn/solvers/layer_maps.hpp"
 #include "progress.hpp"
+#include "run_meanfield.hpp"  // [meanfield]
 #include "signals.hpp"
 
 namespace normdyn::app {
@@ -86,22 +87,27 @@ AttentionDynamics make_dynamics(const RunConfig& config) {
   spec.scheme = config.model.scheme;
   spec.beta = config.model.beta;
   spec.kernel.threads = config.solver.threads;
+  spec.masses = initial_masses(config);  // [meanfield] weighted tokens (empty: equal masses)
   return AttentionDynamics(spec, make_qkv(config.model), config.model.n, config.model.d);
 }
 
 Tokens make_initial_tokens(const RunConfig& c) {
   const InitConfig& i = c.init;
+  if (uses_density_tokens(c)) return initial_weighted_tokens(c).tokens;  // [meanfield]
   switch (i.kind) {
     case InitKind::uniform: return uniform_tokens(c.model.n, c.model.d, i.r0, i.seed);
     case InitKind::gaussian: return gaussian_tokens(c.model.n, c.model.d, i.seed);
     case InitKind::orthonormal: return orthonormal_tokens(c.model.n, c.model.d, i.r0, i.seed);
     case InitKind::cap: return cap_tokens(c.model.n, c.model.d, i.r0, i.delta, i.seed);
     case InitKind::file: return read_initial_tokens(i, c.model.n, c.model.d);
+    case InitKind::perturbed_uniform:  // [meanfield] handled above
+    case InitKind::von_mises: break;
   }
   return uniform_tokens(c.model.n, c.model.d, i.r0, i.seed);
 }
 
 RunSummary run_experiment(const RunConfig& config, const RunOptions& options) {
+  if (config.model.kind == ModelKind::meanfield) return run_meanfield(config, options);  // [meanfield]
   // Everything that can fail on bad input happens before the output file is created.
   AttentionDynamics dynamics = make_dynamics(config);
   const Tokens start = make_initial_tokens(config);
@@ -114,6 +120,8 @@ RunSummary run_experiment(const RunConfig& config, const RunOptions& options) {
   RunWriter writer(config.output.path, config, provenance, RunFileOptions{options.force});
   ProgressLine progress(0.0, samples.back(), !options.quiet && ProgressLine::stderr_is_terminal());
   Recorder recorder(writer, layout, config.solver.sync_epsilon, progress);
+  if (const Vector& m = dynamics.spec().masses; m.size() > 0)  // [meanfield]
+    writer.write_masses(std::span<const double>(m.data(), static_cast<std::size_t>(m.size())));
 
   IntegrationResult result;
   if (config.solver.method == Method::discrete) {

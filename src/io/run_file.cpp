@@ -74,6 +74,17 @@ struct RunWriter::Impl {
   h5::Dataset radius, radius_time, radius_step;
   Index n = 0, d = 0;
   std::int64_t frames = 0;
+  // [meanfield]
+  struct Field {
+    h5::Dataset value, time, step;
+    std::vector<h5::Dataset> moving_axes;
+    std::vector<std::size_t> moving_cells;
+    std::size_t values_per_frame = 0;
+    std::int64_t frames = 0;
+  };
+  bool particles = true;
+  int deflate_level = 1;
+  std::vector<Field> fields;
 };
 
 RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config, const Provenance& provenance,
@@ -96,10 +107,12 @@ RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config,
   creator.set_attribute("name", std::string("normdyn"));
   creator.set_attribute("version", std::string(version()) + " (" + std::string(revision()) + ")");
 
-  h5::Group tokens = file.create_group("particles/tokens");
-  h5::Group box = tokens.create_group("box");
-  box.set_attribute("dimension", static_cast<std::int64_t>(d));
-  box.set_attribute("boundary", std::vector<std::string>(static_cast<std::size_t>(d), "none"));
+  if (options.particles) {
+    h5::Group tokens = file.create_group("particles/tokens");
+    h5::Group box = tokens.create_group("box");
+    box.set_attribute("dimension", static_cast<std::int64_t>(d));
+    box.set_attribute("boundary", std::vector<std::string>(static_cast<std::size_t>(d), "none"));
+  }
 
   const auto nd = static_cast<std::uint64_t>(n * d);
   const h5::ChunkedLayout direction_layout{{static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(d)},
@@ -116,6 +129,12 @@ RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config,
   impl_->path = path;
   impl_->n = n;
   impl_->d = d;
+  impl_->particles = options.particles;
+  impl_->deflate_level = options.deflate_level;
+  if (!options.particles) {
+    impl_->file = std::move(file);
+    return;
+  }
   impl_->direction = file.create_extendable(std::string(kDirection) + "/value", h5::ElementType::f64, direction_layout);
   impl_->direction_time = file.create_extendable(std::string(kDirection) + "/time", h5::ElementType::f64, scalar_layout);
   impl_->direction_step = file.create_extendable(std::string(kDirection) + "/step", h5::ElementType::i64, scalar_layout);
@@ -158,12 +177,97 @@ void RunWriter::write_summary(const RunSummary& s) {
 
 void RunWriter::flush() { impl_->file.flush(); }
 
+// ---- [meanfield] masses and fields ------------------------------------------------------------
+void RunWriter::write_masses(std::span<const double> masses) {
+  Impl& w = *impl_;
+  const std::uint64_t dims[1] = {masses.size()};
+  h5::Dataset ds = w.file.create_dataset("/particles/tokens/mass", std::span<const std::uint64_t>(dims), masses);
+  ds.set_attribute("description", std::string("mass of each token (sums to 1); the empirical measure is "
+                                              "sum_j mass_j delta_(theta_j, r_j)"));
+}
+
+std::size_t RunWriter::add_field(const FieldSpec& spec) {
+  Impl& w = *impl_;
+  const std::string base = "/fields/" + spec.name;
+  h5::Group group = w.file.require_group(base);
+  group.set_attribute("description", spec.description);
+  std::vector<std::uint64_t> inner;
+  std::vector<std::string> axis_names{"time"};
+  Impl::Field field;
+  field.values_per_frame = 1;
+  for (const FieldAxis& a : spec.axes) {
+    inner.push_back(a.cells);
+    axis_names.push_back(a.name);
+    field.values_per_frame *= a.cells;
+  }
+  field.value = w.file.create_extendable(base + "/value", h5::ElementType::f64,
+                                         h5::ChunkedLayout{inner, chunk_frames(field.values_per_frame), w.deflate_level});
+  field.value.set_attribute("unit", spec.unit);
+  field.value.set_attribute("description", spec.description);
+  field.value.set_attribute("axes", axis_names);
+  const h5::ChunkedLayout scalar_layout{{}, 1024, 0};
+  field.time = w.file.create_extendable(base + "/time", h5::ElementType::f64, scalar_layout);
+  field.time.set_attribute("description", std::string("sample time (continuous depth t)"));
+  field.step = w.file.create_extendable(base + "/step", h5::ElementType::i64, scalar_layout);
+  field.step.set_attribute("description", std::string("accepted integrator steps before the sample"));
+  field.time.make_scale("time");
+  field.value.attach_scale(field.time, 0);
+  field.value.set_dimension_label(0, "time");
+  for (std::size_t k = 0; k < spec.axes.size(); ++k) {
+    const FieldAxis& a = spec.axes[k];
+    const auto axis = static_cast<unsigned>(k + 1);
+    field.value.set_dimension_label(axis, a.name);
+    if (a.moving) {
+      h5::Dataset ds = w.file.create_extendable(base + "/" + a.name, h5::ElementType::f64,
+                                                h5::ChunkedLayout{{a.cells}, chunk_frames(a.cells), 0});
+      ds.set_attribute("unit", a.unit);
+      ds.set_attribute("description", a.description + " (moves with time: one row of cell centres per frame)");
+      field.moving_axes.push_back(std::move(ds));
+      field.moving_cells.push_back(a.cells);
+    } else {
+      const std::uint64_t dims[1] = {a.centres.size()};
+      h5::Dataset ds = w.file.create_dataset(base + "/" + a.name, std::span<const std::uint64_t>(dims),
+                                             std::span<const double>(a.centres));
+      ds.set_attribute("unit", a.unit);
+      ds.set_attribute("description", a.description);
+      ds.make_scale(a.name);
+      field.value.attach_scale(ds, axis);
+    }
+  }
+  w.fields.push_back(std::move(field));
+  return w.fields.size() - 1;
+}
+
+void RunWriter::append_field_frame(std::size_t index, double t, std::int64_t step, std::span<const double> values,
+                                   std::span<const double> moving_centres) {
+  Impl& w = *impl_;
+  Impl::Field& f = w.fields.at(index);
+  if (values.size() != f.values_per_frame) throw IoError(w.path.string() + ": field frame has the wrong size");
+  f.value.append(values);
+  const double time[1] = {t};
+  const std::int64_t steps[1] = {step};
+  f.time.append(std::span<const double>(time));
+  f.step.append(std::span<const std::int64_t>(steps));
+  std::size_t offset = 0;
+  for (std::size_t k = 0; k < f.moving_axes.size(); ++k) {
+    f.moving_axes[k].append(moving_centres.subspan(offset, f.moving_cells[k]));
+    offset += f.moving_cells[k];
+  }
+  ++f.frames;
+  if (!w.particles && index == 0) ++w.frames;
+}
+
+void RunWriter::set_summary_attribute(const std::string& name, double value) {
+  impl_->file.open_group("summary").set_attribute(name, value);
+}
+
 void RunWriter::close() {
   if (!impl_) return;
   // Datasets first: HDF5 keeps a file open while any of its objects is.
   for (h5::Dataset* ds : {&impl_->direction, &impl_->direction_time, &impl_->direction_step, &impl_->radius,
                           &impl_->radius_time, &impl_->radius_step})
     *ds = h5::Dataset();
+  impl_->fields.clear();  // [meanfield]
   impl_->file.close();
 }
 

@@ -8,12 +8,16 @@
 //   /parameters                        config (the resolved TOML), seed, version, revision, ...;
 //                                      one subgroup per section with every key as an attribute
 //   /summary                           status, t_reached, counters, wall time (attributes)
+//   /particles/tokens/mass             [n] float64, masses of weighted tokens (when written)
+//   /fields/<name>/                    mean-field runs: value [frames, cells...], time, step, and one
+//                                      dataset per axis (cell centres; [frames, cells] if it moves)
 //
 // Frames are appended as they are produced; no HDF5 type crosses this interface.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,6 +49,24 @@ struct RunSummary {
 struct RunFileOptions {
   bool overwrite = false;   // replace an existing file (--force)
   int deflate_level = 1;    // shuffle + deflate on the frame datasets; 0: none
+  bool particles = true;    // [meanfield] false: no /particles group (mean-field runs write /fields)
+};
+
+// [meanfield] A field on a grid, stored as /fields/<name>/{value, time, step} and one dataset per axis.
+// Axis 0 of `value` is the frame; every attribute needed to read it is in the file.
+struct FieldAxis {
+  std::string name;          // dataset name beside value, e.g. "phi"
+  std::string unit;          // e.g. "rad"
+  std::string description;
+  std::size_t cells = 0;
+  std::vector<double> centres;  // fixed cell centres; empty for a moving axis
+  bool moving = false;          // centres change with time: stored as [frames, cells]
+};
+struct FieldSpec {
+  std::string name;         // group name under /fields
+  std::string description;
+  std::string unit;         // unit of the values
+  std::vector<FieldAxis> axes;
 };
 
 class RunWriter {
@@ -58,6 +80,16 @@ class RunWriter {
 
   void append_frame(double t, std::int64_t step, const Tokens& tokens);
   void write_summary(const RunSummary& summary);
+
+  // [meanfield] Masses of weighted tokens (time-independent), /particles/tokens/mass.
+  void write_masses(std::span<const double> masses);
+  // [meanfield] Fields of mean-field runs: declare, then append frames (index = order of declaration).
+  // `moving_centres` holds the current centres of every moving axis, concatenated.
+  std::size_t add_field(const FieldSpec& spec);
+  void append_field_frame(std::size_t field, double t, std::int64_t step, std::span<const double> values,
+                          std::span<const double> moving_centres = {});
+  // [meanfield] An extra scalar attribute of /summary (mean-field diagnostics).
+  void set_summary_attribute(const std::string& name, double value);
   void flush();
   void close();
 
