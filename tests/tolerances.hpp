@@ -15,4 +15,9 @@ inline constexpr double kOrderSlack = 0.3;
 // Results with different thread counts (issue 6: 1e-13).
 inline constexpr double kThreadAgreement = 1e-13;
 
+// [meanfield] Growth rates of Fourier modes of the uniform density against the closed form (issue 5: 1%).
+inline constexpr double kLinearRate = 1e-2;
+// [meanfield] Total mass of the finite-volume solver: round-off of sums over up to ~10^5 cells.
+inline constexpr double kMassRoundoff = 1e-13;
+
 }  // namespace normdyn::test
