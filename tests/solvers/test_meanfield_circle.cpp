@@ -109,22 +109,23 @@ BOOST_AUTO_TEST_CASE(observed_order_in_the_grid) {
 }
 
 // Weighted particles (equally spaced angles, exact cell masses) follow the PDE: the W1 distance at
-// t = 3 decreases like 1/n (the rate of the initial quadrature, which the flow preserves).
+// t = 3 decreases like 1/n (the rate of the initial quadrature, which the flow preserves). The study
+// tests/solvers/study_meanfield_limits.cpp goes to n = 2^14 and i.i.d. samples.
 BOOST_AUTO_TEST_CASE(weighted_particles_converge_to_the_pde) {
   constexpr double kBeta = 4.0, kTime = 3.0;
   for (const Scheme& scheme : {Scheme{PostLN{}}, Scheme{PreLN{}}}) {
     const bool radius = scheme_has_radius(scheme);
     const double width = radius ? 0.1 : 0.0;
-    MeanFieldSpec spec = spec_for(scheme, kBeta, 2048);
-    spec.radial_grid = 64;
+    MeanFieldSpec spec = spec_for(scheme, kBeta, radius ? 512 : 1024);
+    spec.radial_grid = 32;
     MeanFieldCircle pde(spec);
     const auto pde_end =
         test::solve(pde, pde.initial_state(cell_averages(bumps(), spec.grid), 1.0, width), {0.0, kTime},
-                    test::tight_options(1e-9))
+                    test::tight_options(1e-8))
             .back();
     const analysis::CircleMeasure continuum{{}, {}, pde.angular_density(pde_end.data())};
     std::vector<double> distances;
-    const std::vector<Index> sizes{64, 128, 256, 512, 1024};
+    const std::vector<Index> sizes{64, 128, 256, 512};
     for (Index n : sizes) {
       const WeightedTokens start = density_tokens(bumps(), n, 2, Sampling::grid, 1.0, width, 1);
       DynamicsSpec ds;
@@ -136,7 +137,7 @@ BOOST_AUTO_TEST_CASE(weighted_particles_converge_to_the_pde) {
       particles.layout().pack(start.tokens, x0.data());
       test::KeepStates keep;
       const std::vector<double> times{kTime};
-      const auto result = integrate(particles, x0, 0.0, times, test::tight_options(1e-10), keep);
+      const auto result = integrate(particles, x0, 0.0, times, test::tight_options(1e-9), keep);
       BOOST_REQUIRE(result.status == RunStatus::ok);
       const Tokens end = particles.layout().unpack(keep.states.back().data());
       analysis::CircleMeasure empirical;
@@ -148,11 +149,11 @@ BOOST_AUTO_TEST_CASE(weighted_particles_converge_to_the_pde) {
     }
     for (std::size_t i = 0; i < sizes.size(); ++i)
       std::printf("%-4s n = %5lld: W1(particles, PDE) at t = %g: %.3e%s%.2f\n", std::string(scheme_key(scheme)).c_str(),
-                  static_cast<long long>(sizes[i]), kTime, distances[i], i ? ", observed rate " : "",
+                  static_cast<long long>(sizes[i]), kTime, distances[i], i ? ", observed rate " : ", rate ",
                   i ? std::log2(distances[i - 1] / distances[i]) : 0.0);
     const double rate = std::log2(distances.front() / distances.back()) / std::log2(double(sizes.back() / sizes.front()));
     BOOST_TEST_INFO(scheme_key(scheme));
     BOOST_TEST(std::abs(rate - 1.0) < test::kOrderSlack);
-    BOOST_TEST(distances.back() < 2e-3);
+    BOOST_TEST(distances.back() < (radius ? 4e-3 : 1e-3));
   }
 }
