@@ -167,9 +167,9 @@ std::vector<double> cell_averages(const Density& density, std::int64_t M) {
                                   kappa, pieces);
           total += bump[i];
         }
-        for (std::size_t i = 0; i < m; ++i) rho[i] += density.weights[b] * bump[i] / (total * h) * 1.0;
+        // bump[i] / total is the cell's share of the bump's mass; per radian, divide by h.
+        for (std::size_t i = 0; i < m; ++i) rho[i] += density.weights[b] * bump[i] / (total * h);
       }
-      // bump[i] / total is the cell's share of the bump's mass; per radian divide by h (done above).
       break;
     }
     case Density::Kind::cells: {
