@@ -128,3 +128,23 @@ BOOST_AUTO_TEST_CASE(circle_form_of_attention_matrices) {
   m.V(0, 1) = 0.0;
   BOOST_TEST(!circle_attention(m).has_value());
 }
+
+// Per-layer matrices: layer k on [k, k + 1), breakpoints at the integers; the amplification of a mode
+// is the sum of each layer's.
+BOOST_AUTO_TEST_CASE(per_layer_matrices) {
+  MeanFieldSpec spec;
+  spec.beta = 6.0;
+  spec.grid = 128;
+  spec.layers = {CircleAttention{}, CircleAttention{0.5, 0.0, 1.0, 0.0}};
+  MeanFieldCircle system(spec);
+  BOOST_TEST((system.breakpoints(0.0, 3.0) == std::vector<double>{1.0}));
+  const int k = 2;
+  const auto x0 = system.initial_state(cell_averages(Density::perturbed_uniform(k, kAmplitude), spec.grid), 1.0, 0.0);
+  const auto states = test::solve(system, x0, {0.0, 2.5}, test::tight_options(1e-11));
+  const double measured = std::log(std::abs(test::fourier_mode(states[1], system.phi(), k) /
+                                            test::fourier_mode(states[0], system.phi(), k)));
+  const double exact = uniform_state_rate(PostLN{}, 6.0, spec.layers[0], k, 0.0).real() +
+                       1.5 * uniform_state_rate(PostLN{}, 6.0, spec.layers[1], k, 0.0).real();
+  std::printf("per-layer matrices: log amplification %.10f (exact %.10f)\n", measured, exact);
+  BOOST_TEST(std::abs(measured - exact) < test::kLinearRate * exact);
+}
