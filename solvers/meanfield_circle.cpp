@@ -194,6 +194,10 @@ MeanFieldCircle::MeanFieldCircle(MeanFieldSpec spec) : spec_(std::move(spec)) {
     v->resize(m);
   const std::size_t longest = std::max(m, mr) + 1;
   slope_.resize(std::max(m * mr, longest));
+  if (has_radius_) {
+    row_flux_.resize(m * mr);
+    radii_.resize(mr);
+  }
   flux_.resize(longest);
   velocity_.resize(longest);
 }
@@ -287,18 +291,35 @@ void MeanFieldCircle::rhs_radial(const S& scheme, const double* x, double* dxdt,
   }
   if (!std::isfinite(lo_rate) || !std::isfinite(hi_rate)) lo_rate = hi_rate = 0.0;
 
-  // Fluxes in φ, row by row.
-  for (std::size_t j = 0; j < mr; ++j) {
-    const double r = r_lo + width * (static_cast<double>(j) + 0.5) * deta;
-    slopes(spec_.limiter, x + j, m, mr, true, slope_.data());
-    for (std::size_t f = 0; f < m; ++f) {
-      const TokenContext c{t, t_regime, r, face_tda_[f], face_norm_[f]};
+  // Fluxes in φ. The state is φ-major, so sweep whole rows of M_r radii at a time (contiguous):
+  // slopes in φ of every cell, then the flux through each face for every radius.
+  for (std::size_t i = 0; i < m; ++i) {
+    const double* prev = x + (i == 0 ? m - 1 : i - 1) * mr;
+    const double* here = x + i * mr;
+    const double* next = x + (i + 1 == m ? 0 : i + 1) * mr;
+    double* out = slope_.data() + i * mr;
+    for (std::size_t j = 0; j < mr; ++j)
+      out[j] = limited_slope(spec_.limiter, here[j] - prev[j], next[j] - here[j]);
+  }
+  for (std::size_t j = 0; j < mr; ++j) radii_[j] = r_lo + width * (static_cast<double>(j) + 0.5) * deta;
+  const double inv_h = 1.0 / h;
+  for (std::size_t f = 0; f < m; ++f) {
+    const std::size_t nf = f + 1 == m ? 0 : f + 1;
+    const double* here = x + f * mr;
+    const double* next = x + nf * mr;
+    const double* here_slope = slope_.data() + f * mr;
+    const double* next_slope = slope_.data() + nf * mr;
+    double* face = row_flux_.data() + f * mr;
+    for (std::size_t j = 0; j < mr; ++j) {
+      const TokenContext c{t, t_regime, radii_[j], face_tda_[f], face_norm_[f]};
       const double u = angular_velocity(scheme, c, face_tangent_[f]);
-      const std::size_t next = f + 1 == m ? 0 : f + 1;
-      flux_[f] = upwind_flux(u, x[f * mr + j], slope_[f], x[next * mr + j], slope_[next]);
+      face[j] = upwind_flux(u, here[j], here_slope[j], next[j], next_slope[j]);
     }
-    for (std::size_t i = 0; i < m; ++i)
-      dxdt[i * mr + j] = -(flux_[i] - flux_[i == 0 ? m - 1 : i - 1]) / h;
+  }
+  for (std::size_t i = 0; i < m; ++i) {
+    const double* right = row_flux_.data() + i * mr;
+    const double* left = row_flux_.data() + (i == 0 ? m - 1 : i - 1) * mr;
+    for (std::size_t j = 0; j < mr; ++j) dxdt[i * mr + j] = -(right[j] - left[j]) * inv_h;
   }
   // Fluxes in η, column by column; none through the band's edges.
   for (std::size_t i = 0; i < m; ++i) {
