@@ -2,8 +2,8 @@
 //   ctest --test-dir build -R study_meanfield -V
 // or build/tests/solvers_study_meanfield_limits --run_test=<case>). Each case prints the table it
 // measured and checks the observed rate, so that it can fail:
-//   many_tokens   W1 on the circle between n particles and the PDE at t = 3, n = 2^6 .. 2^14, for
-//                 grid-weighted particles (rate 1) and i.i.d. samples (rate 1/2)
+//   many_tokens   W1 on the circle between n particles and the PDE at t = 3, for grid-weighted
+//                 particles, n = 2^6 .. 2^14 (rate 1), and i.i.d. samples, n = 2^6 .. 2^12 (rate 1/2)
 //   depth         the discrete L-layer maps against the ODE at depth T = 2, error against h (rate 1),
 //                 every scheme, weighted particles in d = 3
 //   grid          observed order of the PDE solver in M (post, and pre on the (phi, r) grid)
@@ -83,7 +83,10 @@ BOOST_AUTO_TEST_CASE(many_tokens) {
   std::printf("many tokens: post, beta = %g, three von Mises bumps, t = %g; PDE M = 8192\n", kBeta, kTime);
   for (Sampling sampling : {Sampling::grid, Sampling::sampled}) {
     std::vector<double> sizes, distances;
-    for (int p = 6; p <= 14; ++p) {
+    // i.i.d. samples stop at 2^12: their W1 (~ n^-1/2) is already far above the PDE's error, and n = 2^14
+    // costs ~15 min per series on 2 cores.
+    const int top = sampling == Sampling::grid ? 14 : 12;
+    for (int p = 6; p <= top; ++p) {
       const Index n = Index{1} << p;
       const WeightedTokens start = density_tokens(bumps(), n, 2, sampling, 1.0, 0.0, 7);
       DynamicsSpec ds;
@@ -95,7 +98,7 @@ BOOST_AUTO_TEST_CASE(many_tokens) {
       test::KeepStates keep;
       const std::vector<double> times{kTime};
       const auto t0 = Clock::now();
-      const auto result = integrate(particles, x0, 0.0, times, test::tight_options(1e-9), keep);
+      const auto result = integrate(particles, x0, 0.0, times, test::tight_options(1e-7), keep);
       BOOST_REQUIRE(result.status == RunStatus::ok);
       const Tokens x = particles.layout().unpack(keep.states.back().data());
       analysis::CircleMeasure empirical;
@@ -111,8 +114,8 @@ BOOST_AUTO_TEST_CASE(many_tokens) {
     }
     const double rate = fitted_rate(sizes, distances);
     const double expected = sampling == Sampling::grid ? 1.0 : 0.5;
-    std::printf("  %-8s observed rate (least squares over n = 2^6..2^14): W1 ~ n^-%.3f (expected %.1f)\n",
-                std::string(to_string(sampling)).c_str(), rate, expected);
+    std::printf("  %-8s observed rate (least squares over n = 2^6..2^%d): W1 ~ n^-%.3f (expected %.1f)\n",
+                std::string(to_string(sampling)).c_str(), top, rate, expected);
     BOOST_TEST(std::abs(rate - expected) < test::kOrderSlack);
   }
 }
