@@ -10,6 +10,7 @@
 #include "normdyn/solvers/integrator.hpp"
 #include "normdyn/solvers/layer_maps.hpp"
 #include "progress.hpp"
+#include "run_meanfield.hpp"  // [meanfield]
 #include "signals.hpp"
 
 namespace normdyn::app {
@@ -28,27 +29,13 @@ QkvSource make_qkv(const ModelConfig& m) {
   return QkvSource::identity();
 }
 
-StepperKind stepper_of(Method m) {
-  switch (m) {
-    case Method::dopri5: return StepperKind::dopri5;
-    case Method::cash_karp54: return StepperKind::cash_karp54;
-    case Method::fehlberg78: return StepperKind::fehlberg78;
-    case Method::bulirsch_stoer: return StepperKind::bulirsch_stoer;
-    case Method::rk4: return StepperKind::rk4;
-    case Method::euler: return StepperKind::euler;
-    case Method::discrete: break;
-  }
-  return StepperKind::dopri5;
-}
-
-// Connects the integrator to the run file: writes every sample with its observables and
-// checkpoint, checks the synchronization stop condition, keeps the flush cadence, reports progress
-// and honours interrupts.
-class Recorder final : public SampleObserver {
+// Writes every sample of a particle run with its observables and checkpoint, and stops the run
+// when the synchronization condition holds.
+class ParticleRecorder final : public RunRecorder {
  public:
-  Recorder(RunWriter& writer, const RunConfig& config, const StateLayout& layout, ProgressLine& progress,
-           double earlier_wall_seconds)
-      : writer_(writer), config_(config), layout_(layout), progress_(progress), earlier_(earlier_wall_seconds) {}
+  ParticleRecorder(RunWriter& writer, const RunConfig& config, const StateLayout& layout, ProgressLine& progress,
+                   double earlier_wall_seconds)
+      : RunRecorder(writer, progress, earlier_wall_seconds), config_(config), layout_(layout) {}
 
   std::optional<RunStatus> on_sample(std::size_t, double t, std::int64_t step, std::span<const double> x,
                                      const CheckpointView& checkpoint) override {
@@ -67,26 +54,9 @@ class Recorder final : public SampleObserver {
     return stop;
   }
 
-  std::optional<RunStatus> on_step(double t, const Counters& c) override {
-    const auto start = Clock::now();
-    progress_.update(t, c.accepted_steps);
-    writer_.flush_if_due();
-    own_seconds_ += seconds_since(start);
-    if (interrupt_requested()) return RunStatus::interrupted;
-    return std::nullopt;
-  }
-
-  // Integration time so far, over every session of the run.
-  double integration_seconds() const { return earlier_ + seconds_since(start_) - own_seconds_; }
-
  private:
-  RunWriter& writer_;
   const RunConfig& config_;
   const StateLayout& layout_;
-  ProgressLine& progress_;
-  double earlier_;
-  Clock::time_point start_ = Clock::now();
-  double own_seconds_ = 0.0;
 };
 
 std::string describe_end(RunStatus status, const IntegrationResult& r, const RunConfig& c) {
@@ -109,34 +79,15 @@ RunSummary integrate_into(RunWriter& writer, const RunConfig& config, AttentionD
   const std::vector<double> samples = config.output.sample_times(config.solver.t_end);
   const double t_begin = resume ? resume->t : 0.0;
   ProgressLine progress(t_begin, samples.back(), !options.quiet && ProgressLine::stderr_is_terminal());
-  Recorder recorder(writer, config, dynamics.layout(), progress, earlier_wall_seconds);
-
+  ParticleRecorder recorder(writer, config, dynamics.layout(), progress, earlier_wall_seconds);
   IntegrationResult result;
-  if (config.solver.method == Method::discrete) {
+  if (config.solver.method == Method::discrete)
     result = run_layers(dynamics, x0, 0.0, config.solver.dt, samples, config.solver.max_steps, recorder, resume);
-  } else {
-    IntegratorOptions io;
-    io.stepper = stepper_of(config.solver.method);
-    io.rtol = config.solver.rtol;
-    io.atol = config.solver.atol;
-    io.dt = config.solver.dt;
-    io.dt_min = config.solver.dt_min;
-    io.max_steps = config.solver.max_steps;
-    io.retract = config.solver.project;
-    result = integrate(dynamics, x0, 0.0, samples, io, recorder, resume);
-  }
+  else
+    result = integrate(dynamics, x0, 0.0, samples, integrator_options(config.solver), recorder, resume);
   progress.finish();
-
-  RunSummary summary;
-  summary.status = result.status;
-  summary.t_reached = result.t_reached;
-  summary.frames = writer.frames();
-  summary.accepted_steps = result.counters.accepted_steps;
-  summary.rejected_steps = result.counters.rejected_steps;
-  summary.rhs_evaluations = result.counters.rhs_evaluations;
-  summary.wall_seconds = earlier_wall_seconds + result.wall_seconds;
+  RunSummary summary = summarize(result, writer, config, earlier_wall_seconds);
   summary.max_norm_drift = result.counters.max_constraint_drift;
-  summary.message = describe_end(result.status, result, config);
   writer.finish(summary);
   return summary;
 }
@@ -153,34 +104,90 @@ int report(const RunSummary& s, const RunConfig& config, const RunOptions& optio
 
 }  // namespace
 
+IntegratorOptions integrator_options(const SolverConfig& s) {
+  IntegratorOptions io;
+  switch (s.method) {
+    case Method::dopri5: io.stepper = StepperKind::dopri5; break;
+    case Method::cash_karp54: io.stepper = StepperKind::cash_karp54; break;
+    case Method::fehlberg78: io.stepper = StepperKind::fehlberg78; break;
+    case Method::bulirsch_stoer: io.stepper = StepperKind::bulirsch_stoer; break;
+    case Method::rk4: io.stepper = StepperKind::rk4; break;
+    case Method::euler: io.stepper = StepperKind::euler; break;
+    case Method::discrete: break;  // run by run_layers, not an integrator
+  }
+  io.rtol = s.rtol;
+  io.atol = s.atol;
+  io.dt = s.dt;
+  io.dt_min = s.dt_min;
+  io.max_steps = s.max_steps;
+  io.retract = s.project;
+  return io;
+}
+
+RunRecorder::RunRecorder(RunWriter& writer, ProgressLine& progress, double earlier_wall_seconds)
+    : writer_(writer), progress_(progress), earlier_(earlier_wall_seconds), start_(Clock::now()) {}
+
+std::optional<RunStatus> RunRecorder::on_step(double t, const Counters& c) {
+  const auto start = Clock::now();
+  progress_.update(t, c.accepted_steps);
+  writer_.flush_if_due();
+  own_seconds_ += seconds_since(start);
+  if (interrupt_requested()) return RunStatus::interrupted;
+  return std::nullopt;
+}
+
+double RunRecorder::integration_seconds() const { return earlier_ + seconds_since(start_) - own_seconds_; }
+
+RunSummary summarize(const IntegrationResult& result, const RunWriter& writer, const RunConfig& config,
+                     double earlier_wall_seconds) {
+  RunSummary summary;
+  summary.status = result.status;
+  summary.t_reached = result.t_reached;
+  summary.frames = writer.frames();
+  summary.accepted_steps = result.counters.accepted_steps;
+  summary.rejected_steps = result.counters.rejected_steps;
+  summary.rhs_evaluations = result.counters.rhs_evaluations;
+  summary.wall_seconds = earlier_wall_seconds + result.wall_seconds;
+  summary.message = describe_end(result.status, result, config);
+  return summary;
+}
+
 AttentionDynamics make_dynamics(const RunConfig& config) {
   DynamicsSpec spec;
   spec.scheme = config.model.scheme;
   spec.beta = config.model.beta;
   spec.kernel.threads = config.solver.threads;
+  spec.masses = initial_masses(config);  // [meanfield] weighted tokens (empty: equal masses)
   return AttentionDynamics(spec, make_qkv(config.model), config.model.n, config.model.d);
 }
 
 Tokens make_initial_tokens(const RunConfig& c) {
   const InitConfig& i = c.init;
+  if (uses_density_tokens(c)) return initial_weighted_tokens(c).tokens;  // [meanfield]
   switch (i.kind) {
     case InitKind::uniform: return uniform_tokens(c.model.n, c.model.d, i.r0, i.seed);
     case InitKind::gaussian: return gaussian_tokens(c.model.n, c.model.d, i.seed);
     case InitKind::orthonormal: return orthonormal_tokens(c.model.n, c.model.d, i.r0, i.seed);
     case InitKind::cap: return cap_tokens(c.model.n, c.model.d, i.r0, i.delta, i.seed);
     case InitKind::file: return read_initial_tokens(i, c.model.n, c.model.d);
+    case InitKind::perturbed_uniform:  // [meanfield] handled above
+    case InitKind::von_mises: break;
   }
   return uniform_tokens(c.model.n, c.model.d, i.r0, i.seed);
 }
 
 RunSummary run_experiment(const RunConfig& config, const RunOptions& options) {
+  if (config.model.kind == ModelKind::meanfield) return run_meanfield(config, options);  // [meanfield]
   // Everything that can fail on bad input happens before the output file is created.
   AttentionDynamics dynamics = make_dynamics(config);
   const Tokens start = make_initial_tokens(config);
   std::vector<double> x0(dynamics.layout().size());
   dynamics.layout().pack(start, x0.data());
-  RunWriter writer(config.output.path, config, Provenance{options.command_line, dynamics.threads()},
-                   RunFileOptions{options.force});
+  RunFileOptions file_options;
+  file_options.overwrite = options.force;
+  const Vector& masses = dynamics.spec().masses;
+  file_options.masses.assign(masses.data(), masses.data() + masses.size());
+  RunWriter writer(config.output.path, config, Provenance{options.command_line, dynamics.threads()}, file_options);
   return integrate_into(writer, config, dynamics, x0, nullptr, 0.0, options);
 }
 
@@ -195,6 +202,7 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
   }
   config.output.path = path;
   if (threads) config.solver.threads = *threads;
+  if (config.model.kind == ModelKind::meanfield) return resume_meanfield(path, config, options);
   AttentionDynamics dynamics = make_dynamics(config);
   // A run killed before its first flush has no checkpoint: it starts over from its initial state.
   std::vector<double> x0(dynamics.layout().size());

@@ -5,9 +5,12 @@
 #include <string>
 #include <vector>
 
+#include <chrono>
+
 #include "normdyn/config.hpp"
 #include "normdyn/dynamics.hpp"
 #include "normdyn/io/run_file.hpp"
+#include "normdyn/solvers/integrator.hpp"
 
 namespace normdyn::app {
 
@@ -16,6 +19,32 @@ struct RunOptions {
   bool quiet = false;   // no progress line, no closing line
   std::string command_line;
 };
+
+class ProgressLine;
+
+// The integrator settings of a configuration (all methods but "discrete").
+IntegratorOptions integrator_options(const SolverConfig& solver);
+
+// What every run does between steps and samples: progress, the flush cadence, interrupts, and the
+// integration time excluding its own (summed over resumed sessions). Subclasses write the samples.
+class RunRecorder : public SampleObserver {
+ public:
+  RunRecorder(RunWriter& writer, ProgressLine& progress, double earlier_wall_seconds);
+  std::optional<RunStatus> on_step(double t, const Counters& counters) override;
+  double integration_seconds() const;
+
+ protected:
+  using Clock = std::chrono::steady_clock;
+  RunWriter& writer_;
+  ProgressLine& progress_;
+  double earlier_;
+  Clock::time_point start_;
+  double own_seconds_ = 0.0;  // time spent here and in on_sample, not integrating
+};
+
+// The summary of an integration (status, counters, wall time over every session, message).
+RunSummary summarize(const IntegrationResult& result, const RunWriter& writer, const RunConfig& config,
+                     double earlier_wall_seconds);
 
 // The pieces of a run, built from a validated configuration (reads input files; writes nothing).
 AttentionDynamics make_dynamics(const RunConfig& config);

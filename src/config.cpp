@@ -39,12 +39,37 @@ struct EnumNames<QkvKind> {
 };
 template <>
 struct EnumNames<InitKind> {
-  static constexpr std::array<std::pair<InitKind, std::string_view>, 5> values{{
+  static constexpr std::array<std::pair<InitKind, std::string_view>, 7> values{{
       {InitKind::uniform, "uniform"},
       {InitKind::gaussian, "gaussian"},
       {InitKind::orthonormal, "orthonormal"},
       {InitKind::cap, "cap"},
       {InitKind::file, "file"},
+      {InitKind::perturbed_uniform, "perturbed_uniform"},
+      {InitKind::von_mises, "von_mises"},
+  }};
+};
+template <>
+struct EnumNames<ModelKind> {
+  static constexpr std::array<std::pair<ModelKind, std::string_view>, 2> values{{
+      {ModelKind::particles, "particles"},
+      {ModelKind::meanfield, "meanfield"},
+  }};
+};
+template <>
+struct EnumNames<Sampling> {
+  static constexpr std::array<std::pair<Sampling, std::string_view>, 3> values{{
+      {Sampling::sampled, "sampled"},
+      {Sampling::weighted, "weighted"},
+      {Sampling::grid, "grid"},
+  }};
+};
+template <>
+struct EnumNames<Limiter> {
+  static constexpr std::array<std::pair<Limiter, std::string_view>, 3> values{{
+      {Limiter::van_leer, "van_leer"},
+      {Limiter::minmod, "minmod"},
+      {Limiter::upwind, "upwind"},
   }};
 };
 template <>
@@ -97,6 +122,13 @@ std::string format_number(double v) {
 std::string_view to_string(QkvKind k) { return enum_name(k); }
 std::string_view to_string(InitKind k) { return enum_name(k); }
 std::string_view to_string(Method m) { return enum_name(m); }
+std::string_view to_string(ModelKind k) { return enum_name(k); }
+std::string_view to_string(Sampling k) { return enum_name(k); }
+std::string_view to_string(Limiter k) { return enum_name(k); }
+
+bool is_density_kind(InitKind k) {
+  return k == InitKind::uniform || k == InitKind::perturbed_uniform || k == InitKind::von_mises;
+}
 
 bool is_adaptive(Method m) {
   return m == Method::dopri5 || m == Method::cash_karp54 || m == Method::fehlberg78 ||
@@ -267,18 +299,32 @@ const std::vector<Key>& keys() {
            [](const RunConfig& c, toml::table& t) { t.insert("scheme", std::string(scheme_key(c.model.scheme))); },
            {}, true});
     }
+    // [meanfield] model.kind selects the mean-field solver; n and d belong to particles only.
+    add({"model.kind", "string",
+         "what is simulated: particles (n tokens, possibly weighted) | meanfield (density on the circle, d = 2)",
+         [](const toml::node& n, RunConfig& c) { c.model.kind = read_enum<ModelKind>(n, "model.kind"); },
+         [](const RunConfig& c, toml::table& t) { t.insert("kind", std::string(enum_name(c.model.kind))); },
+         {}, true});
+    const auto particles_only = [](const RunConfig& c) {
+      return c.model.kind == ModelKind::particles
+                 ? std::string()
+                 : std::string("does not apply to model.kind = \"meanfield\" (a density on the circle, d = 2; "
+                               "its resolution is meanfield.grid)");
+    };
     add({"model.n", "integer", "number of tokens n >= 1",
          [](const toml::node& n, RunConfig& c) {
            c.model.n = read_int(n, "model.n");
            require(c.model.n >= 1, "model.n", "must be >= 1, got " + std::to_string(c.model.n));
          },
-         [](const RunConfig& c, toml::table& t) { t.insert("n", static_cast<std::int64_t>(c.model.n)); }});
+         [](const RunConfig& c, toml::table& t) { t.insert("n", static_cast<std::int64_t>(c.model.n)); },
+         particles_only});
     add({"model.d", "integer", "dimension d >= 2 of the token space (tokens live on S^{d-1})",
          [](const toml::node& n, RunConfig& c) {
            c.model.d = read_int(n, "model.d");
            require(c.model.d >= 2, "model.d", "must be >= 2, got " + std::to_string(c.model.d));
          },
-         [](const RunConfig& c, toml::table& t) { t.insert("d", static_cast<std::int64_t>(c.model.d)); }});
+         [](const RunConfig& c, toml::table& t) { t.insert("d", static_cast<std::int64_t>(c.model.d)); },
+         particles_only});
     add({"model.beta", "float", "inverse temperature beta > 0 of the softmax",
          [](const toml::node& n, RunConfig& c) {
            c.model.beta = read_float(n, "model.beta");
@@ -342,8 +388,40 @@ const std::vector<Key>& keys() {
       });
     }
 
+    // ---- [meanfield]
+    const auto meanfield_only = [](const RunConfig& c) {
+      return only_for("model.kind", c.model.kind, {ModelKind::meanfield});
+    };
+    add({"meanfield.grid", "integer", "cells M >= 8 of the uniform grid in the angle phi",
+         [](const toml::node& n, RunConfig& c) {
+           c.meanfield.grid = read_int(n, "meanfield.grid");
+           require(c.meanfield.grid >= 8 && c.meanfield.grid <= (std::int64_t{1} << 24), "meanfield.grid",
+                   "must be in [8, 2^24], got " + std::to_string(c.meanfield.grid));
+         },
+         [](const RunConfig& c, toml::table& t) { t.insert("grid", c.meanfield.grid); }, meanfield_only});
+    add({"meanfield.radial_grid", "integer",
+         "cells >= 4 of the radial grid, which moves with the support of the radii (schemes with a radius)",
+         [](const toml::node& n, RunConfig& c) {
+           c.meanfield.radial_grid = read_int(n, "meanfield.radial_grid");
+           require(c.meanfield.radial_grid >= 4 && c.meanfield.radial_grid <= 65536, "meanfield.radial_grid",
+                   "must be in [4, 65536], got " + std::to_string(c.meanfield.radial_grid));
+         },
+         [](const RunConfig& c, toml::table& t) { t.insert("radial_grid", c.meanfield.radial_grid); },
+         [meanfield_only](const RunConfig& c) {
+           if (std::string why = meanfield_only(c); !why.empty()) return why;
+           if (scheme_has_radius(c.model.scheme)) return std::string();
+           return "applies only to schemes with a radius (pre, mix, peri); model.scheme is " +
+                  in_quotes(scheme_key(c.model.scheme));
+         }});
+    add({"meanfield.limiter", "string",
+         "slope limiter of the fluxes: van_leer (2nd order) | minmod (2nd order) | upwind (1st order)",
+         [](const toml::node& n, RunConfig& c) { c.meanfield.limiter = read_enum<Limiter>(n, "meanfield.limiter"); },
+         [](const RunConfig& c, toml::table& t) { t.insert("limiter", std::string(enum_name(c.meanfield.limiter))); },
+         meanfield_only});
+
     // ---- [init]
-    add({"init.kind", "string", "initial tokens: uniform | gaussian | orthonormal | cap | file",
+    add({"init.kind", "string",
+         "initial tokens or density: uniform | gaussian | orthonormal | cap | file | perturbed_uniform | von_mises",
          [](const toml::node& n, RunConfig& c) { c.init.kind = read_enum<InitKind>(n, "init.kind"); },
          [](const RunConfig& c, toml::table& t) { t.insert("kind", std::string(enum_name(c.init.kind))); },
          {}, true});
@@ -389,7 +467,99 @@ const std::vector<Key>& keys() {
          "file: dataset of radii, [n] or [frames, n]; empty: the run file's radii if present, else r0",
          [](const toml::node& n, RunConfig& c) { c.init.radius_dataset = read_string(n, "init.radius_dataset"); },
          [](const RunConfig& c, toml::table& t) { t.insert("radius_dataset", c.init.radius_dataset); },
-         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::file}); }});
+         [particles_only](const RunConfig& c) {
+           if (std::string why = particles_only(c); !why.empty()) return why;
+           return only_for("init.kind", c.init.kind, {InitKind::file});
+         }});
+    // Densities (mean field, and particles that sample them).
+    add({"init.mode", "integer", "perturbed_uniform: mode m >= 1 of the density (1 + amplitude cos(m phi)) / (2 pi)",
+         [](const toml::node& n, RunConfig& c) {
+           c.init.mode = read_int(n, "init.mode");
+           require(c.init.mode >= 1, "init.mode", "must be >= 1, got " + std::to_string(c.init.mode));
+         },
+         [](const RunConfig& c, toml::table& t) { t.insert("mode", c.init.mode); },
+         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::perturbed_uniform}); }});
+    add({"init.amplitude", "float", "perturbed_uniform: amplitude in [-1, 1] of the cosine perturbation",
+         [](const toml::node& n, RunConfig& c) {
+           c.init.amplitude = read_float(n, "init.amplitude");
+           require(std::abs(c.init.amplitude) <= 1.0, "init.amplitude",
+                   "must be in [-1, 1] (the density must stay >= 0), got " + format_number(c.init.amplitude));
+         },
+         [](const RunConfig& c, toml::table& t) { t.insert("amplitude", c.init.amplitude); },
+         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::perturbed_uniform}); }});
+    add({"init.centers", "array of float",
+         "von_mises: angles (rad) of the bump centres, in the plane of the first two coordinates",
+         [](const toml::node& n, RunConfig& c) {
+           c.init.centers = read_float_array(n, "init.centers");
+           require(!c.init.centers.empty(), "init.centers", "must not be empty");
+         },
+         [](const RunConfig& c, toml::table& t) {
+           toml::array a;
+           for (double v : c.init.centers) a.push_back(v);
+           t.insert("centers", std::move(a));
+         },
+         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::von_mises}); }});
+    add({"init.kappa", "array of float",
+         "von_mises: concentrations 0 < kappa <= 700, one per centre (or one for all); density of a bump "
+         "proportional to exp(kappa cos(phi - centre))",
+         [](const toml::node& n, RunConfig& c) {
+           c.init.kappa = n.is_array() ? read_float_array(n, "init.kappa")
+                                       : std::vector<double>{read_float(n, "init.kappa")};
+           require(!c.init.kappa.empty(), "init.kappa", "must not be empty");
+           for (double v : c.init.kappa)
+             require(v > 0.0 && v <= 700.0, "init.kappa", "every entry must be in (0, 700], got " + format_number(v));
+         },
+         [](const RunConfig& c, toml::table& t) {
+           toml::array a;
+           for (double v : c.init.kappa) a.push_back(v);
+           t.insert("kappa", std::move(a));
+         },
+         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::von_mises}); }});
+    add({"init.weights", "array of float", "von_mises: mixture weights >= 0, one per centre (default: equal)",
+         [](const toml::node& n, RunConfig& c) {
+           c.init.weights = read_float_array(n, "init.weights");
+           double sum = 0.0;
+           for (double v : c.init.weights) {
+             require(v >= 0.0, "init.weights", "every entry must be >= 0, got " + format_number(v));
+             sum += v;
+           }
+           require(sum > 0.0, "init.weights", "must have a positive sum");
+         },
+         [](const RunConfig& c, toml::table& t) {
+           toml::array a;
+           for (double v : c.init.weights) a.push_back(v);
+           t.insert("weights", std::move(a));
+         },
+         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::von_mises}); }});
+    add({"init.sampling", "string",
+         "particles from a density: sampled (i.i.d. from the density, equal masses) | weighted (i.i.d. uniform "
+         "directions, masses proportional to the density) | grid (d = 2: equally spaced angles, masses = exact "
+         "cell masses)",
+         [](const toml::node& n, RunConfig& c) { c.init.sampling = read_enum<Sampling>(n, "init.sampling"); },
+         [](const RunConfig& c, toml::table& t) { t.insert("sampling", std::string(enum_name(c.init.sampling))); },
+         [particles_only](const RunConfig& c) {
+           if (std::string why = particles_only(c); !why.empty()) return why;
+           return only_for("init.kind", c.init.kind,
+                           {InitKind::uniform, InitKind::perturbed_uniform, InitKind::von_mises});
+         }});
+    add({"init.radius_width", "float",
+         "radii uniform on [r0 - w/2, r0 + w/2], 0 <= w < 2 r0 (0: every radius r0); mean field with a radius "
+         "needs w > 0",
+         [](const toml::node& n, RunConfig& c) {
+           c.init.radius_width = read_float(n, "init.radius_width");
+           require(c.init.radius_width >= 0.0, "init.radius_width",
+                   "must be >= 0, got " + format_number(c.init.radius_width));
+         },
+         [](const RunConfig& c, toml::table& t) { t.insert("radius_width", c.init.radius_width); },
+         [](const RunConfig& c) {
+           if (c.model.kind == ModelKind::meanfield) {
+             if (scheme_has_radius(c.model.scheme)) return std::string();
+             return "applies only to schemes with a radius (pre, mix, peri) when model.kind = \"meanfield\"; "
+                    "model.scheme is " + in_quotes(scheme_key(c.model.scheme));
+           }
+           return only_for("init.kind", c.init.kind,
+                           {InitKind::uniform, InitKind::perturbed_uniform, InitKind::von_mises});
+         }});
 
     // ---- [solver]
     const std::vector<Method> adaptive{Method::dopri5, Method::cash_karp54, Method::fehlberg78,
@@ -439,7 +609,9 @@ const std::vector<Key>& keys() {
            require(c.solver.max_steps >= 0, "solver.max_steps", "must be >= 0");
          },
          [](const RunConfig& c, toml::table& t) { t.insert("max_steps", c.solver.max_steps); }});
-    add({"solver.project", "bool", "renormalize the directions after every step (retraction onto the spheres)",
+    add({"solver.project", "bool",
+         "renormalize the directions after every step (retraction onto the spheres); mean field: clip negative "
+         "densities after every step, keeping the mass",
          [](const toml::node& n, RunConfig& c) { c.solver.project = read_bool(n, "solver.project"); },
          [](const RunConfig& c, toml::table& t) { t.insert("project", c.solver.project); },
          [](const RunConfig& c) {
@@ -454,14 +626,16 @@ const std::vector<Key>& keys() {
            require(c.solver.sync_epsilon >= 0.0 && c.solver.sync_epsilon < 2.0, "solver.sync_epsilon",
                    "must be in [0, 2), got " + format_number(c.solver.sync_epsilon));
          },
-         [](const RunConfig& c, toml::table& t) { t.insert("sync_epsilon", c.solver.sync_epsilon); }});
+         [](const RunConfig& c, toml::table& t) { t.insert("sync_epsilon", c.solver.sync_epsilon); },
+         particles_only});
     add({"solver.threads", "integer", "threads of the attention kernel (0: OMP_NUM_THREADS, else all cores)",
          [](const toml::node& n, RunConfig& c) {
            const auto v = read_int(n, "solver.threads");
            require(v >= 0 && v <= 4096, "solver.threads", "must be in [0, 4096], got " + std::to_string(v));
            c.solver.threads = static_cast<int>(v);
          },
-         [](const RunConfig& c, toml::table& t) { t.insert("threads", static_cast<std::int64_t>(c.solver.threads)); }});
+         [](const RunConfig& c, toml::table& t) { t.insert("threads", static_cast<std::int64_t>(c.solver.threads)); },
+         particles_only});
 
     // ---- [output]
     add({"output.path", "string", "HDF5 file of the run (the -o flag overrides it)",
@@ -569,6 +743,51 @@ void apply_override(toml::table& root, const std::string& assignment) {
 
 }  // namespace
 
+namespace {
+// [meanfield] Cross-key rules of the densities, the mean-field model and weighted particles.
+void validate_densities(RunConfig& c, const std::map<std::string, const toml::node*>& present) {
+  const InitConfig& i = c.init;
+  if (c.init.kind == InitKind::von_mises) {
+    const std::size_t bumps = i.centers.size();
+    if (i.kappa.size() != 1 && i.kappa.size() != bumps)
+      throw InputError("init.kappa", "needs one entry or one per centre (" + std::to_string(bumps) + "), got " +
+                                         std::to_string(i.kappa.size()));
+    if (i.kappa.size() == 1) c.init.kappa.assign(bumps, i.kappa.front());
+    if (i.weights.empty()) c.init.weights.assign(bumps, 1.0 / static_cast<double>(bumps));
+    if (c.init.weights.size() != bumps)
+      throw InputError("init.weights", "needs one entry per centre (" + std::to_string(bumps) + "), got " +
+                                           std::to_string(i.weights.size()));
+  }
+  if (i.radius_width > 0.0 && !(i.radius_width < 2.0 * i.r0))
+    throw InputError("init.radius_width", "must be < 2 init.r0 = " + format_number(2.0 * i.r0) +
+                                              " (radii stay positive), got " + format_number(i.radius_width));
+  if (c.model.kind == ModelKind::particles) {
+    if (c.init.sampling == Sampling::grid && c.model.d != 2 && present.count("init.sampling"))
+      throw InputError("init.sampling", "\"grid\" needs model.d = 2 (got " + std::to_string(c.model.d) + ")");
+    return;
+  }
+  // model.kind = "meanfield": a density on the circle.
+  c.model.d = 2;
+  if (!is_density_kind(c.init.kind) && c.init.kind != InitKind::file)
+    throw InputError("init.kind", "\"" + std::string(enum_name(c.init.kind)) +
+                                      "\" does not apply to model.kind = \"meanfield\"; valid: uniform, "
+                                      "perturbed_uniform, von_mises, file");
+  if (c.init.kind == InitKind::file && !present.count("init.dataset")) c.init.dataset = "/fields/density/value";
+  if (c.model.qkv != QkvKind::identity && c.model.qkv != QkvKind::file)
+    throw InputError("model.qkv", "\"" + std::string(enum_name(c.model.qkv)) +
+                                      "\" does not apply to model.kind = \"meanfield\": the FFT solver needs Q^T K "
+                                      "and V that commute with rotations (identity, or a file of such matrices)");
+  if (c.solver.method == Method::discrete)
+    throw InputError("solver.method", "\"discrete\" applies only to model.kind = \"particles\" (the mean-field "
+                                      "solver integrates the continuous-depth equation)");
+  if (scheme_has_radius(c.model.scheme) && !(c.init.radius_width > 0.0))
+    throw InputError("init.radius_width",
+                     "must be > 0 for model.kind = \"meanfield\" with scheme " +
+                         in_quotes(scheme_key(c.model.scheme)) +
+                         ": the radial grid needs an initial band of radii of positive width (e.g. 0.05)");
+}
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // Parse and validate
 RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
@@ -627,6 +846,7 @@ RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
     throw InputError("output.times", "give either output.samples or output.times, not both");
 
   // Combinations.
+  validate_densities(c, present);
   if (c.init.kind == InitKind::orthonormal && c.model.d < c.model.n)
     throw InputError("init.kind", "\"orthonormal\" needs model.d >= model.n (d = " + std::to_string(c.model.d) +
                                       ", n = " + std::to_string(c.model.n) + ")");

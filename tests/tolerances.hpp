@@ -26,4 +26,10 @@ inline constexpr double kOneMinusCosine = 1e-10;
 // Observables of a rotated or permuted configuration (round-off of n² d sums and an eigensolver).
 inline constexpr double kInvariance = 1e-12;
 
+// ---- Mean field (issue 5).
+// Growth rates of Fourier modes of the uniform density against the closed form (issue 5: 1%).
+inline constexpr double kLinearRate = 1e-2;
+// Total mass of the finite-volume solver: round-off of sums over up to ~10^5 cells.
+inline constexpr double kMassRoundoff = 1e-13;
+
 }  // namespace normdyn::test

@@ -17,15 +17,27 @@
 namespace normdyn {
 
 enum class QkvKind { identity, gaussian, gaussian_per_layer, file };
-enum class InitKind { uniform, gaussian, orthonormal, cap, file };
+enum class InitKind { uniform, gaussian, orthonormal, cap, file, perturbed_uniform, von_mises };
 enum class Method { dopri5, cash_karp54, fehlberg78, bulirsch_stoer, rk4, euler, discrete };
+// What is simulated: n tokens (weighted or not), or the mean-field density on the circle.
+enum class ModelKind { particles, meanfield };
+// How particles discretize an initial density (init.sampling).
+enum class Sampling { sampled, weighted, grid };
+// Slope limiter of the mean-field finite-volume fluxes (meanfield.limiter).
+enum class Limiter { van_leer, minmod, upwind };
 
 std::string_view to_string(QkvKind k);
 std::string_view to_string(InitKind k);
 std::string_view to_string(Method m);
+std::string_view to_string(ModelKind k);
+std::string_view to_string(Sampling s);
+std::string_view to_string(Limiter l);
+// Whether the initial-condition kind is a density (perturbed_uniform, von_mises; uniform counts).
+bool is_density_kind(InitKind k);
 bool is_adaptive(Method m);
 
 struct ModelConfig {
+  ModelKind kind = ModelKind::particles;
   Scheme scheme = PostLN{};
   Index n = 32;
   Index d = 3;
@@ -44,6 +56,22 @@ struct InitConfig {
   std::string dataset = "/particles/tokens/direction/value";  // file: [n, d] or [frames, n, d]
   std::int64_t frame = -1;                                    // file, 3-D dataset: −1 = last
   std::string radius_dataset;  // file: [n] or [frames, n]; empty: the run file's radius if any, else r0
+
+  // Densities (mean field; particles sample them). Relative to the uniform measure on S^{d-1}.
+  std::int64_t mode = 1;           // perturbed_uniform: 1 + amplitude cos(mode φ)
+  double amplitude = 0.1;          // perturbed_uniform, |amplitude| <= 1
+  std::vector<double> centers{0.0};  // von_mises: angles of the centres (plane of the first two axes)
+  std::vector<double> kappa{4.0};    // von_mises: concentrations, one per centre (or one for all)
+  std::vector<double> weights;       // von_mises: mixture weights (resolved: one per centre)
+  Sampling sampling = Sampling::sampled;  // particles: how n tokens discretize the density
+  double radius_width = 0.0;  // radii uniform on [r0 − w/2, r0 + w/2] (0: all r0)
+};
+
+// The mean-field solver on the circle (model.kind = "meanfield").
+struct MeanFieldConfig {
+  std::int64_t grid = 512;        // cells M in φ
+  std::int64_t radial_grid = 32;  // cells in r (schemes with a radius)
+  Limiter limiter = Limiter::van_leer;
 };
 
 struct SolverConfig {
@@ -74,6 +102,7 @@ struct OutputConfig {
 
 struct RunConfig {
   ModelConfig model;
+  MeanFieldConfig meanfield;
   InitConfig init;
   SolverConfig solver;
   OutputConfig output;

@@ -84,6 +84,28 @@ Tokens read_initial_tokens(const InitConfig& init, Index n, Index d) {
   return t;
 }
 
+std::vector<double> read_initial_density(const InitConfig& init) {
+  h5::File file = open_input(init.file, "init.file");
+  if (!file.contains(init.dataset))
+    throw InputError("init.dataset", init.file.string() + " has no dataset " + init.dataset);
+  const h5::Dataset ds = file.open_dataset(init.dataset);
+  const auto shape = ds.shape();
+  if (shape.empty() || shape.size() > 2 || shape.back() < 1)
+    throw InputError("init.dataset", init.dataset + " has shape " + shape_text(shape) +
+                                         ", expected [cells] or [frames, cells] (a density on equal cells of the "
+                                         "circle; for a run with a radius use /fields/angular_density/value)");
+  std::vector<double> values = read_frame(ds, 1, init.frame, "init.dataset");
+  double total = 0.0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i]) || values[i] < 0.0)
+      throw InputError("init.dataset", "value " + std::to_string(i) + " of " + init.dataset +
+                                           " is negative or not finite (" + std::to_string(values[i]) + ")");
+    total += values[i];
+  }
+  if (!(total > 0.0)) throw InputError("init.dataset", init.dataset + " has no mass (every value is 0)");
+  return values;
+}
+
 std::vector<AttentionMatrices> read_attention_matrices(const std::filesystem::path& path, Index d) {
   h5::File file = open_input(path, "model.qkv_file");
   std::vector<std::vector<double>> data(3);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <limits>
 
 #include "io/h5.hpp"
 #include "normdyn/errors.hpp"
@@ -19,6 +20,7 @@ constexpr const char* kTokens = "/particles/tokens";
 constexpr const char* kDirection = "/particles/tokens/direction";
 constexpr const char* kRadius = "/particles/tokens/radius";
 constexpr const char* kCheckpoint = "/checkpoint";
+constexpr const char* kFields = "/fields";
 // Version of the normdyn-specific parts of the layout (/checkpoint, /summary, /parameters keys).
 constexpr std::int64_t kSchemaVersion[2] = {1, 0};
 // One checkpoint record: t, dt, accepted, rejected, rhs evaluations, max drift, next sample,
@@ -40,6 +42,17 @@ std::string host_name() {
   char buffer[256] = {};
   if (gethostname(buffer, sizeof buffer - 1) != 0) return "unknown";
   return buffer;
+}
+
+// "a,b,c" → {"a", "b", "c"}; "" → {}.
+std::vector<std::string> split_names(const std::string& joined) {
+  std::vector<std::string> names;
+  for (std::size_t start = 0; start < joined.size();) {
+    const std::size_t comma = std::min(joined.find(',', start), joined.size());
+    names.push_back(joined.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return names;
 }
 
 // Frames per chunk: about 256 KiB of values per chunk, at least one frame.
@@ -155,7 +168,65 @@ void truncate(Element& e, std::uint64_t frames) {
 
 // Everything but the frames, before SWMR mode (which admits no new objects or attributes). Groups
 // opened here are closed on return, as SWMR mode requires.
-void write_structure(h5::File& file, const RunConfig& config, const Provenance& provenance) {
+void write_fields(h5::File& file, const std::vector<FieldSpec>& fields) {
+  if (fields.empty()) return;
+  {
+    // The order in which writers take a frame's fields (HDF5 lists members by name).
+    std::string order;
+    for (const FieldSpec& spec : fields) order += (order.empty() ? "" : ",") + spec.name;
+    file.create_group(kFields).set_attribute("order", order);
+  }
+  for (const FieldSpec& spec : fields) {
+    const std::string base = std::string(kFields) + "/" + spec.name;
+    std::vector<std::uint64_t> inner;
+    std::vector<std::string> axis_names{"time"}, moving;
+    std::uint64_t per_frame = 1;
+    for (const FieldAxis& a : spec.axes) {
+      inner.push_back(a.cells);
+      axis_names.push_back(a.name);
+      per_frame *= a.cells;
+      if (a.moving) moving.push_back(a.name);
+    }
+    Element e = create_element(file, base, inner, 1, {});
+    {
+      h5::Group group = file.open_group(base);
+      group.set_attribute("description", spec.description);
+      // Comma-separated names of the axes stored per frame (empty: none).
+      std::string joined;
+      for (const auto& m : moving) joined += (joined.empty() ? "" : ",") + m;
+      group.set_attribute("moving_axes", joined);
+    }
+    e.value.set_attribute("unit", spec.unit);
+    e.value.set_attribute("description", spec.description);
+    e.value.set_attribute("axes", axis_names);
+    e.value.set_dimension_label(0, "time");
+    e.time.set_attribute("description", std::string("sample time (continuous depth t)"));
+    e.step.set_attribute("description", std::string("accepted integrator steps before the sample"));
+    for (std::size_t k = 0; k < spec.axes.size(); ++k) {
+      const FieldAxis& a = spec.axes[k];
+      const auto axis = static_cast<unsigned>(k + 1);
+      e.value.set_dimension_label(axis, a.name);
+      if (a.moving) {
+        h5::Dataset ds = file.create_extendable(base + "/" + a.name, h5::ElementType::f64,
+                                                h5::ChunkedLayout{{a.cells}, chunk_frames(a.cells), 0});
+        ds.set_attribute("unit", a.unit);
+        ds.set_attribute("description", a.description + " (moves with time: one row of cell centres per frame)");
+      } else {
+        const std::uint64_t dims[1] = {a.centres.size()};
+        h5::Dataset ds = file.create_dataset(base + "/" + a.name, dims, std::span<const double>(a.centres));
+        ds.set_attribute("unit", a.unit);
+        ds.set_attribute("description", a.description);
+        ds.make_scale(a.name);
+        e.value.attach_scale(ds, axis);
+      }
+    }
+  }
+}
+
+// Everything but the frames, before SWMR mode (which admits no new objects or attributes). Groups
+// opened here are closed on return, as SWMR mode requires.
+void write_structure(h5::File& file, const RunConfig& config, const Provenance& provenance,
+                     const RunFileOptions& options) {
   const auto n = static_cast<std::uint64_t>(config.model.n);
   const auto d = static_cast<std::uint64_t>(config.model.d);
   const int deflate = config.output.compression;
@@ -163,42 +234,53 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
   write_h5md_metadata(file, config);
   write_parameters(file, config, provenance);
 
-  h5::Group tokens = file.create_group(kTokens);
-  h5::Group box = tokens.create_group("box");
-  box.set_attribute("dimension", static_cast<std::int64_t>(d));
-  box.set_attribute("boundary", std::vector<std::string>(d, "none"));
-  // Dimension scales naming the token and component axes, so that xarray labels them.
-  std::vector<std::int64_t> token_index(n), component_index(d);
-  for (std::uint64_t i = 0; i < n; ++i) token_index[i] = static_cast<std::int64_t>(i);
-  for (std::uint64_t i = 0; i < d; ++i) component_index[i] = static_cast<std::int64_t>(i);
-  const std::uint64_t n_dims[1] = {n}, d_dims[1] = {d};
-  h5::Dataset token_scale = file.create_dataset(std::string(kTokens) + "/token", n_dims,
-                                                std::span<const std::int64_t>(token_index));
-  h5::Dataset component_scale = file.create_dataset(std::string(kTokens) + "/component", d_dims,
-                                                    std::span<const std::int64_t>(component_index));
-  token_scale.make_scale("token");
-  component_scale.make_scale("component");
-
-  create_element(file, kDirection, {n, d}, deflate, {&token_scale, &component_scale});
-  create_element(file, kRadius, {n}, deflate, {&token_scale});
-  if (config.output.observables)
-    for (const auto& name : frame_observable_names()) create_element(file, "/observables/" + name, {}, 0, {});
+  if (options.particles) {
+    h5::Group tokens = file.create_group(kTokens);
+    h5::Group box = tokens.create_group("box");
+    box.set_attribute("dimension", static_cast<std::int64_t>(d));
+    box.set_attribute("boundary", std::vector<std::string>(d, "none"));
+    // Dimension scales naming the token and component axes, so that xarray labels them.
+    std::vector<std::int64_t> token_index(n), component_index(d);
+    for (std::uint64_t i = 0; i < n; ++i) token_index[i] = static_cast<std::int64_t>(i);
+    for (std::uint64_t i = 0; i < d; ++i) component_index[i] = static_cast<std::int64_t>(i);
+    const std::uint64_t n_dims[1] = {n}, d_dims[1] = {d};
+    h5::Dataset token_scale = file.create_dataset(std::string(kTokens) + "/token", n_dims,
+                                                  std::span<const std::int64_t>(token_index));
+    h5::Dataset component_scale = file.create_dataset(std::string(kTokens) + "/component", d_dims,
+                                                      std::span<const std::int64_t>(component_index));
+    token_scale.make_scale("token");
+    component_scale.make_scale("component");
+    create_element(file, kDirection, {n, d}, deflate, {&token_scale, &component_scale});
+    create_element(file, kRadius, {n}, deflate, {&token_scale});
+    if (!options.masses.empty()) {
+      const std::uint64_t m_dims[1] = {options.masses.size()};
+      h5::Dataset masses = file.create_dataset(std::string(kTokens) + "/mass", m_dims,
+                                               std::span<const double>(options.masses));
+      masses.set_attribute("description", std::string("mass of each token (sums to 1); the empirical measure is "
+                                                      "sum_j mass_j delta_(theta_j, r_j)"));
+      masses.attach_scale(token_scale, 0);
+    }
+    if (config.output.observables)
+      for (const auto& name : frame_observable_names()) create_element(file, "/observables/" + name, {}, 0, {});
+  }
+  write_fields(file, options.fields);
 
   // Two checkpoint slots and the index of the valid one ([-1, 0]: none yet).
-  const std::uint64_t state_dims[1] = {n * d + n}, record_dims[1] = {kRecordSize}, current_dims[1] = {2};
-  const std::vector<double> zeros(n * d + n, 0.0), zero_record(kRecordSize, 0.0);
+  const std::uint64_t state = options.state_size > 0 ? options.state_size : n * d + n;
+  const std::uint64_t state_dims[1] = {state}, record_dims[1] = {kRecordSize}, current_dims[1] = {2};
+  const std::vector<double> zeros(state, 0.0), zero_record(kRecordSize, 0.0);
   for (const char* slot : {"/a", "/b"}) {
     file.create_dataset(std::string(kCheckpoint) + slot + "/state", state_dims, std::span<const double>(zeros));
     file.create_dataset(std::string(kCheckpoint) + slot + "/record", record_dims, std::span<const double>(zero_record));
   }
   const std::int64_t none[2] = {-1, 0};
   file.create_dataset(std::string(kCheckpoint) + "/current", current_dims, std::span<const std::int64_t>(none));
-  h5::Group checkpoint = file.open_group(kCheckpoint);
-  checkpoint.set_attribute("description",
-                           std::string("Integrator state for `normdyn run --resume`: slots a and b hold state "
-                                       "[n*d + n] and record [t, dt, accepted, rejected, rhs_evaluations, "
-                                       "max_norm_drift, next_sample, wall_seconds]; current = [slot, frames]."));
-
+  file.open_group(kCheckpoint)
+      .set_attribute("description",
+                     std::string("Integrator state for `normdyn run --resume`: slots a and b hold state "
+                                 "(the flat state of the integrated system) and record [t, dt, accepted, "
+                                 "rejected, rhs_evaluations, max_norm_drift, next_sample, wall_seconds]; "
+                                 "current = [slot, frames]."));
   file.create_group("summary").set_attribute("status", std::string("running"));
 }
 
@@ -214,12 +296,23 @@ h5::File open_for_reading(const std::filesystem::path& path) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
+// A field's frames and its moving axes (one row of cell centres per frame).
+struct FieldStream {
+  Element element;
+  std::vector<h5::Dataset> moving;
+  std::vector<std::vector<double>> pending_moving;
+  std::vector<std::string> moving_names;
+};
+
 struct RunWriter::Impl {
   std::filesystem::path path;
   std::filesystem::path staging;  // where the file is built until its first durable state
   h5::File file;
+  bool particles = false;
   Element direction, radius;
   std::vector<Element> observables;
+  std::vector<std::string> field_names;
+  std::vector<FieldStream> fields;
   h5::Dataset slot_state[2], slot_record[2], slot_current;
   std::int64_t frames = 0;
   std::int64_t frames_since_flush = 0;
@@ -245,17 +338,24 @@ struct RunWriter::Impl {
   }
 
   std::vector<Element*> elements() {
-    std::vector<Element*> all{&direction, &radius};
+    std::vector<Element*> all;
+    if (particles) all = {&direction, &radius};
     for (auto& o : observables) all.push_back(&o);
+    for (auto& f : fields) all.push_back(&f.element);
     return all;
   }
 
   bool with_observables = false;
 
+  // What streams the file has is read from the file itself, so that a resumed run writes the
+  // same ones.
   void open_datasets(const RunConfig& config) {
-    with_observables = config.output.observables;
     flush_frames = config.output.flush_frames;
     flush_interval = config.output.flush_seconds;
+    particles = file.contains(std::string(kDirection) + "/value");
+    with_observables = file.contains("/observables/" + frame_observable_names().front() + "/value");
+    field_names.clear();
+    if (file.contains(kFields)) field_names = split_names(file.open_group(kFields).attribute_string("order").value_or(""));
     reopen_datasets();
   }
 
@@ -263,11 +363,33 @@ struct RunWriter::Impl {
   // handle is closed (measured: 8 bytes per value over 10^5 frames), so the writer closes and
   // reopens its datasets after every flush.
   void reopen_datasets() {
-    direction = open_element(file, kDirection);
-    radius = open_element(file, kRadius);
+    if (particles) {
+      direction = open_element(file, kDirection);
+      radius = open_element(file, kRadius);
+    }
     observables.clear();
     if (with_observables)
       for (const auto& name : frame_observable_names()) observables.push_back(open_element(file, "/observables/" + name));
+    const bool first = fields.empty();
+    if (first) fields.resize(field_names.size());
+    for (std::size_t i = 0; i < field_names.size(); ++i) {
+      const std::string base = std::string(kFields) + "/" + field_names[i];
+      FieldStream& f = fields[i];
+      std::vector<double> pending_values = std::move(f.element.pending_values);
+      std::vector<double> pending_times = std::move(f.element.pending_times);
+      std::vector<std::int64_t> pending_steps = std::move(f.element.pending_steps);
+      f.element = open_element(file, base);
+      f.element.pending_values = std::move(pending_values);
+      f.element.pending_times = std::move(pending_times);
+      f.element.pending_steps = std::move(pending_steps);
+      if (first) {
+        h5::Group group = file.open_group(base);
+        f.moving_names = split_names(group.attribute_string("moving_axes").value_or(""));
+        f.pending_moving.resize(f.moving_names.size());
+      }
+      f.moving.clear();
+      for (const std::string& name : f.moving_names) f.moving.push_back(file.open_dataset(base + "/" + name));
+    }
     for (int s = 0; s < 2; ++s) {
       const std::string slot = std::string(kCheckpoint) + (s == 0 ? "/a" : "/b");
       slot_state[s] = file.open_dataset(slot + "/state");
@@ -301,10 +423,36 @@ struct RunWriter::Impl {
   // Buffered frames go to the file at every flush, and earlier when the buffer grows large
   // (frames of big systems are tens of MB each).
   static constexpr std::size_t kMaxBufferedValues = std::size_t{1} << 19;  // 4 MiB
-  std::size_t buffered_values() const { return direction.pending_values.size() + radius.pending_values.size(); }
+  std::size_t buffered_values() const {
+    std::size_t values = direction.pending_values.size() + radius.pending_values.size();
+    for (const FieldStream& f : fields) values += f.element.pending_values.size();
+    return values;
+  }
+
+  // After a frame is buffered: remember its checkpoint and keep the flush cadence.
+  void commit_frame(const CheckpointView& checkpoint, double wall_seconds) {
+    ++frames;
+    pending.t = checkpoint.t;
+    pending.dt = checkpoint.dt;
+    pending.x.assign(checkpoint.x.begin(), checkpoint.x.end());
+    pending.counters = checkpoint.counters;
+    pending.next_sample = checkpoint.next_sample;
+    pending_wall_seconds = wall_seconds;
+    has_pending = true;
+    if (++frames_since_flush >= flush_frames) flush();
+    else if (buffered_values() >= kMaxBufferedValues) write_pending();
+    else if (seconds_since(last_flush) >= flush_interval) flush();
+  }
   void write_pending() {
     const auto start = Clock::now();
     for (Element* e : elements()) e->write_pending();
+    for (FieldStream& f : fields)
+      for (std::size_t k = 0; k < f.moving.size(); ++k) {
+        if (f.pending_moving[k].empty()) continue;
+        const std::uint64_t cells = f.moving[k].shape().at(1);
+        f.moving[k].append(std::span<const double>(f.pending_moving[k]), f.pending_moving[k].size() / cells);
+        f.pending_moving[k].clear();
+      }
     stats.write_seconds += seconds_since(start);
   }
 
@@ -339,7 +487,7 @@ RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config,
   impl->staging += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
   impl->file = h5::File::create(impl->staging, h5::CreateMode::truncate);
   try {
-    write_structure(impl->file, config, provenance);
+    write_structure(impl->file, config, provenance, options);
     impl->open_datasets(config);
     impl->file.start_swmr_write();
     impl->file.flush();
@@ -360,7 +508,7 @@ void require_run_file(const std::filesystem::path& path, const std::string& flag
   if (!std::filesystem::exists(path, ec)) throw InputError(flag, path.string() + ": no such file");
   if (!h5::File::is_hdf5(path)) throw InputError(flag, path.string() + ": not an HDF5 file");
   const h5::File f = open_for_reading(path);
-  if (!f.contains(std::string(kDirection) + "/value") || !f.contains("parameters"))
+  if ((!f.contains(std::string(kDirection) + "/value") && !f.contains(kFields)) || !f.contains("parameters"))
     throw InputError(flag, path.string() + ": not a normdyn run file");
 }
 
@@ -396,6 +544,8 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
   // Frames after the checkpoint are recomputed: drop them (they may be partial).
   const auto frames = static_cast<std::uint64_t>(state.checkpoint ? state.checkpoint->next_sample : 0);
   for (Element* e : impl->elements()) truncate(*e, frames);
+  for (FieldStream& f : impl->fields)
+    for (h5::Dataset& axis : f.moving) axis.resize_frames(frames);
   impl->frames = static_cast<std::int64_t>(frames);
 
   {
@@ -426,17 +576,31 @@ void RunWriter::append_frame(double t, std::int64_t step, const Tokens& tokens, 
   w.direction.buffer(t, step, std::span<const double>(tokens.theta.data(), static_cast<std::size_t>(tokens.theta.size())));
   w.radius.buffer(t, step, std::span<const double>(tokens.r.data(), static_cast<std::size_t>(tokens.r.size())));
   for (std::size_t i = 0; i < observables.size(); ++i) w.observables[i].buffer(t, step, observables.subspan(i, 1));
-  ++w.frames;
-  w.pending.t = checkpoint.t;
-  w.pending.dt = checkpoint.dt;
-  w.pending.x.assign(checkpoint.x.begin(), checkpoint.x.end());
-  w.pending.counters = checkpoint.counters;
-  w.pending.next_sample = checkpoint.next_sample;
-  w.pending_wall_seconds = wall_seconds;
-  w.has_pending = true;
-  if (++w.frames_since_flush >= w.flush_frames) w.flush();
-  else if (w.buffered_values() >= Impl::kMaxBufferedValues) w.write_pending();
-  else flush_if_due();
+  w.commit_frame(checkpoint, wall_seconds);
+}
+
+void RunWriter::append_field_frame(double t, std::int64_t step, const std::vector<std::span<const double>>& values,
+                                   const std::vector<std::span<const double>>& moving_centres,
+                                   const CheckpointView& checkpoint, double wall_seconds) {
+  Impl& w = *impl_;
+  if (values.size() != w.fields.size())
+    throw IoError(w.path.string() + ": " + std::to_string(values.size()) + " field frames for " +
+                  std::to_string(w.fields.size()) + " fields");
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    FieldStream& f = w.fields[i];
+    f.element.buffer(t, step, values[i]);
+    if (f.moving.empty()) continue;
+    const std::span<const double> centres = i < moving_centres.size() ? moving_centres[i] : std::span<const double>();
+    std::size_t offset = 0;
+    for (std::size_t k = 0; k < f.moving.size(); ++k) {
+      const std::size_t cells = f.moving[k].shape().at(1);
+      if (offset + cells > centres.size()) throw IoError(w.path.string() + ": moving axis centres missing");
+      f.pending_moving[k].insert(f.pending_moving[k].end(), centres.begin() + static_cast<std::ptrdiff_t>(offset),
+                                 centres.begin() + static_cast<std::ptrdiff_t>(offset + cells));
+      offset += cells;
+    }
+  }
+  w.commit_frame(checkpoint, wall_seconds);
 }
 
 void RunWriter::flush_if_due() {
@@ -451,6 +615,7 @@ void RunWriter::finish(const RunSummary& s) {
   w.flush();
   // Attributes cannot be created in SWMR mode: close, reopen normally, write the summary.
   for (Element* e : w.elements()) *e = Element{};
+  w.fields.clear();
   for (int i = 0; i < 2; ++i) {
     w.slot_state[i] = h5::Dataset();
     w.slot_record[i] = h5::Dataset();
@@ -470,6 +635,7 @@ void RunWriter::finish(const RunSummary& s) {
   g.set_attribute("max_norm_drift", s.max_norm_drift);
   g.set_attribute("flushes", w.stats.flushes);
   g.set_attribute("flush_seconds", w.stats.flush_seconds);
+  for (const auto& [name, value] : s.extra) g.set_attribute(name, value);
   w.file.close();
 }
 
@@ -497,9 +663,21 @@ struct RunReader::Impl {
 
 RunReader::RunReader(const std::filesystem::path& path)
     : impl_(std::make_unique<Impl>(Impl{path, open_for_reading(path), {}, {}})) {
-  if (!impl_->file.contains(std::string(kDirection) + "/value"))
-    throw IoError(path.string() + ": not a normdyn run file (no " + kDirection + "/value)");
+  if (!impl_->file.contains(std::string(kDirection) + "/value") && !impl_->file.contains(kFields))
+    throw IoError(path.string() + ": not a normdyn run file (no " + kDirection + "/value or " + kFields + ")");
 }
+
+bool RunReader::has_particles() const { return impl_->file.contains(std::string(kDirection) + "/value"); }
+
+namespace {
+// The time and step datasets that index the frames: the directions', or the first field's.
+std::string frame_index_group(const h5::File& file) {
+  if (file.contains(std::string(kDirection) + "/value")) return kDirection;
+  const auto names = split_names(file.open_group(kFields).attribute_string("order").value_or(""));
+  if (names.empty()) throw IoError("run file has neither particles nor fields");
+  return std::string(kFields) + "/" + names.front();
+}
+}  // namespace
 
 RunReader::~RunReader() = default;
 RunReader::RunReader(RunReader&&) noexcept = default;
@@ -525,19 +703,22 @@ Index RunReader::d() const {
 }
 // Frames complete in every dataset (a killed writer may have extended some but not others).
 std::size_t RunReader::frames() const {
-  std::uint64_t m = impl_->file.open_dataset(std::string(kDirection) + "/value").shape().at(0);
-  for (const char* p : {"/time", "/step"})
-    m = std::min(m, impl_->file.open_dataset(std::string(kDirection) + p).shape().at(0));
-  m = std::min(m, impl_->file.open_dataset(std::string(kRadius) + "/value").shape().at(0));
-  return m;
+  std::vector<std::string> groups;
+  if (has_particles()) groups = {kDirection, kRadius};
+  if (impl_->file.contains(kFields))
+    for (const auto& name : impl_->file.open_group(kFields).member_names()) groups.push_back(std::string(kFields) + "/" + name);
+  std::uint64_t m = std::numeric_limits<std::uint64_t>::max();
+  for (const auto& g : groups)
+    for (const char* p : {"/value", "/time", "/step"}) m = std::min(m, impl_->file.open_dataset(g + p).shape().at(0));
+  return groups.empty() ? 0 : m;
 }
 std::vector<double> RunReader::times() const {
-  auto t = impl_->file.open_dataset(std::string(kDirection) + "/time").read_doubles();
+  auto t = impl_->file.open_dataset(frame_index_group(impl_->file) + "/time").read_doubles();
   t.resize(frames());
   return t;
 }
 std::vector<std::int64_t> RunReader::steps() const {
-  auto s = impl_->file.open_dataset(std::string(kDirection) + "/step").read_ints();
+  auto s = impl_->file.open_dataset(frame_index_group(impl_->file) + "/step").read_ints();
   s.resize(frames());
   return s;
 }

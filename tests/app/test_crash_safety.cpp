@@ -95,6 +95,45 @@ BOOST_AUTO_TEST_CASE(sigint_and_sigterm_end_the_run_cleanly) {
   }
 }
 
+// Mean-field runs (/fields, a radius scheme on the (φ, r) grid) are checkpointed and resumed alike.
+BOOST_AUTO_TEST_CASE(meanfield_sigkill_then_resume) {
+  Scratch s;
+  s.write("field.toml", R"([model]
+kind = "meanfield"
+scheme = "peri"
+beta = 8.0
+[meanfield]
+grid = 512
+radial_grid = 16
+[init]
+kind = "perturbed_uniform"
+mode = 3
+amplitude = 0.05
+radius_width = 0.1
+[solver]
+t_end = 60.0
+rtol = 1e-7
+[output]
+samples = 601
+flush_frames = 5
+flush_seconds = 0.05
+)");
+  BOOST_REQUIRE_EQUAL(s.normdyn("run field.toml -q -o ref.h5").exit_code, 0);
+  for (int delay_ms : {200, 600}) {
+    const std::string name = "f" + std::to_string(delay_ms) + ".h5";
+    const test::Child child = test::spawn_normdyn(s.dir(), {"run", "field.toml", "-q", "-o", name});
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(child.pid, SIGKILL);
+    test::wait_child(child);
+    if (!std::filesystem::exists(s / name)) continue;
+    python_compare(s, name, "ref.h5", false);
+    if (RunReader(s / name).summary().has_value()) continue;  // finished before the kill
+    const auto resumed = s.normdyn("run --resume " + name + " -q");
+    BOOST_TEST(resumed.exit_code == 0, resumed.err);
+    python_compare(s, name, "ref.h5", true);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(finished_runs_cannot_be_resumed) {
   Scratch s;
   s.write("long.toml", kLong);

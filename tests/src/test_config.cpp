@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
       {"[model]\ntau = 1.0\n", "model.tau: applies only to model.scheme = \"mix\" (model.scheme is \"post\")"},
       {"[model]\nscheme = \"ngpt\"\nalpha = 0\n", "model.alpha: must be > 0"},
       {"[model]\nbta = 1.0\n", "model.bta: unknown key; did you mean model.beta?"},
-      {"[modle]\nbeta = 1.0\n", "[modle]: unknown section; valid: [model], [init], [solver], [output] (did you mean [model]?)"},
+      {"[modle]\nbeta = 1.0\n", "[modle]: unknown section; valid: [model], [meanfield], [init], [solver], [output] (did you mean [model]?)"},
       {"beta = 1.0\n", "beta: unknown key"},
       {"[model]\nqkv = \"random\"\n", "model.qkv: unknown value \"random\""},
       {"[model]\nqkv = \"file\"\n", "model.qkv_file: is required"},
@@ -131,4 +131,67 @@ BOOST_AUTO_TEST_CASE(reference_documents_every_key) {
 BOOST_AUTO_TEST_CASE(did_you_mean_finds_close_words_only) {
   BOOST_TEST(did_you_mean("dopri", {"dopri5", "euler"}).value_or("") == "dopri5");
   BOOST_TEST(!did_you_mean("zzzzzz", {"dopri5", "euler"}).has_value());
+}
+
+// [meanfield] Keys of the mean-field model, the densities and weighted particles.
+BOOST_AUTO_TEST_CASE(meanfield_keys_are_validated_with_their_names) {
+  const std::string mf = "[model]\nkind = \"meanfield\"\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[model]\nkind = \"field\"\n", "model.kind: unknown value \"field\""},
+      {"[meanfield]\ngrid = 64\n", "meanfield.grid: applies only to model.kind = \"meanfield\" (model.kind is \"particles\")"},
+      {mf + "[meanfield]\ngrid = 4\n", "meanfield.grid: must be in [8, 2^24]"},
+      {mf + "[meanfield]\nradial_grid = 16\n", "meanfield.radial_grid: applies only to schemes with a radius"},
+      {mf + "[meanfield]\nlimiter = \"superbee\"\n", "meanfield.limiter: unknown value \"superbee\""},
+      {mf + "n = 10\n", "model.n: does not apply to model.kind = \"meanfield\""},
+      {mf + "d = 3\n", "model.d: does not apply to model.kind = \"meanfield\""},
+      {mf + "qkv = \"gaussian\"\n", "model.qkv: \"gaussian\" does not apply to model.kind = \"meanfield\""},
+      {mf + "[init]\nkind = \"cap\"\n", "init.kind: \"cap\" does not apply to model.kind = \"meanfield\""},
+      {mf + "[solver]\nmethod = \"discrete\"\n", "solver.method: \"discrete\" applies only to model.kind = \"particles\""},
+      {mf + "[solver]\nsync_epsilon = 0.1\n", "solver.sync_epsilon: does not apply to model.kind = \"meanfield\""},
+      {mf + "scheme = \"pre\"\n", "init.radius_width: must be > 0 for model.kind = \"meanfield\" with scheme \"pre\""},
+      {mf + "[init]\nradius_width = 0.1\n", "init.radius_width: applies only to schemes with a radius"},
+      {mf + "scheme = \"peri\"\n[init]\nradius_width = 2.5\n", "init.radius_width: must be < 2 init.r0"},
+      {"[init]\nmode = 2\n", "init.mode: applies only to init.kind = \"perturbed_uniform\""},
+      {"[init]\nkind = \"perturbed_uniform\"\nmode = 0\n", "init.mode: must be >= 1"},
+      {"[init]\nkind = \"perturbed_uniform\"\namplitude = 1.5\n", "init.amplitude: must be in [-1, 1]"},
+      {"[init]\nkind = \"von_mises\"\nkappa = [0.0]\n", "init.kappa: every entry must be in (0, 700]"},
+      {"[init]\nkind = \"von_mises\"\ncenters = [0.0, 1.0, 2.0]\nkappa = [1.0, 2.0]\n", "init.kappa: needs one entry or one per centre (3)"},
+      {"[init]\nkind = \"von_mises\"\ncenters = [0.0, 1.0]\nweights = [1.0]\n", "init.weights: needs one entry per centre (2)"},
+      {"[init]\nkind = \"von_mises\"\nweights = [0.0]\n", "init.weights: must have a positive sum"},
+      {"[init]\nkind = \"cap\"\nsampling = \"grid\"\n", "init.sampling: applies only to init.kind = \"uniform\" or \"perturbed_uniform\" or \"von_mises\""},
+      {"[init]\nsampling = \"grid\"\n", "init.sampling: \"grid\" needs model.d = 2 (got 3)"},
+      {mf + "[init]\nsampling = \"grid\"\n", "init.sampling: does not apply to model.kind = \"meanfield\""},
+      {mf + "[init]\nkind = \"file\"\nradius_dataset = \"/r\"\nfile = \"x.h5\"\n", "init.radius_dataset: does not apply to model.kind = \"meanfield\""},
+  };
+  for (const auto& [text, expected] : cases) {
+    const std::string got = error_of(text);
+    BOOST_TEST_INFO("config: " << text);
+    BOOST_TEST(starts_with(got, expected), "got \"" << got << "\"");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(meanfield_configuration_resolves_and_round_trips) {
+  const RunConfig c = parse_config(
+      "[model]\nkind = \"meanfield\"\nscheme = \"pre\"\nbeta = 9\n[meanfield]\ngrid = 1024\nradial_grid = 24\n"
+      "limiter = \"minmod\"\n[init]\nkind = \"von_mises\"\ncenters = [0.5, 2.0]\nkappa = 3.0\nradius_width = 0.2\n",
+      "t");
+  BOOST_TEST((c.model.kind == ModelKind::meanfield));
+  BOOST_TEST(c.model.d == 2);
+  BOOST_TEST(c.meanfield.grid == 1024);
+  BOOST_TEST(c.meanfield.radial_grid == 24);
+  BOOST_TEST((c.meanfield.limiter == Limiter::minmod));
+  BOOST_TEST(c.init.kappa == (std::vector<double>{3.0, 3.0}));
+  BOOST_TEST(c.init.weights == (std::vector<double>{0.5, 0.5}));
+  const std::string resolved = to_toml(c);
+  BOOST_TEST(resolved.find("\nn = ") == std::string::npos);
+  const RunConfig b = parse_config(resolved, "resolved");
+  BOOST_TEST(to_toml(b) == resolved);
+  const RunConfig file = parse_config("[model]\nkind = \"meanfield\"\n[init]\nkind = \"file\"\nfile = \"a.h5\"\n", "t");
+  BOOST_TEST(file.init.dataset == "/fields/density/value");
+  // Weighted particles: every density key applies to particles too.
+  const RunConfig p = parse_config(
+      "[model]\nd = 2\n[init]\nkind = \"perturbed_uniform\"\nmode = 3\namplitude = -0.5\nsampling = \"grid\"\n", "t");
+  BOOST_TEST((p.init.sampling == Sampling::grid));
+  BOOST_TEST(p.init.mode == 3);
+  BOOST_TEST(to_toml(parse_config(to_toml(p), "r")) == to_toml(p));
 }

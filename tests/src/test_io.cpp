@@ -110,7 +110,9 @@ BOOST_AUTO_TEST_CASE(existing_file_is_refused_unless_overwrite) {
   std::string content;
   in >> content;
   BOOST_TEST(content == "precious");
-  RunWriter w(p, c, {}, RunFileOptions{true});
+  RunFileOptions overwrite;
+  overwrite.overwrite = true;
+  RunWriter w(p, c, {}, overwrite);
   w.finish(summary_with(RunStatus::ok));
   BOOST_TEST(h5::File::is_hdf5(p));
 }

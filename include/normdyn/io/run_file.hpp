@@ -2,6 +2,10 @@
 // The run file: one HDF5 file per run in the H5MD 1.1 layout, written as it runs and readable with
 // h5py alone. The layout is documented once, in README.md ("Output format").
 //
+// Particle runs write /particles/tokens (directions, radii; masses of weighted tokens) and
+// /observables; mean-field runs write /fields/<name>/{value, time, step} with one dataset per axis
+// (cell centres; [frames, cells] for an axis that moves).
+//
 // Crash safety: the file is written in SWMR mode (single writer, multiple readers). Every flush
 // (every `flush_frames` frames or `flush_seconds` of wall time, whichever comes first) makes the
 // frames written so far durable and stores a checkpoint of the integrator in one of two slots,
@@ -16,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "normdyn/checkpoint.hpp"
@@ -42,6 +47,7 @@ struct RunSummary {
   std::int64_t rhs_evaluations = 0;
   double wall_seconds = 0.0;    // integration only, summed over resumed sessions
   double max_norm_drift = 0.0;  // largest | |θ_j| − 1 | found before a retraction
+  std::vector<std::pair<std::string, double>> extra;  // further /summary attributes (mean-field diagnostics)
 };
 
 // The per-frame observables written beside the frames, in this order.
@@ -50,8 +56,31 @@ inline const std::vector<std::string>& frame_observable_names() {
   return names;
 }
 
+// A field on a grid (mean-field runs), stored as /fields/<name>/{value, time, step} and one dataset
+// per axis. Axis 0 of `value` is the frame; every attribute needed to read it is in the file.
+struct FieldAxis {
+  std::string name;  // dataset name beside value, e.g. "phi"
+  std::string unit;  // e.g. "rad"
+  std::string description;
+  std::size_t cells = 0;
+  std::vector<double> centres;  // fixed cell centres; empty for a moving axis
+  bool moving = false;          // centres change with time: stored as [frames, cells]
+};
+struct FieldSpec {
+  std::string name;  // group name under /fields
+  std::string description;
+  std::string unit;  // unit of the values
+  std::vector<FieldAxis> axes;
+};
+
+// What the file holds besides /h5md, /parameters, /summary and /checkpoint; fixed at creation,
+// since SWMR mode admits no new datasets afterwards.
 struct RunFileOptions {
-  bool overwrite = false;  // replace an existing file (--force)
+  bool overwrite = false;        // replace an existing file (--force)
+  bool particles = true;         // /particles/tokens (and /observables when output.observables)
+  std::vector<double> masses;    // /particles/tokens/mass of weighted tokens; empty: equal masses
+  std::vector<FieldSpec> fields; // /fields/<name> of mean-field runs
+  std::size_t state_size = 0;    // size of the integrator state in checkpoints; 0: n d + n
 };
 
 // What a resumed run starts from.
@@ -89,6 +118,11 @@ class RunWriter {
   // output.observables is off) and the checkpoint to store at the next flush.
   void append_frame(double t, std::int64_t step, const Tokens& tokens, std::span<const double> observables,
                     const CheckpointView& checkpoint, double wall_seconds);
+  // Appends one frame of every field (in the order of RunFileOptions::fields); `moving_centres`
+  // holds, per field, the current centres of its moving axes, concatenated (empty if none).
+  void append_field_frame(double t, std::int64_t step, const std::vector<std::span<const double>>& values,
+                          const std::vector<std::span<const double>>& moving_centres,
+                          const CheckpointView& checkpoint, double wall_seconds);
   // Flushes if flush_seconds have passed since the last flush (cheap; call it often).
   void flush_if_due();
   void flush();
@@ -119,6 +153,7 @@ class RunReader {
   RunConfig config() const;  // the stored resolved configuration
   std::string config_toml() const;
   std::string revision() const;
+  bool has_particles() const;  // false for mean-field runs
   Index n() const;
   Index d() const;
   std::size_t frames() const;

@@ -1,0 +1,185 @@
+#include "run_meanfield.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "normdyn/errors.hpp"
+#include "normdyn/io/inputs.hpp"
+#include "normdyn/solvers/integrator.hpp"
+#include "progress.hpp"
+#include "signals.hpp"
+
+namespace normdyn::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Writes the density frames with the checkpoint of the solver state, and tracks mass and positivity.
+class FieldRecorder final : public RunRecorder {
+ public:
+  FieldRecorder(RunWriter& writer, const MeanFieldCircle& system, ProgressLine& progress, double earlier_wall_seconds)
+      : RunRecorder(writer, progress, earlier_wall_seconds), system_(system) {}
+
+  std::optional<RunStatus> on_sample(std::size_t, double t, std::int64_t step, std::span<const double> x,
+                                     const CheckpointView& checkpoint) override {
+    const auto start = Clock::now();
+    const std::vector<double> density = system_.density(x.data());
+    std::vector<std::span<const double>> values{density};
+    std::vector<std::span<const double>> moving{{}};
+    std::vector<double> centres, angular;
+    if (system_.has_radius()) {
+      centres = system_.radial_centres(x.data());
+      angular = system_.angular_density(x.data());
+      values.push_back(angular);
+      moving = {centres, {}};
+    }
+    writer_.append_field_frame(t, step, values, moving, checkpoint, integration_seconds());
+    const double mass = system_.mass(x.data());
+    if (!initial_mass_) initial_mass_ = mass;
+    mass_drift_ = std::max(mass_drift_, std::abs(mass - *initial_mass_));
+    min_density_ = std::min(min_density_, *std::min_element(density.begin(), density.end()));
+    own_seconds_ += seconds_since(start);
+    return std::nullopt;
+  }
+
+  double mass_drift() const { return mass_drift_; }
+  double min_density() const { return min_density_; }
+
+ private:
+  const MeanFieldCircle& system_;
+  std::optional<double> initial_mass_;
+  double mass_drift_ = 0.0;
+  double min_density_ = std::numeric_limits<double>::infinity();
+};
+
+// The /fields layout of a mean-field run: the density on the (φ) or (φ, r) grid, and its angular
+// marginal for radius schemes.
+std::vector<FieldSpec> field_layout(const RunConfig& config, const MeanFieldCircle& system) {
+  const auto m = static_cast<std::size_t>(system.cells());
+  const std::string scheme(scheme_key(config.model.scheme));
+  const FieldAxis phi{"phi", "rad", "cell centres (i + 1/2) 2 pi / M of the angle phi = atan2(theta_2, theta_1); "
+                                    "cell i is [i, i + 1) 2 pi / M",
+                      m, system.phi(), false};
+  if (!system.has_radius())
+    return {FieldSpec{"density", "cell averages of the density of tokens in phi, scheme " + scheme + "; integrates to 1",
+                      "1/rad", {phi}}};
+  const auto mr = static_cast<std::size_t>(system.radial_cells());
+  return {FieldSpec{"density",
+                    "cell averages of the density of tokens in (phi, r), scheme " + scheme +
+                        "; integrates to 1 over phi and r",
+                    "1/(rad * radius)",
+                    {phi, FieldAxis{"r", "radius", "cell centres in the radius r", mr, {}, true}}},
+          FieldSpec{"angular_density", "cell averages of the density of tokens in phi (the marginal of /fields/density)",
+                    "1/rad", {phi}}};
+}
+
+// Integrates (fresh or from a checkpoint) into an open writer and finishes the file.
+RunSummary integrate_field(RunWriter& writer, const RunConfig& config, MeanFieldCircle& system,
+                           const std::vector<double>& x0, const Checkpoint* resume, double earlier_wall_seconds,
+                           const RunOptions& options) {
+  const std::vector<double> samples = config.output.sample_times(config.solver.t_end);
+  ProgressLine progress(resume ? resume->t : 0.0, samples.back(), !options.quiet && ProgressLine::stderr_is_terminal());
+  FieldRecorder recorder(writer, system, progress, earlier_wall_seconds);
+  const IntegrationResult result =
+      integrate(system, x0, 0.0, samples, integrator_options(config.solver), recorder, resume);
+  progress.finish();
+  RunSummary summary = summarize(result, writer, config, earlier_wall_seconds);
+  summary.max_norm_drift = 0.0;  // no directions to renormalize
+  // Mass and positivity over the frames of this session.
+  summary.extra = {{"mass_drift", recorder.mass_drift()},
+                   {"min_density", recorder.min_density()},
+                   {"max_negative_density", result.counters.max_constraint_drift}};
+  writer.finish(summary);
+  return summary;
+}
+
+Density config_density(const RunConfig& c) {
+  if (c.init.kind == InitKind::file) return Density::from_cells(read_initial_density(c.init));
+  return Density::from_config(c.init);
+}
+
+}  // namespace
+
+std::vector<CircleAttention> circle_layers(const ModelConfig& model) {
+  if (model.qkv == QkvKind::identity) return {CircleAttention{}};
+  if (model.qkv != QkvKind::file)
+    throw InputError("model.qkv", "the mean-field solver needs model.qkv = \"identity\" or \"file\"");
+  const std::vector<AttentionMatrices> layers = read_attention_matrices(model.qkv_file, 2);
+  std::vector<CircleAttention> out;
+  for (std::size_t k = 0; k < layers.size(); ++k) {
+    const auto c = circle_attention(layers[k]);
+    if (!c)
+      throw InputError("model.qkv_file",
+                       "layer " + std::to_string(k) + ": the mean-field solver needs Q^T K = a I + b J and V = c I + e J "
+                       "(J = [[0, -1], [1, 0]]), which commute with rotations of the plane");
+    out.push_back(*c);
+  }
+  return out;
+}
+
+std::vector<double> initial_angular_density(const RunConfig& config) {
+  return cell_averages(config_density(config), config.meanfield.grid);
+}
+
+MeanFieldSetup make_meanfield(const RunConfig& config) {
+  MeanFieldSpec spec;
+  spec.scheme = config.model.scheme;
+  spec.beta = config.model.beta;
+  spec.grid = config.meanfield.grid;
+  spec.radial_grid = config.meanfield.radial_grid;
+  spec.limiter = config.meanfield.limiter;
+  spec.layers = circle_layers(config.model);
+  spec.r0 = config.init.r0;
+  MeanFieldSetup setup;
+  setup.system = std::make_unique<MeanFieldCircle>(spec);
+  setup.x0 = setup.system->initial_state(initial_angular_density(config), config.init.r0, config.init.radius_width);
+  return setup;
+}
+
+RunSummary run_meanfield(const RunConfig& config, const RunOptions& options) {
+  // Everything that can fail on bad input happens before the output file is created.
+  MeanFieldSetup setup = make_meanfield(config);
+  RunFileOptions file_options;
+  file_options.overwrite = options.force;
+  file_options.particles = false;
+  file_options.fields = field_layout(config, *setup.system);
+  file_options.state_size = setup.system->size();
+  RunWriter writer(config.output.path, config, Provenance{options.command_line, 1}, file_options);
+  return integrate_field(writer, config, *setup.system, setup.x0, nullptr, 0.0, options);
+}
+
+RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& config, const RunOptions& options) {
+  MeanFieldSetup setup = make_meanfield(config);
+  ResumeState state;
+  RunWriter writer = RunWriter::reopen_for_resume(path, Provenance{options.command_line, 1}, state);
+  if (!state.checkpoint) return integrate_field(writer, config, *setup.system, setup.x0, nullptr, 0.0, options);
+  if (state.checkpoint->x.size() != setup.system->size())
+    throw IoError(path.string() + ": checkpoint state has the wrong size");
+  return integrate_field(writer, config, *setup.system, state.checkpoint->x, &*state.checkpoint, state.wall_seconds,
+                         options);
+}
+
+bool uses_density_tokens(const RunConfig& c) {
+  if (c.model.kind != ModelKind::particles) return false;
+  if (c.init.kind == InitKind::perturbed_uniform || c.init.kind == InitKind::von_mises) return true;
+  return c.init.kind == InitKind::uniform && (c.init.sampling != Sampling::sampled || c.init.radius_width > 0.0);
+}
+
+WeightedTokens initial_weighted_tokens(const RunConfig& c) {
+  return density_tokens(Density::from_config(c.init), c.model.n, c.model.d, c.init.sampling, c.init.r0,
+                        c.init.radius_width, c.init.seed);
+}
+
+Vector initial_masses(const RunConfig& c) {
+  if (!uses_density_tokens(c)) return {};
+  Vector masses = initial_weighted_tokens(c).masses;
+  // Equal masses are the unweighted kernel (and the same arithmetic as a run without masses).
+  if ((masses.array() == masses(0)).all()) return {};
+  return masses;
+}
+
+}  // namespace normdyn::app

@@ -1,0 +1,43 @@
+#pragma once
+// [meanfield] The mean-field path of `normdyn run` (model.kind = "meanfield"), and the initial
+// weighted tokens of particle runs that discretize a density (init.kind = perturbed_uniform,
+// von_mises, or uniform with init.sampling / init.radius_width).
+#include <memory>
+#include <vector>
+
+#include "normdyn/config.hpp"
+#include "normdyn/density.hpp"
+#include "normdyn/io/run_file.hpp"
+#include "normdyn/solvers/meanfield_circle.hpp"
+#include "run.hpp"
+
+namespace normdyn::app {
+
+// The circle form of the configured attention matrices, one per layer. Throws InputError naming
+// model.qkv_file when a layer's Q^T K or V does not commute with rotations.
+std::vector<CircleAttention> circle_layers(const ModelConfig& model);
+
+// The initial angular density of a mean-field run: cell averages per radian on meanfield.grid cells.
+std::vector<double> initial_angular_density(const RunConfig& config);
+
+struct MeanFieldSetup {
+  std::unique_ptr<MeanFieldCircle> system;
+  std::vector<double> x0;
+};
+// The solver and its initial state (reads input files; writes nothing).
+MeanFieldSetup make_meanfield(const RunConfig& config);
+
+// Runs a mean-field experiment and writes its file (/fields/density, /parameters, /summary, /h5md).
+RunSummary run_meanfield(const RunConfig& config, const RunOptions& options);
+// Continues an interrupted or killed mean-field run from its last checkpoint (`config` is its
+// stored configuration).
+RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& config, const RunOptions& options);
+
+// Particle runs: whether the initial tokens come from a density (weighted or sampled).
+bool uses_density_tokens(const RunConfig& config);
+// The initial tokens and masses (summing to 1) of a particle run that discretizes a density.
+WeightedTokens initial_weighted_tokens(const RunConfig& config);
+// The token masses of a particle run: empty (equal masses) unless the discretization weights them.
+Vector initial_masses(const RunConfig& config);
+
+}  // namespace normdyn::app
