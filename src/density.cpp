@@ -51,15 +51,6 @@ double log_bessel_i(double nu, double x) {
   return nu * std::log(0.5 * x) - std::lgamma(nu + 1.0) + std::log(sum);
 }
 
-Eigen::RowVectorXd uniform_direction(Index d, Random& rng) {
-  Eigen::RowVectorXd v(d);
-  double norm = 0.0;
-  while (norm == 0.0) {
-    for (Index i = 0; i < d; ++i) v(i) = rng.normal();
-    norm = v.norm();
-  }
-  return v / norm;
-}
 
 // Wood (1994): a von Mises–Fisher direction on S^{d-1} about the unit vector `mean`.
 Eigen::RowVectorXd von_mises_direction(const Eigen::RowVectorXd& mean, double kappa, Random& rng) {
@@ -71,13 +62,13 @@ Eigen::RowVectorXd von_mises_direction(const Eigen::RowVectorXd& mean, double ka
   double w = 0.0;
   for (;;) {
     // Z ~ Beta((d−1)/2, (d−1)/2) is (1 + t)/2 for t the first coordinate of a uniform point of S^{d-1}.
-    const double z = 0.5 * (1.0 + uniform_direction(d, rng)(0));
+    const double z = 0.5 * (1.0 + random_direction(d, rng)(0));
     w = (1.0 - (1.0 + b) * z) / (1.0 - (1.0 - b) * z);
     double u = 0.0;
     while (u <= 0.0) u = rng.uniform();
     if (kappa * w + dm1 * std::log(1.0 - x0 * w) - c >= std::log(u)) break;
   }
-  Eigen::RowVectorXd v = uniform_direction(d, rng);
+  Eigen::RowVectorXd v = random_direction(d, rng);
   v -= v.dot(mean) * mean;
   const double norm = v.norm();
   if (norm == 0.0) return mean;
@@ -255,7 +246,7 @@ WeightedTokens density_tokens(const Density& density, Index n, Index d, Sampling
             if (density.kind == Density::Kind::cells)
               bound = kTwoPi * *std::max_element(density.cells.begin(), density.cells.end());
             for (;;) {
-              const Eigen::RowVectorXd v = uniform_direction(d, rng);
+              const Eigen::RowVectorXd v = random_direction(d, rng);
               if (rng.uniform() * bound < relative_density(density, v.data(), d)) {
                 theta.row(j) = v;
                 break;
@@ -269,7 +260,7 @@ WeightedTokens density_tokens(const Density& density, Index n, Index d, Sampling
     case Sampling::weighted: {
       Random rng(seed, RandomStream::initial_density, 2);
       for (Index j = 0; j < n; ++j) {
-        theta.row(j) = uniform_direction(d, rng);
+        theta.row(j) = random_direction(d, rng);
         out.masses(j) = relative_density(density, theta.row(j).data(), d);
       }
       out.masses /= out.masses.sum();

@@ -7,9 +7,7 @@
 #include "normdyn/random.hpp"
 
 namespace normdyn {
-namespace {
-
-Eigen::RowVectorXd random_unit(Index d, Random& rng) {
+Eigen::RowVectorXd random_direction(Index d, Random& rng) {
   Eigen::RowVectorXd v(d);
   double norm = 0.0;
   while (norm == 0.0) {
@@ -19,12 +17,10 @@ Eigen::RowVectorXd random_unit(Index d, Random& rng) {
   return v / norm;
 }
 
-}  // namespace
-
 Tokens uniform_tokens(Index n, Index d, double r0, std::uint64_t seed) {
   Random rng(seed, RandomStream::initial_tokens);
   Tokens t{RowMatrix(n, d), Vector::Constant(n, r0)};
-  for (Index j = 0; j < n; ++j) t.theta.row(j) = random_unit(d, rng);
+  for (Index j = 0; j < n; ++j) t.theta.row(j) = random_direction(d, rng);
   return t;
 }
 
@@ -65,7 +61,7 @@ Tokens orthonormal_tokens(Index n, Index d, double r0, std::uint64_t seed) {
 Tokens cap_tokens(Index n, Index d, double r0, double delta, std::uint64_t seed) {
   assert(delta > 0.0 && delta < 2.0);
   Random rng(seed, RandomStream::initial_tokens);
-  const Eigen::RowVectorXd centre = random_unit(d, rng);
+  const Eigen::RowVectorXd centre = random_direction(d, rng);
   // Two points within angle ρ of the centre are within 2ρ of each other: cos(2ρ) = 1 − δ.
   const double rho = 0.5 * std::acos(1.0 - delta);
   const double log_sin_rho = std::log(std::sin(rho));
@@ -79,7 +75,7 @@ Tokens cap_tokens(Index n, Index d, double r0, double delta, std::uint64_t seed)
       const double log_ratio = static_cast<double>(d - 2) * (std::log(std::sin(psi)) - log_sin_rho);
       if (d == 2 || std::log(rng.uniform()) < log_ratio) break;
     }
-    Eigen::RowVectorXd u = random_unit(d, rng);
+    Eigen::RowVectorXd u = random_direction(d, rng);
     u -= u.dot(centre) * centre;  // a uniform direction orthogonal to the centre
     const double norm = u.norm();
     if (norm == 0.0) {

@@ -6,6 +6,11 @@
 
 namespace normdyn {
 
+class Random;
+
+// A direction uniform on S^{d-1} (a normalized Gaussian vector).
+Eigen::RowVectorXd random_direction(Index d, Random& rng);
+
 // Directions uniform on S^{d-1} (normalized Gaussians); radii r0.
 Tokens uniform_tokens(Index n, Index d, double r0, std::uint64_t seed);
 // x_j ~ N(0, I_d), r_j = |x_j|, θ_j = x_j / |x_j|: the Gaussian start of Theorem 3.1(b).

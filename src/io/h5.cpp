@@ -359,34 +359,29 @@ Dataset Group::create_extendable(const std::string& name, ElementType type, cons
                  p);
 }
 
-Dataset Group::create_dataset(const std::string& name, std::span<const std::uint64_t> dims,
-                              std::span<const double> data) {
+Dataset Group::create_fixed(const std::string& name, std::span<const std::uint64_t> dims, hid element_type) {
   const std::string p = child_path(path_, name);
   const auto hd = to_hsize(dims);
   Handle space = simple_space(hd, p);
   Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", p), Handle::Kind::plist);
   H5Pset_create_intermediate_group(lcpl.get(), 1);
-  Dataset ds(Handle(check(H5Dcreate2(id(), name.c_str(), H5T_NATIVE_DOUBLE, space.get(), lcpl.get(), H5P_DEFAULT,
-                                     H5P_DEFAULT),
-                          "H5Dcreate", p),
-                    Handle::Kind::dataset),
-             p);
+  return Dataset(Handle(check(H5Dcreate2(id(), name.c_str(), element_type, space.get(), lcpl.get(), H5P_DEFAULT,
+                                         H5P_DEFAULT),
+                              "H5Dcreate", p),
+                        Handle::Kind::dataset),
+                 p);
+}
+
+Dataset Group::create_dataset(const std::string& name, std::span<const std::uint64_t> dims,
+                              std::span<const double> data) {
+  Dataset ds = create_fixed(name, dims, H5T_NATIVE_DOUBLE);
   ds.write(data);
   return ds;
 }
 
 Dataset Group::create_dataset(const std::string& name, std::span<const std::uint64_t> dims,
                               std::span<const std::int64_t> data) {
-  const std::string p = child_path(path_, name);
-  const auto hd = to_hsize(dims);
-  Handle space = simple_space(hd, p);
-  Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", p), Handle::Kind::plist);
-  H5Pset_create_intermediate_group(lcpl.get(), 1);
-  Dataset ds(Handle(check(H5Dcreate2(id(), name.c_str(), H5T_NATIVE_INT64, space.get(), lcpl.get(), H5P_DEFAULT,
-                                     H5P_DEFAULT),
-                          "H5Dcreate", p),
-                    Handle::Kind::dataset),
-             p);
+  Dataset ds = create_fixed(name, dims, H5T_NATIVE_INT64);
   ds.write(data);
   return ds;
 }

@@ -95,6 +95,9 @@ class Group : public Object {
 
  protected:
   Group(Handle h, std::string path) : Object(std::move(h), std::move(path)) {}
+
+ private:
+  Dataset create_fixed(const std::string& name, std::span<const std::uint64_t> dims, hid element_type);
 };
 
 class Dataset : public Object {

@@ -7,8 +7,8 @@
 #include <type_traits>
 
 #include "io/h5.hpp"
+#include "io/h5md.hpp"
 #include "normdyn/errors.hpp"
-#include "normdyn/version.hpp"
 
 namespace normdyn {
 namespace {
@@ -22,20 +22,6 @@ std::uint64_t product(const std::vector<std::uint64_t>& dims) {
 }
 
 // About 256 KiB of values per chunk, at least one frame.
-std::uint64_t chunk_frames(std::uint64_t values_per_frame) {
-  constexpr std::uint64_t kChunkValues = 32768;
-  return std::clamp<std::uint64_t>(kChunkValues / std::max<std::uint64_t>(values_per_frame, 1), 1, 4096);
-}
-
-void write_h5md_header(h5::File& file) {
-  h5::Group h5md = file.create_group("h5md");
-  const std::int64_t version_numbers[2] = {1, 1};
-  h5md.set_attribute("version", std::span<const std::int64_t>(version_numbers));
-  h5md.create_group("author").set_attribute("name", std::string("normdyn user"));
-  h5::Group creator = h5md.create_group("creator");
-  creator.set_attribute("name", std::string("normdyn"));
-  creator.set_attribute("version", std::string(version()) + " (" + std::string(revision()) + ")");
-}
 
 }  // namespace
 
@@ -66,7 +52,7 @@ struct ObservablesFile::Impl {
     h5::Group g = obs.create_group(name);
     if (!description.empty()) g.set_attribute("description", description);
     const std::uint64_t per_frame = product(inner_dims);
-    const h5::ChunkedLayout layout{inner_dims, chunk_frames(per_frame), per_frame > 1 ? 1 : 0};
+    const h5::ChunkedLayout layout{inner_dims, h5md::chunk_frames(per_frame), per_frame > 1 ? 1 : 0};
     const h5::ChunkedLayout scalar{{}, 1024, 0};
     constexpr h5::ElementType type = std::is_same_v<T, double> ? h5::ElementType::f64 : h5::ElementType::i64;
     h5::Dataset v = g.create_extendable("value", type, layout);
@@ -94,7 +80,7 @@ ObservablesFile ObservablesFile::open(const std::filesystem::path& path, bool cr
   } else {
     if (!create) throw IoError(path.string() + ": no such file");
     f.impl_->file = h5::File::create(path, h5::CreateMode::exclusive);
-    write_h5md_header(f.impl_->file);
+    h5md::write_header(f.impl_->file);
   }
   return f;
 }

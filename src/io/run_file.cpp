@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "io/h5.hpp"
+#include "io/h5md.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/version.hpp"
 
@@ -55,12 +56,6 @@ std::vector<std::string> split_names(const std::string& joined) {
   return names;
 }
 
-// Frames per chunk: about 256 KiB of values per chunk, at least one frame.
-std::uint64_t chunk_frames(std::uint64_t values_per_frame) {
-  constexpr std::uint64_t kChunkValues = 32768;
-  return std::clamp<std::uint64_t>(kChunkValues / std::max<std::uint64_t>(values_per_frame, 1), 1, 4096);
-}
-
 void write_parameters(h5::File& file, const RunConfig& config, const Provenance& provenance) {
   h5::Group p = file.create_group("parameters");
   p.set_attribute("config", to_toml(config));
@@ -90,13 +85,7 @@ void write_parameters(h5::File& file, const RunConfig& config, const Provenance&
 }
 
 void write_h5md_metadata(h5::File& file, const RunConfig& config) {
-  h5::Group h5md = file.create_group("h5md");
-  const std::int64_t h5md_version[2] = {1, 1};
-  h5md.set_attribute("version", std::span<const std::int64_t>(h5md_version));
-  h5md.create_group("author").set_attribute("name", std::string("normdyn user"));
-  h5::Group creator = h5md.create_group("creator");
-  creator.set_attribute("name", std::string("normdyn"));
-  creator.set_attribute("version", std::string(version()) + " (" + std::string(revision()) + ")");
+  h5::Group h5md = h5md::write_header(file);
   h5::Group module = h5md.create_group("modules/normdyn");
   module.set_attribute("version", std::span<const std::int64_t>(kSchemaVersion));
   module.set_attribute("scheme", std::string(scheme_key(config.model.scheme)));
@@ -141,7 +130,7 @@ Element create_element(h5::File& file, const std::string& group, const std::vect
   for (auto v : inner) per_frame *= v;
   Element e;
   e.value = file.create_extendable(group + "/value", h5::ElementType::f64,
-                                   h5::ChunkedLayout{inner, chunk_frames(per_frame), deflate});
+                                   h5::ChunkedLayout{inner, h5md::chunk_frames(per_frame), deflate});
   e.time = file.create_extendable(group + "/time", h5::ElementType::f64, h5::ChunkedLayout{{}, 1024, 0});
   e.step = file.create_extendable(group + "/step", h5::ElementType::i64, h5::ChunkedLayout{{}, 1024, 0});
   e.time.make_scale("time");
@@ -208,7 +197,7 @@ void write_fields(h5::File& file, const std::vector<FieldSpec>& fields) {
       e.value.set_dimension_label(axis, a.name);
       if (a.moving) {
         h5::Dataset ds = file.create_extendable(base + "/" + a.name, h5::ElementType::f64,
-                                                h5::ChunkedLayout{{a.cells}, chunk_frames(a.cells), 0});
+                                                h5::ChunkedLayout{{a.cells}, h5md::chunk_frames(a.cells), 0});
         ds.set_attribute("unit", a.unit);
         ds.set_attribute("description", a.description + " (moves with time: one row of cell centres per frame)");
       } else {
