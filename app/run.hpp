@@ -11,10 +11,16 @@
 
 namespace normdyn::app {
 
+class Team;
+
 struct RunOptions {
   bool force = false;   // overwrite an existing output file
   bool quiet = false;   // no progress line, no closing line
   std::string command_line;
+  // [sweep] The processes of an MPI launch sharing this run (mpi.hpp): with more than one, the
+  // tokens are sharded over them (sharded_dynamics.hpp) and rank 0 writes the file. Every process
+  // calls run_experiment / resume_experiment with the same configuration. nullptr: this process.
+  Team* team = nullptr;
 };
 
 // The pieces of a run, built from a validated configuration (reads input files; writes nothing).

@@ -35,6 +35,14 @@ class AttentionKernel {
   void compute(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
                const Vector& masses, Eigen::Ref<RowMatrix> attention);
 
+  // [sweep] Rows [begin, end) of A only, each against all n keys; `attention` is (end − begin)×d.
+  // The share of one process in a sharded run (sharded_dynamics.hpp): O((end − begin) n d) work.
+  // Same formula and the same row-max softmax as compute(); it agrees with the corresponding rows of
+  // compute() to round-off (the products are formed over different row blocks, so the last bits of
+  // a row may differ). Threads as in compute(), over blocks of these rows.
+  void compute_rows(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
+                    const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
+
   int threads() const { return threads_; }
 
  private:
@@ -44,6 +52,10 @@ class AttentionKernel {
   int threads_;
   RowMatrix queries_, keys_, values_;   // ΘQᵀ, ΘKᵀ, ΘVᵀ when the matrices are not the identity
   std::vector<Vector> scores_;          // one block×n workspace per thread
+
+  // [sweep] Workspace of compute_rows (kept apart from compute()'s).
+  RowMatrix rows_queries_, rows_keys_, rows_values_;
+  std::vector<Vector> rows_scores_;
 };
 
 }  // namespace normdyn

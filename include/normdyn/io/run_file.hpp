@@ -29,6 +29,7 @@ namespace normdyn {
 struct Provenance {
   std::string command_line;
   int threads = 1;
+  int ranks = 1;  // [sweep] processes sharing the run (mpirun -n P normdyn run)
 };
 
 // Counters and outcome of a run, as stored in /summary.
