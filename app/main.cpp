@@ -12,6 +12,7 @@
 #include "normdyn/errors.hpp"
 #include "normdyn/version.hpp"
 #include "run.hpp"
+#include "sweep_cli.hpp"  // [sweep]
 
 namespace {
 
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
   cli.add_subcommand("list-schemes", "List the normalization schemes with their speed factor and radial rate");
   cli.add_subcommand("config-reference", "Print every configuration key with its type, default and meaning");
   app::AnalysisCli analysis_cli(cli);
+  app::SweepCli sweep_cli(cli);  // [sweep]
 
   try {
     cli.parse(argc, argv);
@@ -99,7 +101,7 @@ int main(int argc, char** argv) {
 
   try {
     // [sweep] Only `run` and `sweep` share their work among the processes of an MPI launch.
-    if (team.size() > 1 && !run_cmd->parsed())
+    if (team.size() > 1 && !run_cmd->parsed() && !sweep_cli.parsed())
       throw InputError("mpirun", "only `normdyn run` and `normdyn sweep` run on several MPI processes");
     run.options.team = &team;  // [sweep]
     if (run_cmd->parsed()) {
@@ -113,6 +115,7 @@ int main(int argc, char** argv) {
     if (cli.got_subcommand("list-schemes")) return app::list_schemes(std::cout);
     if (cli.got_subcommand("config-reference")) return app::print_config_reference(std::cout);
     if (analysis_cli.parsed()) return analysis_cli.run();
+    if (sweep_cli.parsed()) return sweep_cli.run(team, join_argv(argc, argv));  // [sweep]
   } catch (const app::PeerFailure& e) {  // [sweep] another process failed and reported it
     return e.exit_code;
   } catch (const InputError& e) {
