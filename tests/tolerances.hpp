@@ -26,4 +26,9 @@ inline constexpr double kOneMinusCosine = 1e-10;
 // Observables of a rotated or permuted configuration (round-off of n² d sums and an eigensolver).
 inline constexpr double kInvariance = 1e-12;
 
+// ---- Sweeps and sharded runs (issue 7).
+// A run sharded over MPI processes against the same run on one process (issue 7: 1e-12); relative
+// to max(1, |x|), since the radii of Pre- and Peri-LN grow like t.
+inline constexpr double kShardAgreement = 1e-12;
+
 }  // namespace normdyn::test
