@@ -102,6 +102,8 @@ BOOST_AUTO_TEST_CASE(sibling_file_when_the_run_file_cannot_be_written) {
     ObservablesFile f = ObservablesFile::open_for_run(run);
     BOOST_TEST(f.path() == run);
     f.write_series("x", std::vector<double>{0.0}, std::vector<std::int64_t>{0}, std::vector<double>{1.0});
+    BOOST_TEST(!ObservablesFile::locate(run).has_value());  // series alone do not mark an analysis
+    f.set_text("analysis", "report_json", "{}");
   }
   BOOST_TEST(*ObservablesFile::locate(run) == run);
   fs::path other = dir.path / "other.h5";
@@ -112,6 +114,7 @@ BOOST_AUTO_TEST_CASE(sibling_file_when_the_run_file_cannot_be_written) {
     ObservablesFile f = ObservablesFile::open_for_run(other);
     BOOST_TEST(f.path() == ObservablesFile::sibling_path(other));
     f.write_series("x", std::vector<double>{0.0}, std::vector<std::int64_t>{0}, std::vector<double>{1.0});
+    f.set_text("analysis", "report_json", "{}");
   }
   BOOST_TEST(*ObservablesFile::locate(other) == ObservablesFile::sibling_path(other));
   {
