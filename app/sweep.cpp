@@ -124,6 +124,11 @@ void plan_sweep(const SweepRequest& request, bool create, Plan& plan) {
     if (plan.lock_fd < 0) throw IoError(lock.string() + ": cannot create: " + std::strerror(errno));
     if (::flock(plan.lock_fd, LOCK_EX | LOCK_NB) != 0)
       throw IoError(plan.dir.string() + ": another normdyn sweep is working in this directory");
+    // Temporary files of runs killed while creating their file: with the lock held, nobody writes them.
+    for (const auto& e : fs::directory_iterator(plan.dir / "runs", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.size() > 4 && name.ends_with(".tmp")) fs::remove(e.path(), ec);
+    }
   }
   const analysis::FigureOptions figures{plan.spec.ensemble.cluster_epsilon, plan.spec.ensemble.pair_cosine};
   std::vector<std::size_t> to_run, to_summarize;

@@ -206,3 +206,13 @@ BOOST_AUTO_TEST_CASE(ensemble_defaults_follow_the_axes) {
   BOOST_TEST(chosen.ensemble.over.empty());
   BOOST_TEST(chosen.ensemble.phase_axis == "model.n");
 }
+
+BOOST_AUTO_TEST_CASE(the_example_sweep_is_valid) {
+  const auto spec = load_sweep(fs::path(NORMDYN_SOURCE_DIR) / "data/configs/sweep_beta_circle.toml");
+  const auto points = expand_sweep(spec);
+  BOOST_TEST(points.size() == 56u);
+  BOOST_TEST(points[8].name == "beta=2_seed=1");
+  BOOST_TEST(points[8].config.solver.t_end == 1000.0);
+  BOOST_TEST(points[8].config.model.d == 2);
+  BOOST_TEST(spec.ensemble.phase_axis == "model.beta");
+}
