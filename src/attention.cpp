@@ -91,16 +91,19 @@ void AttentionKernel::compute_rows(Eigen::Ref<const RowMatrix> theta, const Atte
   assert(masses.size() == 0 || masses.size() == n);
   if (count == 0) return;
 
+  // Workspaces live in the threads that use them (thread_local), so that this method adds no state to
+  // the kernel and allocates nothing once warm.
+  thread_local RowMatrix projected_queries, projected_keys, projected_values;
   const double* query_data = theta.data() + begin * d;
   const double* key_data = theta.data();
   const double* value_data = theta.data();
   if (!qkv.identity) {
-    rows_queries_.noalias() = theta.middleRows(begin, count) * qkv.Q.transpose();
-    rows_keys_.noalias() = theta * qkv.K.transpose();
-    rows_values_.noalias() = theta * qkv.V.transpose();
-    query_data = rows_queries_.data();
-    key_data = rows_keys_.data();
-    value_data = rows_values_.data();
+    projected_queries.noalias() = theta.middleRows(begin, count) * qkv.Q.transpose();
+    projected_keys.noalias() = theta * qkv.K.transpose();
+    projected_values.noalias() = theta * qkv.V.transpose();
+    query_data = projected_queries.data();
+    key_data = projected_keys.data();
+    value_data = projected_values.data();
   }
   const Eigen::Map<const RowMatrix> queries(query_data, count, d);
   const Eigen::Map<const RowMatrix> keys(key_data, n, d);
@@ -110,14 +113,13 @@ void AttentionKernel::compute_rows(Eigen::Ref<const RowMatrix> theta, const Atte
   const Index block = std::clamp<Index>((Index{1} << 19) / std::max<Index>(n, 1), 8, 256);
   const Index blocks = (count + block - 1) / block;
   const bool weighted = masses.size() == n;
-  rows_scores_.resize(static_cast<std::size_t>(threads_));
 
   const int team = static_cast<int>(std::min<Index>(threads_, blocks));
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
   for (Index b = 0; b < blocks; ++b) {
     const Index first = b * block;
     const Index rows = std::min(block, count - first);
-    Vector& buffer = rows_scores_[static_cast<std::size_t>(omp_get_thread_num())];
+    thread_local Vector buffer;
     if (buffer.size() < block * n) buffer.resize(block * n);
     Eigen::Map<RowMatrix> scores(buffer.data(), rows, n);
     scores.noalias() = beta * (queries.middleRows(first, rows) * keys.transpose());

@@ -52,10 +52,6 @@ class AttentionKernel {
   int threads_;
   RowMatrix queries_, keys_, values_;   // ΘQᵀ, ΘKᵀ, ΘVᵀ when the matrices are not the identity
   std::vector<Vector> scores_;          // one block×n workspace per thread
-
-  // [sweep] Workspace of compute_rows (kept apart from compute()'s).
-  RowMatrix rows_queries_, rows_keys_, rows_values_;
-  std::vector<Vector> rows_scores_;
 };
 
 }  // namespace normdyn
