@@ -198,7 +198,7 @@ std::string to_json(const Job& job) {
               {"threads", job.threads},
               {"cluster_epsilon", job.figures.cluster_epsilon},
               {"pair_cosine", job.figures.pair_cosine}}
-      .dump();
+      .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 Job job_from_json(const std::string& text) {
@@ -258,7 +258,8 @@ std::string to_json(const JobResult& r) {
            {"rate_stderr", number(fit.parameter_stderr)},
            {"rate_window", {number(fit.window.t_start), number(fit.window.t_end)}},
            {"rate_decay_factor", number(fit.decay_factor)}}}};
-  return j.dump();
+  // Messages come from run files and logs: invalid UTF-8 is replaced rather than refused.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 JobResult result_from_json(const std::string& text) {
@@ -361,6 +362,8 @@ JobResult execute_job(const Job& job, std::atomic<int>& child) {
   } catch (const std::exception& e) {
     r.status = point_status::io_error;
     r.message = e.what();
+    if (job.action == JobAction::summarize)
+      r.message += "; remove " + job.file.filename().string() + " or pass --force to run the point again";
   }
   std::error_code ec;
   if (std::filesystem::exists(job.log, ec) && std::filesystem::file_size(job.log, ec) == 0)

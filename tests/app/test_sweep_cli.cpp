@@ -215,3 +215,19 @@ BOOST_AUTO_TEST_CASE(the_readme_reads_the_index_as_written) {
   BOOST_TEST(contains(r.out, "beta = 1: P(synchronized by t = 10) = "), r.out);
   BOOST_TEST(contains(r.out, "beta = 30: P(synchronized by t = 10) = "), r.out);
 }
+
+BOOST_AUTO_TEST_CASE(a_damaged_run_file_is_a_failed_point_not_a_failed_sweep) {
+  Scratch s;
+  s.write("base.toml", kBase);
+  s.write("sweep.toml", "base = \"base.toml\"\n[axes]\n\"init.seed\" = [1, 2, 3]\n");
+  BOOST_REQUIRE_EQUAL(s.normdyn("sweep sweep.toml -o out -q").exit_code, 0);
+  std::filesystem::remove(s / "out" / "runs" / "seed=2.json");
+  s.write("out/runs/seed=2.h5", "not an HDF5 file");
+  const auto r = s.normdyn("sweep sweep.toml -o out");
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(contains(r.out, "3 points: 1 io_error, 2 ok"), r.out);
+  BOOST_TEST(contains(r.out, "remove seed=2.h5 or pass --force"), r.out);
+  const auto forced = s.normdyn("sweep sweep.toml -o out -q --force");
+  BOOST_TEST(forced.exit_code == 0, forced.err);
+  BOOST_TEST(SweepIndex(s / "out").strings("status")[1] == "ok");
+}
