@@ -98,7 +98,7 @@ int Team::max(int value) {
   return out;
 }
 
-bool Team::same(std::uint64_t value) {
+bool Team::same([[maybe_unused]] std::uint64_t value) {
   if (size_ == 1) return true;
 #if NORMDYN_WITH_MPI
   unsigned long long v = value, lo = 0, hi = 0;
