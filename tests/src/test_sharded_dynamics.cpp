@@ -5,7 +5,7 @@
 // of attention matrices, also when the rows do not divide evenly or a process owns none; integrated
 // with the adaptive step loop, every process takes the same steps as one process alone and the
 // trajectories agree to 1e-12; the processes hold identical states.
-#define BOOST_TEST_MODULE sharded_mpi
+#define BOOST_TEST_MODULE sharded_dynamics
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <cstring>
