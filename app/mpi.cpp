@@ -1,5 +1,7 @@
 #include "mpi.hpp"
 
+#include <sched.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -74,9 +76,12 @@ Team::~Team() {
 #endif
 }
 
-int Team::default_threads() const {
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / std::max(1, local_size_));
+int Team::cores() const {
+  int machine = static_cast<int>(std::thread::hardware_concurrency());
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  const int allowed = ::sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : machine;
+  return std::max(1, std::min(allowed, std::max(1, machine / std::max(1, local_size_))));
 }
 
 void Team::allgather([[maybe_unused]] double* data, [[maybe_unused]] std::span<const int> counts,

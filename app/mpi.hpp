@@ -43,9 +43,11 @@ class Team final : public RowExchange {
   bool is_root() const { return rank_ == 0; }
   // Processes of this team on this machine (1 without MPI).
   int local_size() const { return local_size_; }
-  // Threads for each process's attention kernel when none are configured: the cores of this
-  // machine shared among its processes.
-  int default_threads() const;
+  // The cores this process may use: those of its CPU affinity (a launcher's binding, taskset,
+  // cgroups), and at most its share of the machine among the team's processes on it.
+  int cores() const;
+  // Threads for each process's attention kernel when none are configured: cores().
+  int default_threads() const { return cores(); }
 
   // ---- Collectives: every process calls them in the same order.
   void allgather(double* data, std::span<const int> counts, std::span<const int> displs) override;

@@ -16,6 +16,8 @@
 #include <map>
 #include <thread>
 
+#include <Eigen/Core>
+
 #include "mpi.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/io/run_file.hpp"
@@ -440,11 +442,22 @@ int run_plot(const fs::path& dir) {
 
 int sweep_command(const SweepRequest& request) {
   install_interrupt_handlers();
+  // The figures of each run are computed in the thread that waited for it; parallelism is across
+  // runs. Eigen's own OpenMP products inside those threads made each summary 25x slower (a team of
+  // spinning threads per slot thread): one thread per product.
+  Eigen::setNbThreads(1);
   Team* team = request.team && request.team->size() > 1 ? request.team : nullptr;
   const bool root = !team || team->is_root();
-  const int default_jobs =
-      team ? 1 : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, request.threads));
-  const int jobs = request.jobs > 0 ? request.jobs : default_jobs;
+  // Runs at once: the cores this process may use (its binding under mpirun, its share of the
+  // machine among the processes on it) divided by the threads of each run.
+  const int cores = request.team ? request.team->cores() : 1;
+  const int jobs = request.jobs > 0 ? request.jobs : std::max(1, cores / std::max(1, request.threads));
+  if (!request.list && !request.quiet && jobs * request.threads > cores)
+    std::fprintf(stderr,
+                 "normdyn sweep: %s%d job%s x %d thread%s on %d core%s%s: the runs will share cores\n",
+                 team ? ("rank " + std::to_string(team->rank()) + ": ").c_str() : "", jobs, jobs > 1 ? "s" : "",
+                 request.threads, request.threads > 1 ? "s" : "", cores, cores > 1 ? "s" : "",
+                 team ? " (its binding; mpirun --bind-to none lifts it)" : "");
 
   if (request.list) {  // every process reads the sweep (errors alike everywhere); rank 0 prints
     Plan plan;

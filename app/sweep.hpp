@@ -17,7 +17,7 @@ class Team;
 struct SweepRequest {
   std::filesystem::path sweep_file;
   std::filesystem::path output_dir;
-  int jobs = 0;         // runs at once per process; 0: the cores of the machine (1 per process under mpirun)
+  int jobs = 0;         // runs at once per process; 0: its cores (Team::cores) / threads
   int threads = 1;      // attention-kernel threads of every run
   bool force = false;   // run every point again, replacing its file
   bool list = false;    // print the points and what would be done with each; run nothing
