@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
       throw InputError("mpirun", "only `normdyn run` and `normdyn sweep` run on several MPI processes");
     run.options.team = &team;  // [sweep]
     if (run_cmd->parsed()) {
-      if (resume.empty() && run.config.empty()) return fail(ExitCode::bad_input, "run: give a configuration file or --resume FILE");
+      if (resume.empty() && run.config.empty()) throw InputError("run", "give a configuration file or --resume FILE");
       if (!resume.empty()) run.resume = resume;
       if (!output.empty()) run.output = output;
       if (threads >= 0) run.threads = threads;

@@ -55,13 +55,13 @@ BOOST_AUTO_TEST_CASE(a_killed_run_is_recorded_and_resumed_the_next_time) {
   s.write("long.toml", kLongBase);
   s.write("sweep.toml", kLongSweep);
   const test::Child sweep = test::spawn_normdyn(s.dir(), {"sweep", "sweep.toml", "-o", "out", "-j", "2"});
-  // Kill the run of one long point from outside (as the OOM killer would) once it has frames.
+  // Kill the run of one long point from outside (as the OOM killer would) once it has its file.
   const std::string victim = "t_end=60_seed=2";
   int killed = 0;
   for (int i = 0; i < 400 && !killed; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const auto pids = test::children_of(sweep.pid, victim);
-    if (!pids.empty() && std::filesystem::exists(s / "out" / "runs" / (victim + ".h5")) && i > 25) {
+    if (!pids.empty() && std::filesystem::exists(s / "out" / "runs" / (victim + ".h5"))) {
       ::kill(pids.front(), SIGKILL);
       killed = pids.front();
     }
@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_CASE(an_interrupted_sweep_resumes_where_it_stopped) {
   const std::string first = "t_end=60_seed=1";
   for (int i = 0; i < 500 && !std::filesystem::exists(s / "out" / "runs" / (first + ".h5")); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ::kill(sweep.pid, SIGINT);
   const test::ChildExit e = test::wait_child(sweep);
   BOOST_TEST(e.exit_code == 130);
