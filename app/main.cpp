@@ -3,12 +3,16 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include "analysis_cli.hpp"
 #include "commands.hpp"
+#include "mpi.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/version.hpp"
 #include "run.hpp"
+#include "sweep_cli.hpp"
 
 namespace {
 
@@ -26,10 +30,36 @@ int fail(normdyn::ExitCode code, const std::string& message) {
   return static_cast<int>(code);
 }
 
+// An error under an MPI launch with several processes. Before the processes engage in
+// collectives, this one joins the set-up agreement with its exit code, so that nobody waits for it;
+// bad input is found alike by every process, so only rank 0 reports it. Once engaged, an error ends
+// every process (MPI_Abort).
+int fail_in_team(normdyn::app::Team& team, normdyn::ExitCode code, const std::string& message, bool bad_input) {
+  if (team.size() <= 1) return fail(code, message);
+  if (team.engaged()) {
+    std::fprintf(stderr, "normdyn: error (rank %d): %s\n", team.rank(), message.c_str());
+    std::fflush(stderr);
+    team.abort(static_cast<int>(code));
+  }
+  if (!team.agreed()) team.agree(static_cast<int>(code));
+  if (bad_input && !team.is_root()) return static_cast<int>(code);
+  std::fprintf(stderr, "normdyn: error%s: %s\n",
+               team.is_root() ? "" : (" (rank " + std::to_string(team.rank()) + ")").c_str(), message.c_str());
+  return static_cast<int>(code);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace normdyn;
+  // MPI starts only under an MPI launcher (mpi.hpp).
+  std::optional<app::Team> team_storage;
+  try {
+    team_storage.emplace(argc, argv);
+  } catch (const InputError& e) {
+    return fail(ExitCode::bad_input, e.what());
+  }
+  app::Team& team = *team_storage;
   CLI::App cli{"normdyn: dynamics of tokens in deep transformers as interacting particles on the sphere"};
   cli.set_version_flag("--version", std::string(version()) + " (" + std::string(revision()) + ")");
   cli.require_subcommand(1);
@@ -55,6 +85,7 @@ int main(int argc, char** argv) {
   cli.add_subcommand("list-schemes", "List the normalization schemes with their speed factor and radial rate");
   cli.add_subcommand("config-reference", "Print every configuration key with its type, default and meaning");
   app::AnalysisCli analysis_cli(cli);
+  app::SweepCli sweep_cli(cli);
 
   try {
     cli.parse(argc, argv);
@@ -65,12 +96,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return cli.exit(e);
   } catch (const CLI::ParseError& e) {
-    return fail(ExitCode::bad_input, e.what());
+    return fail_in_team(team, ExitCode::bad_input, e.what(), true);
   }
 
   try {
+    // Only `run` and `sweep` share their work among the processes of an MPI launch.
+    if (team.size() > 1 && !run_cmd->parsed() && !sweep_cli.parsed())
+      throw InputError("mpirun", "only `normdyn run` and `normdyn sweep` run on several MPI processes");
+    run.options.team = &team;
     if (run_cmd->parsed()) {
-      if (resume.empty() && run.config.empty()) return fail(ExitCode::bad_input, "run: give a configuration file or --resume FILE");
+      if (resume.empty() && run.config.empty()) throw InputError("run", "give a configuration file or --resume FILE");
       if (!resume.empty()) run.resume = resume;
       if (!output.empty()) run.output = output;
       if (threads >= 0) run.threads = threads;
@@ -80,12 +115,15 @@ int main(int argc, char** argv) {
     if (cli.got_subcommand("list-schemes")) return app::list_schemes(std::cout);
     if (cli.got_subcommand("config-reference")) return app::print_config_reference(std::cout);
     if (analysis_cli.parsed()) return analysis_cli.run();
+    if (sweep_cli.parsed()) return sweep_cli.run(team, join_argv(argc, argv));
+  } catch (const app::PeerFailure& e) {  // another process failed and reported it
+    return e.exit_code;
   } catch (const InputError& e) {
-    return fail(ExitCode::bad_input, e.what());
+    return fail_in_team(team, ExitCode::bad_input, e.what(), true);
   } catch (const IoError& e) {
-    return fail(ExitCode::io_failure, e.what());
+    return fail_in_team(team, ExitCode::io_failure, e.what(), false);
   } catch (const std::exception& e) {
-    return fail(ExitCode::io_failure, std::string("unexpected failure: ") + e.what());
+    return fail_in_team(team, ExitCode::io_failure, std::string("unexpected failure: ") + e.what(), false);
   }
   return 0;
 }

@@ -14,10 +14,16 @@
 
 namespace normdyn::app {
 
+class Team;
+
 struct RunOptions {
   bool force = false;   // overwrite an existing output file
   bool quiet = false;   // no progress line, no closing line
   std::string command_line;
+  // The processes of an MPI launch sharing this run (mpi.hpp): with more than one, the
+  // tokens are sharded over them (sharded_dynamics.hpp) and rank 0 writes the file. Every process
+  // calls run_experiment / resume_experiment with the same configuration. nullptr: this process.
+  Team* team = nullptr;
 };
 
 class ProgressLine;
@@ -42,8 +48,8 @@ class RunRecorder : public SampleObserver {
   double own_seconds_ = 0.0;  // time spent here and in on_sample, not integrating
 };
 
-// The summary of an integration (status, counters, wall time over every session, message).
-RunSummary summarize(const IntegrationResult& result, const RunWriter& writer, const RunConfig& config,
+// The summary of an integration that stored `frames` samples (status, counters, wall time over every session, message).
+RunSummary summarize(const IntegrationResult& result, std::int64_t frames, const RunConfig& config,
                      double earlier_wall_seconds);
 
 // The pieces of a run, built from a validated configuration (reads input files; writes nothing).

@@ -87,7 +87,7 @@ RunSummary integrate_field(RunWriter& writer, const RunConfig& config, MeanField
   const IntegrationResult result =
       integrate(system, x0, 0.0, samples, integrator_options(config.solver), recorder, resume);
   progress.finish();
-  RunSummary summary = summarize(result, writer, config, earlier_wall_seconds);
+  RunSummary summary = summarize(result, writer.frames(), config, earlier_wall_seconds);
   summary.max_norm_drift = 0.0;  // no directions to renormalize
   // Mass and positivity over the frames of this session.
   summary.extra = {{"mass_drift", recorder.mass_drift()},

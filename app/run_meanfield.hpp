@@ -1,5 +1,5 @@
 #pragma once
-// [meanfield] The mean-field path of `normdyn run` (model.kind = "meanfield"), and the initial
+// The mean-field path of `normdyn run` (model.kind = "meanfield"), and the initial
 // weighted tokens of particle runs that discretize a density (init.kind = perturbed_uniform,
 // von_mises, or uniform with init.sampling / init.radius_width).
 #include <memory>

@@ -283,3 +283,67 @@ void AttentionKernel::fused_tile(Index b0, Index rb, Index c0, Index rc, bool bo
 }
 
 }  // namespace normdyn
+
+// ---------------------------------------------------------------------------------------------
+// Rows [begin, end) only: the share of one process in a sharded run.
+namespace normdyn {
+
+void AttentionKernel::compute_rows(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
+                                   const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention) {
+  const Index n = theta.rows();
+  const Index d = theta.cols();
+  const Index count = end - begin;
+  assert(0 <= begin && begin <= end && end <= n);
+  assert(attention.rows() == count && attention.cols() == d);
+  assert(masses.size() == 0 || masses.size() == n);
+  if (count == 0) return;
+
+  // Workspaces live in the threads that use them (thread_local), so that this method adds no state to
+  // the kernel and allocates nothing once warm.
+  thread_local RowMatrix projected_queries, projected_keys, projected_values;
+  const double* query_data = theta.data() + begin * d;
+  const double* key_data = theta.data();
+  const double* value_data = theta.data();
+  if (!qkv.identity) {
+    projected_queries.noalias() = theta.middleRows(begin, count) * qkv.Q.transpose();
+    projected_keys.noalias() = theta * qkv.K.transpose();
+    projected_values.noalias() = theta * qkv.V.transpose();
+    query_data = projected_queries.data();
+    key_data = projected_keys.data();
+    value_data = projected_values.data();
+  }
+  const Eigen::Map<const RowMatrix> queries(query_data, count, d);
+  const Eigen::Map<const RowMatrix> keys(key_data, n, d);
+  const Eigen::Map<const RowMatrix> values(value_data, n, d);
+
+  // About 4 MiB of scores per block, as compute() chooses for n keys.
+  const Index block = std::clamp<Index>((Index{1} << 19) / std::max<Index>(n, 1), 8, 256);
+  const Index blocks = (count + block - 1) / block;
+  const bool weighted = masses.size() == n;
+
+  const int team = static_cast<int>(std::min<Index>(threads_, blocks));
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+  for (Index b = 0; b < blocks; ++b) {
+    const Index first = b * block;
+    const Index rows = std::min(block, count - first);
+    thread_local Vector buffer;
+    if (buffer.size() < block * n) buffer.resize(block * n);
+    Eigen::Map<RowMatrix> scores(buffer.data(), rows, n);
+    scores.noalias() = beta * (queries.middleRows(first, rows) * keys.transpose());
+    for (Index i = 0; i < rows; ++i) {
+      auto row = scores.row(i);
+      const double row_max = row.maxCoeff();
+      double sum = 0.0;
+      for (Index k = 0; k < n; ++k) {
+        double w = std::exp(row(k) - row_max);
+        if (weighted) w *= masses(k);
+        row(k) = w;
+        sum += w;
+      }
+      row /= sum;
+    }
+    attention.middleRows(first, rows).noalias() = scores * values;
+  }
+}
+
+}  // namespace normdyn

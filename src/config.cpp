@@ -299,7 +299,7 @@ const std::vector<Key>& keys() {
            [](const RunConfig& c, toml::table& t) { t.insert("scheme", std::string(scheme_key(c.model.scheme))); },
            {}, true});
     }
-    // [meanfield] model.kind selects the mean-field solver; n and d belong to particles only.
+    // model.kind selects the mean-field solver; n and d belong to particles only.
     add({"model.kind", "string",
          "what is simulated: particles (n tokens, possibly weighted) | meanfield (density on the circle, d = 2)",
          [](const toml::node& n, RunConfig& c) { c.model.kind = read_enum<ModelKind>(n, "model.kind"); },
@@ -744,7 +744,7 @@ void apply_override(toml::table& root, const std::string& assignment) {
 }  // namespace
 
 namespace {
-// [meanfield] Cross-key rules of the densities, the mean-field model and weighted particles.
+// Cross-key rules of the densities, the mean-field model and weighted particles.
 void validate_densities(RunConfig& c, const std::map<std::string, const toml::node*>& present) {
   const InitConfig& i = c.init;
   if (c.init.kind == InitKind::von_mises) {

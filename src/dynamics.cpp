@@ -16,13 +16,20 @@ const RowMatrix& AttentionDynamics::attention(Eigen::Ref<const RowMatrix> theta,
 void AttentionDynamics::velocity(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, double t,
                                  double t_regime, Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) {
   const RowMatrix& a = attention(theta, t_regime);
+  apply_scheme(theta, r, a, t, t_regime, 0, dtheta, dr);
+}
+
+void AttentionDynamics::apply_scheme(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r,
+                                     Eigen::Ref<const RowMatrix> a, double t, double t_regime, Index begin,
+                                     Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) const {
   std::visit(
       [&](const auto& scheme) {
-        for (Index j = 0; j < theta.rows(); ++j) {
-          const double theta_dot_a = theta.row(j).dot(a.row(j));
-          const TokenContext c{t, t_regime, r(j), theta_dot_a, a.row(j).norm()};
-          dtheta.row(j) = (a.row(j) - theta_dot_a * theta.row(j)) / scheme.speed(c);
-          dr(j) = scheme.radial_rate(c);
+        for (Index i = 0; i < a.rows(); ++i) {
+          const Index j = begin + i;
+          const double theta_dot_a = theta.row(j).dot(a.row(i));
+          const TokenContext c{t, t_regime, r(j), theta_dot_a, a.row(i).norm()};
+          dtheta.row(i) = (a.row(i) - theta_dot_a * theta.row(j)) / scheme.speed(c);
+          dr(i) = scheme.radial_rate(c);
         }
       },
       spec_.scheme);
@@ -53,6 +60,16 @@ void AttentionDynamics::rhs(const double* x, double* dxdt, double t) {
   // Outside an integrator's piece (direct calls in tests), regimes follow t itself.
   const double t_regime = in_piece_ ? piece_middle_ : t;
   velocity(layout_.theta(x), layout_.r(x), t, t_regime, layout_.theta(dxdt), layout_.r(dxdt));
+}
+
+void AttentionDynamics::rhs_rows(const double* x, double* dxdt, double t, Index begin, Index end) {
+  const double t_regime = in_piece_ ? piece_middle_ : t;
+  const Index count = end - begin;
+  row_attention_.resize(count, layout_.d);
+  const auto theta = layout_.theta(x);
+  kernel_.compute_rows(theta, qkv_.at(t_regime), spec_.beta, spec_.masses, begin, end, row_attention_);
+  apply_scheme(theta, layout_.r(x), row_attention_, t, t_regime, begin, layout_.theta(dxdt).middleRows(begin, count),
+               layout_.r(dxdt).segment(begin, count));
 }
 
 std::vector<double> AttentionDynamics::breakpoints(double t0, double t1) const {

@@ -32,4 +32,9 @@ inline constexpr double kLinearRate = 1e-2;
 // Total mass of the finite-volume solver: round-off of sums over up to ~10^5 cells.
 inline constexpr double kMassRoundoff = 1e-13;
 
+// ---- Sweeps and sharded runs (issue 7).
+// A run sharded over MPI processes against the same run on one process (issue 7: 1e-12); relative
+// to max(1, |x|), since the radii of Pre- and Peri-LN grow like t.
+inline constexpr double kShardAgreement = 1e-12;
+
 }  // namespace normdyn::test

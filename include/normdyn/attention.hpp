@@ -58,6 +58,14 @@ class AttentionKernel {
   void compute(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
                const Vector& masses, Eigen::Ref<RowMatrix> attention);
 
+  // Rows [begin, end) of A only, each against all n keys; `attention` is (end − begin)×d.
+  // The share of one process in a sharded run (sharded_dynamics.hpp): O((end − begin) n d) work.
+  // Same formula and the same row-max softmax as compute(); it agrees with the corresponding rows of
+  // compute() to round-off (the products are formed over different row blocks, so the last bits of
+  // a row may differ). Threads as in compute(), over blocks of these rows.
+  void compute_rows(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
+                    const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
+
   int threads() const { return threads_; }
   // The path the last call of compute() took.
   KernelPath last_path() const { return last_path_; }

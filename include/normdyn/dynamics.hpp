@@ -37,6 +37,10 @@ class AttentionDynamics final : public OdeSystem {
   // OdeSystem
   std::size_t size() const override { return layout_.size(); }
   void rhs(const double* x, double* dxdt, double t) override;
+  // The right-hand side of tokens [begin, end) only (their θ rows and radii, at their
+  // places in dxdt; the other entries are left alone): one process's share of a sharded run
+  // (sharded_dynamics.hpp). Regimes as in rhs().
+  void rhs_rows(const double* x, double* dxdt, double t, Index begin, Index end);
   std::vector<double> breakpoints(double t0, double t1) const override;
   void enter_piece(double t_begin, double t_end) override;
   double retract(double* x) const override;
@@ -46,11 +50,16 @@ class AttentionDynamics final : public OdeSystem {
   int threads() const { return kernel_.threads(); }
 
  private:
+  // dθ_j/dt and dr_j/dt of tokens j = begin + i from their attention rows a.row(i).
+  void apply_scheme(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, Eigen::Ref<const RowMatrix> a,
+                    double t, double t_regime, Index begin, Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) const;
+
   DynamicsSpec spec_;
   QkvSource qkv_;
   StateLayout layout_;
   AttentionKernel kernel_;
   RowMatrix attention_;
+  RowMatrix row_attention_;  // rhs_rows
   double piece_middle_ = 0.0;
   bool in_piece_ = false;
 };

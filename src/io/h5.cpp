@@ -402,6 +402,25 @@ Dataset Group::create_string_dataset(const std::string& name, const std::string&
   return ds;
 }
 
+Dataset Group::create_string_dataset(const std::string& name, const std::vector<std::string>& values) {
+  const std::string p = child_path(path_, name);
+  Handle type = string_type(p);
+  const hsize_t dims[1] = {values.size()};
+  Handle space = simple_space(dims, p);
+  Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", p), Handle::Kind::plist);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Dataset ds(Handle(check(H5Dcreate2(id(), name.c_str(), type.get(), space.get(), lcpl.get(), H5P_DEFAULT,
+                                     H5P_DEFAULT),
+                          "H5Dcreate", p),
+                    Handle::Kind::dataset),
+             p);
+  std::vector<const char*> data;
+  for (const auto& v : values) data.push_back(v.c_str());
+  if (!data.empty())
+    check_status(H5Dwrite(ds.id(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), "H5Dwrite", p);
+  return ds;
+}
+
 Dataset Group::open_dataset(const std::string& name) const {
   const std::string p = child_path(path_, name);
   if (!contains(name)) throw IoError(p + ": no such dataset");
@@ -527,6 +546,23 @@ std::string Dataset::read_string() const {
   H5Tset_size(mem.get(), size);
   check_status(H5Dread(id(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), "H5Dread", path_);
   out.resize(std::strlen(out.c_str()));
+  return out;
+}
+
+std::vector<std::string> Dataset::read_strings() const {
+  Handle file_type(check(H5Dget_type(id()), "H5Dget_type", path_), Handle::Kind::datatype);
+  if (H5Tget_class(file_type.get()) != H5T_STRING || H5Tis_variable_str(file_type.get()) <= 0)
+    throw IoError(path_ + ": not a dataset of variable-length strings");
+  Handle space(check(H5Dget_space(id()), "H5Dget_space", path_), Handle::Kind::dataspace);
+  std::vector<char*> data(element_count(space, path_), nullptr);
+  std::vector<std::string> out;
+  if (data.empty()) return out;
+  Handle mem = string_type(path_);
+  check_status(H5Dread(id(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), "H5Dread", path_);
+  for (char* d : data) {
+    out.emplace_back(d ? d : "");
+    H5free_memory(d);
+  }
   return out;
 }
 

@@ -86,6 +86,8 @@ class Group : public Object {
   Dataset create_dataset(const std::string& name, std::span<const std::uint64_t> dims, std::span<const double> data);
   Dataset create_dataset(const std::string& name, std::span<const std::uint64_t> dims, std::span<const std::int64_t> data);
   Dataset create_string_dataset(const std::string& name, const std::string& value);
+  // A 1-D dataset of variable-length UTF-8 strings (h5py: .asstr()[()]).
+  Dataset create_string_dataset(const std::string& name, const std::vector<std::string>& values);
   Dataset open_dataset(const std::string& name) const;
   // A soft link `name` → `target` (an absolute path), as H5MD uses for shared time/step datasets.
   void create_soft_link(const std::string& name, const std::string& target);
@@ -115,6 +117,8 @@ class Dataset : public Object {
   std::vector<double> read_doubles() const;
   std::vector<std::int64_t> read_ints() const;
   std::string read_string() const;
+  // Every element of a 1-D string dataset.
+  std::vector<std::string> read_strings() const;
   // Frames [first, first + count) of an N-D double dataset, flattened.
   std::vector<double> read_frames(std::uint64_t first, std::uint64_t count) const;
   // Overwrites the whole (fixed-size) dataset.

@@ -65,6 +65,7 @@ void write_parameters(h5::File& file, const RunConfig& config, const Provenance&
   p.set_attribute("compiler", std::string(compiler()));
   p.set_attribute("build_type", std::string(build_type()));
   p.set_attribute("threads", static_cast<std::int64_t>(provenance.threads));
+  p.set_attribute("mpi_ranks", static_cast<std::int64_t>(provenance.ranks));
   p.set_attribute("command_line", provenance.command_line);
   p.set_attribute("host", host_name());
   p.set_attribute("created_utc", utc_now());
@@ -542,7 +543,9 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
     h5::Group parameters = impl->file.open_group("parameters");
     const std::string entry = utc_now() + " resumed from frame " + std::to_string(frames) + " by " +
                               std::string(revision()) + " with " + std::to_string(provenance.threads) +
-                              " threads (previous session " + (state.crashed ? "killed" : "interrupted") + ")";
+                              " threads" +
+                              (provenance.ranks > 1 ? " on " + std::to_string(provenance.ranks) + " MPI ranks" : "") +
+                              " (previous session " + (state.crashed ? "killed" : "interrupted") + ")";
     const std::string log = parameters.attribute_string("resume_log").value_or("");
     parameters.set_attribute("resume_log", log.empty() ? entry : log + "\n" + entry);
     impl->file.open_group("summary").set_attribute("status", std::string("running"));

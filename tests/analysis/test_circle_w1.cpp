@@ -1,4 +1,4 @@
-// [meanfield] The exact 1-Wasserstein distance on the circle against known values and brute force.
+// The exact 1-Wasserstein distance on the circle against known values and brute force.
 #define BOOST_TEST_MODULE circle_w1
 #include <boost/test/unit_test.hpp>
 #include <algorithm>

@@ -1,4 +1,4 @@
-// [meanfield] `normdyn run` end to end for mean-field and weighted-particle runs: the layout of the
+// `normdyn run` end to end for mean-field and weighted-particle runs: the layout of the
 // run file (/fields/density, its axes, /summary, /parameters), a density read back from a run file
 // onto another grid, and the masses of weighted tokens.
 #define BOOST_TEST_MODULE meanfield_run

@@ -133,7 +133,7 @@ BOOST_AUTO_TEST_CASE(did_you_mean_finds_close_words_only) {
   BOOST_TEST(!did_you_mean("zzzzzz", {"dopri5", "euler"}).has_value());
 }
 
-// [meanfield] Keys of the mean-field model, the densities and weighted particles.
+// Keys of the mean-field model, the densities and weighted particles.
 BOOST_AUTO_TEST_CASE(meanfield_keys_are_validated_with_their_names) {
   const std::string mf = "[model]\nkind = \"meanfield\"\n";
   const std::vector<std::pair<std::string, std::string>> cases = {

@@ -1,4 +1,4 @@
-// [meanfield] Initial densities: exact cell averages, conservative remap, normalized von Mises–Fisher
+// Initial densities: exact cell averages, conservative remap, normalized von Mises–Fisher
 // densities in any d, and the three discretizations by (weighted) particles.
 #define BOOST_TEST_MODULE density
 #include <boost/test/unit_test.hpp>

@@ -13,7 +13,7 @@ namespace normdyn {
 // rows normalized; radii from init.radius_dataset, else the run file's radii, else init.r0.
 Tokens read_initial_tokens(const InitConfig& init, Index n, Index d);
 
-// [meanfield] init.kind = "file" with model.kind = "meanfield": a density on equal cells of the circle
+// init.kind = "file" with model.kind = "meanfield": a density on equal cells of the circle
 // from init.dataset, [M'] or [frames, M'] (frame init.frame): values >= 0, not all 0 (any M'; the
 // caller remaps it conservatively to the grid).
 std::vector<double> read_initial_density(const InitConfig& init);

@@ -34,6 +34,7 @@ namespace normdyn {
 struct Provenance {
   std::string command_line;
   int threads = 1;
+  int ranks = 1;  // processes sharing the run (mpirun -n P normdyn run)
 };
 
 // Counters and outcome of a run, as stored in /summary.

@@ -1,0 +1,91 @@
+#pragma once
+// MPI, wrapped once: every MPI call of normdyn is made in mpi.cpp, and no MPI type crosses this
+// header.
+//
+// normdyn is linked with MPI (CMake option NORMDYN_MPI, default ON) but initializes it only when an
+// MPI launcher started the process (mpirun / mpiexec set OMPI_COMM_WORLD_SIZE, PMIX_RANK or
+// PMI_RANK): a plain `normdyn run` never touches MPI, starts as fast as without it and prints
+// nothing extra. NORMDYN_MPI=0 in the environment keeps MPI off even under a launcher (the sweep
+// sets it for the runs it starts as child processes).
+//
+// Waiting. Open MPI's blocking receives spin on a core. The sweep's manager and workers mostly wait
+// while their child processes compute, so they poll (try_receive) and sleep between polls instead.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "normdyn/sharded_dynamics.hpp"
+
+namespace normdyn::app {
+
+// Thrown on the processes of a team that agreed to stop because another one failed during set-up:
+// that process reports the error, these exit with its code in silence.
+struct PeerFailure {
+  int exit_code;
+};
+
+// The processes of one launch (MPI_COMM_WORLD), or this process alone.
+class Team final : public RowExchange {
+ public:
+  // Initializes MPI (thread level "funneled": only the main thread calls MPI) when launched by an
+  // MPI launcher. Throws InputError when launched with several processes by a build without MPI.
+  Team(int& argc, char**& argv);
+  ~Team() override;  // MPI_Finalize
+  Team(const Team&) = delete;
+  Team& operator=(const Team&) = delete;
+
+  // Whether MPI is initialized.
+  bool active() const { return active_; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  bool is_root() const { return rank_ == 0; }
+  // Processes of this team on this machine (1 without MPI).
+  int local_size() const { return local_size_; }
+  // The cores this process may use: those of its CPU affinity (a launcher's binding, taskset,
+  // cgroups), and at most its share of the machine among the team's processes on it.
+  int cores() const;
+  // Threads for each process's attention kernel when none are configured: cores().
+  int default_threads() const { return cores(); }
+
+  // ---- Collectives: every process calls them in the same order.
+  void allgather(double* data, std::span<const int> counts, std::span<const int> displs) override;
+  int max(int value);
+  // Whether every process passed the same value.
+  bool same(std::uint64_t value);
+  void broadcast(std::string& text, int root = 0);
+  void broadcast(std::vector<double>& values, int root = 0);
+  // The set-up barrier of a collective command (`run`, `sweep`): every process passes its exit code
+  // (0: ready) and gets the largest, once. A process that fails before it calls agree() with its
+  // error code (main does), so that nobody waits for it; the others then stop with PeerFailure.
+  // After a 0 the processes are engaged in collectives, and a failure of one must end all (abort).
+  int agree(int exit_code);
+  bool agreed() const { return agreed_; }
+  bool engaged() const { return engaged_; }
+  // Ends every process of the launch with this exit code (MPI_Abort).
+  [[noreturn]] void abort(int exit_code);
+
+  // ---- Point-to-point text messages (the sweep's manager and workers).
+  struct Message {
+    int source = -1;
+    int tag = 0;
+    std::string text;
+  };
+  void send(int destination, int tag, const std::string& text);
+  // A message from any process with any tag, if one is waiting.
+  std::optional<Message> try_receive();
+
+ private:
+  bool active_ = false;
+  bool agreed_ = false;
+  bool engaged_ = false;
+  int rank_ = 0;
+  int size_ = 1;
+  int local_size_ = 1;
+};
+
+// Whether this build has MPI (CMake option NORMDYN_MPI).
+bool built_with_mpi();
+
+}  // namespace normdyn::app

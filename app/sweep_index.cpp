@@ -1,0 +1,307 @@
+#include "sweep_index.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include "normdyn/errors.hpp"
+#include "normdyn/version.hpp"
+
+namespace normdyn::app {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+// The column of one axis, typed as the configuration key is.
+TableValues axis_column(const SweepSpec& spec, const std::vector<SweepPoint>& points, std::size_t axis) {
+  const std::string& key = spec.axes[axis].key;
+  const ConfigScalar first = config_value(points.front().config, key);
+  if (std::holds_alternative<double>(first)) {
+    std::vector<double> v;
+    for (const auto& p : points) v.push_back(std::get<double>(config_value(p.config, key)));
+    return v;
+  }
+  if (std::holds_alternative<std::int64_t>(first) || std::holds_alternative<bool>(first)) {
+    std::vector<std::int64_t> v;
+    for (const auto& p : points) {
+      const ConfigScalar x = config_value(p.config, key);
+      v.push_back(std::holds_alternative<bool>(x) ? (std::get<bool>(x) ? 1 : 0) : std::get<std::int64_t>(x));
+    }
+    return v;
+  }
+  std::vector<std::string> v;
+  for (const auto& p : points) v.push_back(value_label(config_value(p.config, key)));
+  return v;
+}
+
+TableValues subset(const TableValues& column, const std::vector<std::size_t>& rows) {
+  return std::visit(
+      [&](const auto& values) -> TableValues {
+        std::decay_t<decltype(values)> out;
+        for (std::size_t r : rows) out.push_back(values[r]);
+        return out;
+      },
+      column);
+}
+
+// Rows of equal length padded with NaN into a [rows, cols] matrix.
+TableMatrix padded(const std::string& name, const std::vector<const std::vector<double>*>& rows) {
+  std::size_t cols = 0;
+  for (const auto* r : rows) cols = std::max(cols, r->size());
+  TableMatrix m{name, rows.size(), cols, std::vector<double>(rows.size() * cols, kNaN)};
+  for (std::size_t i = 0; i < rows.size(); ++i) std::copy(rows[i]->begin(), rows[i]->end(), m.values.begin() + static_cast<std::ptrdiff_t>(i * cols));
+  return m;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csv_number(double v) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "" : (v > 0 ? "inf" : "-inf");
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.17g", v);
+  return buffer;
+}
+
+void write_csv(const std::filesystem::path& path, const std::vector<TableColumn>& columns) {
+  std::string text;
+  for (std::size_t c = 0; c < columns.size(); ++c) text += (c ? "," : "") + csv_field(columns[c].name);
+  text += "\n";
+  const std::size_t rows = std::visit([](const auto& v) { return v.size(); }, columns.front().values);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (c) text += ",";
+      std::visit(
+          [&](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::vector<double>>) text += csv_number(v[r]);
+            else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) text += std::to_string(v[r]);
+            else text += csv_field(v[r]);
+          },
+          columns[c].values);
+    }
+    text += "\n";
+  }
+  std::filesystem::path staging = path;
+  staging += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
+  {
+    std::ofstream out(staging, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) throw IoError(staging.string() + ": cannot write");
+  }
+  std::error_code ec;
+  std::filesystem::rename(staging, path, ec);
+  if (ec) throw IoError(path.string() + ": cannot write: " + ec.message());
+}
+
+}  // namespace
+
+std::vector<std::int64_t> ensemble_groups(const SweepSpec& spec, const std::vector<SweepPoint>& points) {
+  std::size_t over = spec.axes.size();
+  for (std::size_t a = 0; a < spec.axes.size(); ++a)
+    if (spec.axes[a].key == spec.ensemble.over) over = a;
+  std::map<std::vector<std::size_t>, std::int64_t> ids;
+  std::vector<std::int64_t> group;
+  for (const auto& p : points) {
+    std::vector<std::size_t> key = p.coordinates;
+    if (over < key.size()) key.erase(key.begin() + static_cast<std::ptrdiff_t>(over));
+    const auto [it, fresh] = ids.emplace(key, static_cast<std::int64_t>(ids.size()));
+    group.push_back(it->second);
+  }
+  return group;
+}
+
+TableFile index_table(const IndexContent& c) {
+  const SweepSpec& spec = *c.spec;
+  const auto& points = *c.points;
+  const auto& results = *c.results;
+  const std::size_t n = points.size();
+  TableFile file;
+  file.attributes = {
+      {"schema", std::string("normdyn.sweep/1")},
+      {"complete", static_cast<std::int64_t>(c.complete)},
+      {"sweep_file", spec.file.string()},
+      {"sweep_toml", spec.text},
+      {"base_file", spec.base.string()},
+      {"base_toml", spec.base_text},
+      {"points", static_cast<std::int64_t>(n)},
+      {"ensemble_over", spec.ensemble.over},
+      {"phase_axis", spec.ensemble.phase_axis},
+      {"cluster_epsilon", spec.ensemble.cluster_epsilon},
+      {"pair_cosine", spec.ensemble.pair_cosine},
+      {"ranks", static_cast<std::int64_t>(c.ranks)},
+      {"jobs_per_rank", static_cast<std::int64_t>(c.jobs_per_rank)},
+      {"wall_seconds", c.wall_seconds},
+      {"command_line", c.command_line},
+      {"normdyn_version", std::string(version())},
+      {"normdyn_revision", std::string(revision())},
+      {"written_utc", utc_now()},
+  };
+
+  // /axes
+  TableGroup axes{"/axes", {}, {}, {}};
+  std::vector<std::string> keys, sizes_text;
+  std::vector<std::int64_t> sizes;
+  std::vector<std::string> values;
+  for (const auto& a : spec.axes) {
+    keys.push_back(a.key);
+    sizes.push_back(static_cast<std::int64_t>(a.values.size()));
+    std::string joined;
+    for (std::size_t i = 0; i < a.values.size(); ++i) joined += (i ? ", " : "") + a.values[i];
+    values.push_back("[" + joined + "]");
+  }
+  axes.columns = {{"key", keys}, {"size", sizes}, {"values", values}};
+
+  // /runs
+  const std::vector<std::int64_t> group = ensemble_groups(spec, points);
+  std::vector<TableColumn> runs;
+  auto ints = [&](auto get) {
+    std::vector<std::int64_t> v;
+    for (std::size_t i = 0; i < n; ++i) v.push_back(static_cast<std::int64_t>(get(i)));
+    return v;
+  };
+  auto doubles = [&](auto get) {
+    std::vector<double> v;
+    for (std::size_t i = 0; i < n; ++i) v.push_back(static_cast<double>(get(i)));
+    return v;
+  };
+  auto strings = [&](auto get) {
+    std::vector<std::string> v;
+    for (std::size_t i = 0; i < n; ++i) v.push_back(get(i));
+    return v;
+  };
+  runs.push_back({"index", ints([&](std::size_t i) { return points[i].index; })});
+  runs.push_back({"name", strings([&](std::size_t i) { return points[i].name; })});
+  runs.push_back({"file", strings([&](std::size_t i) { return "runs/" + points[i].name + ".h5"; })});
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) runs.push_back({spec.axes[a].key, axis_column(spec, points, a)});
+  runs.push_back({"group", group});
+  runs.push_back({"status", strings([&](std::size_t i) { return results[i].status; })});
+  runs.push_back({"action", strings([&](std::size_t i) { return results[i].action; })});
+  runs.push_back({"message", strings([&](std::size_t i) { return results[i].message; })});
+  runs.push_back({"exit_code", ints([&](std::size_t i) { return results[i].exit_code; })});
+  runs.push_back({"rank", ints([&](std::size_t i) { return results[i].rank; })});
+  runs.push_back({"started", doubles([&](std::size_t i) { return results[i].started; })});
+  runs.push_back({"finished", doubles([&](std::size_t i) { return results[i].finished; })});
+  runs.push_back({"elapsed_seconds", doubles([&](std::size_t i) { return results[i].elapsed_seconds; })});
+  runs.push_back({"run_seconds", doubles([&](std::size_t i) { return results[i].run_seconds; })});
+  runs.push_back({"t_reached", doubles([&](std::size_t i) { return results[i].t_reached; })});
+  runs.push_back({"frames", ints([&](std::size_t i) { return results[i].frames; })});
+  runs.push_back({"accepted_steps", ints([&](std::size_t i) { return results[i].accepted_steps; })});
+  runs.push_back({"rhs_evaluations", ints([&](std::size_t i) { return results[i].rhs_evaluations; })});
+  runs.push_back({"final_variance", doubles([&](std::size_t i) { return results[i].figures.final_variance; })});
+  runs.push_back({"final_one_minus_mean_cosine",
+                  doubles([&](std::size_t i) { return results[i].figures.final_one_minus_mean_cosine; })});
+  runs.push_back({"final_cluster_count", ints([&](std::size_t i) { return results[i].figures.final_cluster_count; })});
+  runs.push_back({"final_pair_fraction", doubles([&](std::size_t i) { return results[i].figures.final_pair_fraction; })});
+  runs.push_back({"t_sync", doubles([&](std::size_t i) { return results[i].figures.t_sync; })});
+  runs.push_back({"rate_law", strings([&](std::size_t i) {
+                    const auto& f = results[i].figures.rate;
+                    return f.ok ? std::string(analysis::to_string(f.law)) : std::string();
+                  })});
+  runs.push_back({"rate_parameter", doubles([&](std::size_t i) {
+                    const auto& f = results[i].figures.rate;
+                    return f.ok ? f.parameter : kNaN;
+                  })});
+  runs.push_back({"rate_stderr", doubles([&](std::size_t i) {
+                    const auto& f = results[i].figures.rate;
+                    return f.ok ? f.parameter_stderr : kNaN;
+                  })});
+  runs.push_back({"rate_problem", strings([&](std::size_t i) { return results[i].figures.rate.problem; })});
+
+  // /series
+  TableGroup series{"/series", {}, {}, {}};
+  auto series_rows = [&](auto member) {
+    std::vector<const std::vector<double>*> rows;
+    for (const auto& r : results) rows.push_back(&(r.series.*member));
+    return rows;
+  };
+  series.matrices.push_back(padded("time", series_rows(&analysis::RunSeries::t)));
+  series.matrices.push_back(padded("cluster_count", series_rows(&analysis::RunSeries::cluster_count)));
+  series.matrices.push_back(padded("pair_fraction", series_rows(&analysis::RunSeries::pair_fraction)));
+  series.matrices.push_back(padded("variance", series_rows(&analysis::RunSeries::variance)));
+  series.matrices.push_back(padded("one_minus_mean_cosine", series_rows(&analysis::RunSeries::one_minus_mean_cosine)));
+
+  // /ensemble
+  TableGroup ensemble{"/ensemble", {}, {}, {{"over", spec.ensemble.over}, {"phase_axis", spec.ensemble.phase_axis}}};
+  const std::size_t groups = group.empty() ? 0 : static_cast<std::size_t>(*std::max_element(group.begin(), group.end()) + 1);
+  std::vector<std::size_t> first_row(groups, n);
+  std::vector<std::vector<analysis::EnsembleMember>> members(groups);
+  std::vector<std::int64_t> group_runs(groups, 0), group_used(groups, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto g = static_cast<std::size_t>(group[i]);
+    if (first_row[g] == n) first_row[g] = i;
+    ++group_runs[g];
+    if (!is_success_status(results[i].status) || results[i].series.size() == 0) continue;
+    ++group_used[g];
+    members[g].push_back({&results[i].series, results[i].status == "synchronized"});
+  }
+  std::vector<analysis::EnsembleSeries> stats(groups);
+  std::vector<std::string> problems(groups);
+  for (std::size_t g = 0; g < groups; ++g) {
+    try {
+      stats[g] = analysis::ensemble_series(members[g]);
+    } catch (const std::invalid_argument& e) {
+      problems[g] = e.what();
+    }
+    if (members[g].empty()) problems[g] = "no successful run";
+  }
+  for (std::size_t a = 0; a < spec.axes.size(); ++a)
+    if (spec.axes[a].key != spec.ensemble.over)
+      ensemble.columns.push_back({spec.axes[a].key, subset(axis_column(spec, points, a), first_row)});
+  ensemble.columns.push_back({"runs", group_runs});
+  ensemble.columns.push_back({"runs_used", group_used});
+  ensemble.columns.push_back({"problem", problems});
+  auto stat_rows = [&](auto member) {
+    std::vector<const std::vector<double>*> rows;
+    for (const auto& s : stats) rows.push_back(&(s.*member));
+    return rows;
+  };
+  std::vector<std::vector<double>> runs_at(groups);
+  for (std::size_t g = 0; g < groups; ++g) runs_at[g].assign(stats[g].runs.begin(), stats[g].runs.end());
+  std::vector<const std::vector<double>*> runs_at_rows;
+  for (const auto& r : runs_at) runs_at_rows.push_back(&r);
+  ensemble.matrices.push_back(padded("time", stat_rows(&analysis::EnsembleSeries::t)));
+  ensemble.matrices.push_back(padded("runs_at", runs_at_rows));
+  ensemble.matrices.push_back(padded("cluster_mean", stat_rows(&analysis::EnsembleSeries::cluster_mean)));
+  ensemble.matrices.push_back(padded("cluster_std", stat_rows(&analysis::EnsembleSeries::cluster_std)));
+  ensemble.matrices.push_back(padded("cluster_min", stat_rows(&analysis::EnsembleSeries::cluster_min)));
+  ensemble.matrices.push_back(padded("cluster_max", stat_rows(&analysis::EnsembleSeries::cluster_max)));
+  ensemble.matrices.push_back(padded("pair_fraction_mean", stat_rows(&analysis::EnsembleSeries::pair_fraction_mean)));
+  ensemble.matrices.push_back(padded("pair_fraction_std", stat_rows(&analysis::EnsembleSeries::pair_fraction_std)));
+  ensemble.matrices.push_back(padded("sync_probability", stat_rows(&analysis::EnsembleSeries::sync_probability)));
+
+  file.groups.push_back(std::move(axes));
+  file.groups.push_back(TableGroup{"/runs", std::move(runs), {}, {}});
+  file.groups.push_back(std::move(series));
+  file.groups.push_back(std::move(ensemble));
+  return file;
+}
+
+void write_index(const std::filesystem::path& dir, const IndexContent& content) {
+  const TableFile table = index_table(content);
+  write_table_file(dir / "index.h5", table);
+  for (const auto& g : table.groups)
+    if (g.name == "/runs") write_csv(dir / "index.csv", g.columns);
+}
+
+}  // namespace normdyn::app

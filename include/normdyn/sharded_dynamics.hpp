@@ -1,0 +1,64 @@
+#pragma once
+// One run shared by several processes (`mpirun -n P normdyn run`): the tokens are split into P
+// contiguous blocks of rows, and process p evaluates the right-hand side of its own rows only (its
+// rows of the attention against all n keys, the O(n² d / P) share of the work), then the blocks are
+// exchanged so that every process holds the whole derivative.
+//
+// Every process therefore holds the whole state and runs the same integrator on it, with the same
+// numbers: the step-size controller sees the same error norm everywhere and every process takes
+// the same steps, with no further communication. The integrator's own work (O(n d) per stage) is
+// repeated on every process; the attention (O(n² d)) is not.
+//
+// The exchange is an interface so that this library does not depend on MPI: the application
+// implements it over MPI_COMM_WORLD (app/mpi.hpp).
+#include <span>
+#include <vector>
+
+#include "normdyn/dynamics.hpp"
+#include "normdyn/ode_system.hpp"
+
+namespace normdyn {
+
+class RowExchange {
+ public:
+  virtual ~RowExchange() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // In place: before the call process r has filled data[displs[r], displs[r] + counts[r]); after
+  // it every process holds every block. Collective: every process calls it with the same counts.
+  virtual void allgather(double* data, std::span<const int> counts, std::span<const int> displs) = 0;
+};
+
+// Rows [begin, end) of one process.
+struct RowRange {
+  Index begin = 0;
+  Index end = 0;
+  Index size() const { return end - begin; }
+};
+
+// The rows of process `rank` of `ranks` among n: contiguous blocks, the first n mod ranks processes
+// one row more than the others (a process may own none when ranks > n).
+RowRange row_share(Index n, int ranks, int rank);
+
+class ShardedDynamics final : public OdeSystem {
+ public:
+  // Keeps references to both: they must outlive this object.
+  ShardedDynamics(AttentionDynamics& dynamics, RowExchange& exchange);
+
+  std::size_t size() const override { return dynamics_.size(); }
+  // Own rows, then the exchange: a collective call.
+  void rhs(const double* x, double* dxdt, double t) override;
+  std::vector<double> breakpoints(double t0, double t1) const override { return dynamics_.breakpoints(t0, t1); }
+  void enter_piece(double t_begin, double t_end) override { dynamics_.enter_piece(t_begin, t_end); }
+  double retract(double* x) const override { return dynamics_.retract(x); }
+
+  RowRange rows() const { return rows_; }
+
+ private:
+  AttentionDynamics& dynamics_;
+  RowExchange& exchange_;
+  RowRange rows_;
+  std::vector<int> theta_counts_, theta_displs_, r_counts_, r_displs_;
+};
+
+}  // namespace normdyn

@@ -1,0 +1,94 @@
+#include "normdyn/io/table_file.hpp"
+
+#include <unistd.h>
+
+#include "io/h5.hpp"
+#include "normdyn/errors.hpp"
+
+namespace normdyn {
+namespace {
+
+void set_attribute(h5::Object& o, const std::string& name, const TableAttribute& value) {
+  std::visit([&](const auto& v) { o.set_attribute(name, v); }, value);
+}
+
+std::vector<std::pair<std::string, TableAttribute>> read_attributes(const h5::Object& o) {
+  std::vector<std::pair<std::string, TableAttribute>> out;
+  for (const auto& name : o.attribute_names()) {
+    if (auto s = o.attribute_string(name)) out.emplace_back(name, *s);
+    else if (auto i = o.attribute_int(name)) out.emplace_back(name, *i);
+    else if (auto d = o.attribute_double(name)) out.emplace_back(name, *d);
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_table_file(const std::filesystem::path& path, const TableFile& file) {
+  std::filesystem::path staging = path;
+  staging += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
+  try {
+    h5::File f = h5::File::create(staging, h5::CreateMode::truncate);
+    for (const auto& [name, value] : file.attributes) set_attribute(f, name, value);
+    for (const auto& g : file.groups) {
+      h5::Group group = f.require_group(g.name);
+      for (const auto& [name, value] : g.attributes) set_attribute(group, name, value);
+      for (const auto& c : g.columns) {
+        std::visit(
+            [&](const auto& values) {
+              using T = std::decay_t<decltype(values)>;
+              if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+                group.create_string_dataset(c.name, values);
+              } else {
+                const std::uint64_t dims[1] = {values.size()};
+                group.create_dataset(c.name, dims, std::span(values));
+              }
+            },
+            c.values);
+      }
+      for (const auto& m : g.matrices) {
+        if (m.values.size() != m.rows * m.cols) throw IoError(path.string() + ": matrix " + m.name + " has the wrong size");
+        const std::uint64_t dims[2] = {m.rows, m.cols};
+        group.create_dataset(m.name, dims, std::span(m.values));
+      }
+    }
+    f.close();
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(staging, ec);
+    throw;
+  }
+  std::error_code ec;
+  std::filesystem::rename(staging, path, ec);
+  if (ec) throw IoError(path.string() + ": cannot move the new file into place: " + ec.message());
+}
+
+TableFile read_table_file(const std::filesystem::path& path) {
+  if (!h5::File::is_hdf5(path)) throw IoError(path.string() + ": not an HDF5 file");
+  const h5::File f = h5::File::open(path, h5::OpenMode::read_only);
+  TableFile out;
+  out.attributes = read_attributes(f);
+  for (const auto& gname : f.member_names()) {
+    const h5::Group g = f.open_group(gname);
+    TableGroup group;
+    group.name = "/" + gname;
+    group.attributes = read_attributes(g);
+    for (const auto& name : g.member_names()) {
+      const h5::Dataset d = g.open_dataset(name);
+      const auto shape = d.shape();
+      if (shape.size() == 2) {
+        group.matrices.push_back(TableMatrix{name, shape[0], shape[1], d.read_doubles()});
+        continue;
+      }
+      switch (d.element_type()) {
+        case h5::ElementType::string: group.columns.push_back({name, d.read_strings()}); break;
+        case h5::ElementType::i64: group.columns.push_back({name, d.read_ints()}); break;
+        case h5::ElementType::f64: group.columns.push_back({name, d.read_doubles()}); break;
+      }
+    }
+    out.groups.push_back(std::move(group));
+  }
+  return out;
+}
+
+}  // namespace normdyn

@@ -1,0 +1,43 @@
+#include "normdyn/sharded_dynamics.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+#include <stdexcept>
+
+namespace normdyn {
+
+RowRange row_share(Index n, int ranks, int rank) {
+  assert(ranks >= 1 && 0 <= rank && rank < ranks);
+  const Index base = n / ranks;
+  const Index extra = n % ranks;
+  const Index r = rank;
+  const Index begin = r * base + std::min(r, extra);
+  return RowRange{begin, begin + base + (r < extra ? 1 : 0)};
+}
+
+ShardedDynamics::ShardedDynamics(AttentionDynamics& dynamics, RowExchange& exchange)
+    : dynamics_(dynamics), exchange_(exchange) {
+  const StateLayout& layout = dynamics_.layout();
+  const int ranks = exchange_.size();
+  rows_ = row_share(layout.n, ranks, exchange_.rank());
+  // MPI counts are int: the θ block of the whole state must fit (n·d < 2^31, i.e. 16 GiB of θ).
+  if (layout.n * layout.d > std::numeric_limits<int>::max())
+    throw std::length_error("sharded run: n·d exceeds the range of an MPI count");
+  for (int p = 0; p < ranks; ++p) {
+    const RowRange s = row_share(layout.n, ranks, p);
+    theta_counts_.push_back(static_cast<int>(s.size() * layout.d));
+    theta_displs_.push_back(static_cast<int>(s.begin * layout.d));
+    r_counts_.push_back(static_cast<int>(s.size()));
+    r_displs_.push_back(static_cast<int>(s.begin));
+  }
+}
+
+void ShardedDynamics::rhs(const double* x, double* dxdt, double t) {
+  const StateLayout& layout = dynamics_.layout();
+  dynamics_.rhs_rows(x, dxdt, t, rows_.begin, rows_.end);
+  exchange_.allgather(dxdt, theta_counts_, theta_displs_);
+  exchange_.allgather(dxdt + layout.n * layout.d, r_counts_, r_displs_);
+}
+
+}  // namespace normdyn

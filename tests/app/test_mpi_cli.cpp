@@ -1,0 +1,165 @@
+// normdyn under mpirun with 2 processes, through the binary (issue 7):
+//  * `mpirun -n 2 normdyn run`: one run sharded over the processes, written by rank 0, equal to the
+//    single-process run to 1e-12 with the same steps; interrupted, it resumes under mpirun;
+//  * `mpirun -n 2 normdyn sweep`: the points spread over both processes, each run the same as in a
+//    sweep on one process;
+//  * bad input: one message (rank 0's), exit code 2.
+#define BOOST_TEST_MODULE mpi_cli
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include "cli_harness.hpp"
+#include "normdyn/io/run_file.hpp"
+#include "sweep_harness.hpp"
+#include "tolerances.hpp"
+
+#ifndef NORMDYN_MPIEXEC
+#error "NORMDYN_MPIEXEC must name the MPI launcher with its flags (tests/CMakeLists.txt)"
+#endif
+
+using namespace normdyn;
+using test::Scratch;
+
+namespace {
+
+std::string mpirun(int ranks) { return std::string(NORMDYN_MPIEXEC) + " -n " + std::to_string(ranks) + " "; }
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Largest |a − b| / max(1, |b|) over every frame's directions and radii; the frame counts must agree.
+double max_difference(const std::filesystem::path& a, const std::filesystem::path& b) {
+  const RunReader ra(a), rb(b);
+  BOOST_REQUIRE_EQUAL(ra.frames(), rb.frames());
+  double worst = 0.0;
+  for (std::size_t f = 0; f < ra.frames(); ++f) {
+    const Tokens x = ra.frame(f), y = rb.frame(f);
+    worst = std::max(worst, (x.theta - y.theta).cwiseAbs().maxCoeff());
+    worst = std::max(worst, ((x.r - y.r).cwiseAbs().array() / y.r.cwiseAbs().array().max(1.0)).maxCoeff());
+  }
+  return worst;
+}
+
+const char* kShard = R"([model]
+scheme = "pre"
+n = 150
+d = 6
+beta = 3.0
+[init]
+kind = "gaussian"
+seed = 4
+[solver]
+t_end = 12.0
+[output]
+samples = 61
+)";
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_sharded_run_equals_the_single_process_run) {
+  Scratch s;
+  s.write("shard.toml", kShard);
+  for (const char* qkv : {"identity", "gaussian_per_layer"}) {
+    const std::string set = std::string(" --set model.qkv=") + qkv;
+    BOOST_REQUIRE_EQUAL(s.normdyn("run shard.toml -q --threads 1 -o one.h5 --force" + set).exit_code, 0);
+    const auto r = s.shell(mpirun(2) + NORMDYN_BINARY + " run shard.toml -q -o two.h5 --force" + set);
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    BOOST_TEST(r.err.empty(), r.err);  // nothing extra on a quiet run
+    const double difference = max_difference(s / "two.h5", s / "one.h5");
+    BOOST_TEST_MESSAGE(qkv << ": largest difference sharded vs one process: " << difference);
+    BOOST_TEST(difference <= test::kShardAgreement);
+    const auto one = *RunReader(s / "one.h5").summary();
+    const auto two = *RunReader(s / "two.h5").summary();
+    BOOST_TEST(two.status == RunStatus::ok);
+    BOOST_TEST(two.accepted_steps == one.accepted_steps);
+    BOOST_TEST(two.rejected_steps == one.rejected_steps);
+    BOOST_TEST(two.rhs_evaluations == one.rhs_evaluations);
+  }
+  const auto ranks = s.shell(std::string(NORMDYN_PYTHON) +
+                             " -c \"import h5py; print(h5py.File('two.h5')['parameters'].attrs['mpi_ranks'])\"");
+  BOOST_TEST(ranks.out == "2\n", ranks.err);
+}
+
+BOOST_AUTO_TEST_CASE(an_interrupted_sharded_run_resumes_under_mpirun) {
+  Scratch s;
+  s.write("shard.toml", kShard);
+  // Fixed steps (rk4, 30000 of them), so that the run lasts seconds on any machine (about 4 s on a
+  // 2-core machine with the symmetric kernel); it is interrupted well before its end.
+  const std::string long_run =
+      " --set model.n=100 --set solver.method=rk4 --set solver.dt=0.01 --set solver.t_end=300 --set output.samples=301"
+      " --set output.flush_seconds=0.05";
+  BOOST_REQUIRE_EQUAL(s.normdyn("run shard.toml -q --threads 1 -o one.h5" + long_run).exit_code, 0);
+  // mpirun in the background; SIGINT to it reaches both processes (as SIGTERM).
+  const auto started = s.shell("(" + mpirun(2) + NORMDYN_BINARY + " run shard.toml -q -o two.h5" + long_run +
+                               " > mpirun.out 2>&1 & echo $! > mpirun.pid)");
+  BOOST_REQUIRE_EQUAL(started.exit_code, 0);
+  const int pid = std::stoi(Scratch::slurp(s / "mpirun.pid"));
+  for (int i = 0; i < 500 && !std::filesystem::exists(s / "two.h5"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(pid, SIGINT);
+  for (int i = 0; i < 1000 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto summary = RunReader(s / "two.h5").summary();
+  BOOST_REQUIRE(summary.has_value());
+  BOOST_TEST(summary->status == RunStatus::interrupted, Scratch::slurp(s / "mpirun.out"));
+  BOOST_TEST(summary->t_reached < 300.0);
+  const auto resumed = s.shell(mpirun(2) + NORMDYN_BINARY + " run --resume two.h5 -q");
+  BOOST_TEST(resumed.exit_code == 0, resumed.err);
+  BOOST_TEST(RunReader(s / "two.h5").summary()->status == RunStatus::ok);
+  BOOST_TEST(max_difference(s / "two.h5", s / "one.h5") <= test::kShardAgreement);
+}
+
+BOOST_AUTO_TEST_CASE(a_sweep_spreads_its_points_over_the_processes) {
+  Scratch s;
+  s.write("base.toml", "[model]\nn = 12\n[solver]\nt_end = 8.0\n[output]\nsamples = 17\n");
+  s.write("sweep.toml", "base = \"base.toml\"\n[axes]\n\"model.beta\" = [1.0, 9.0]\n\"init.seed\" = [1, 2, 3, 4, 5]\n");
+  const auto r = s.shell(mpirun(2) + NORMDYN_BINARY + " sweep sweep.toml -o two");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.out, "10 points: 10 ok (10 run)"), r.out);
+  BOOST_TEST(contains(r.out, "2 processes x 1 job"), r.out);
+  BOOST_TEST(contains(r.out, "busy per rank: 0: "), r.out);
+  const test::SweepIndex two(s / "two");
+  std::map<std::int64_t, int> per_rank;
+  for (auto rank : two.ints("rank")) ++per_rank[rank];
+  BOOST_TEST(per_rank.size() == 2u);  // both processes ran points
+  BOOST_TEST(per_rank[0] + per_rank[1] == 10);
+  BOOST_TEST(std::get<std::int64_t>(two.attributes.at("ranks")) == 2);
+  // The same sweep on one process: the same figures, bit for bit (each run is a one-process run).
+  const auto local = s.normdyn("sweep sweep.toml -o one -j 1 -q");
+  BOOST_REQUIRE_EQUAL(local.exit_code, 0);
+  const test::SweepIndex one(s / "one");
+  BOOST_TEST(one.doubles("final_variance") == two.doubles("final_variance"));
+  BOOST_TEST(one.ints("final_cluster_count") == two.ints("final_cluster_count"));
+  BOOST_TEST(one.ints("accepted_steps") == two.ints("accepted_steps"));
+  // Run again under mpirun: everything reused.
+  const auto again = s.shell(mpirun(2) + NORMDYN_BINARY + " sweep sweep.toml -o two");
+  BOOST_TEST(again.exit_code == 0, again.err);
+  BOOST_TEST(contains(again.out, "10 points: 10 ok (10 reused)"), again.out);
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_under_mpirun_is_one_message_and_exit_code_2) {
+  Scratch s;
+  s.write("bad.toml", "[model]\nbeta = -1.0\n");
+  const auto run = s.shell(mpirun(2) + NORMDYN_BINARY + " run bad.toml -o x.h5");
+  BOOST_TEST(run.exit_code == 2);
+  const std::string line = "normdyn: error: model.beta: must be > 0, got -1";
+  BOOST_TEST(contains(run.err, line), run.err);
+  BOOST_TEST(run.err.find(line) == run.err.rfind(line), run.err);  // once, not once per process
+  BOOST_TEST(!std::filesystem::exists(s / "x.h5"));
+  // A failure of rank 0 alone (the output exists): the other process does not wait for it.
+  s.write("ok.toml", "[model]\nn = 8\n[solver]\nt_end = 1.0\n");
+  s.write("taken.h5", "");
+  const auto taken = s.shell(mpirun(2) + NORMDYN_BINARY + " run ok.toml -o taken.h5");
+  BOOST_TEST(taken.exit_code == 2);
+  BOOST_TEST(contains(taken.err, "taken.h5 exists; pass --force to overwrite it"), taken.err);
+  // Sweeps: rank 0 reads the sweep file.
+  s.write("sweep.toml", "[axes]\n\"model.beta\" = [1.0, 0.0]\n");
+  const auto sweep = s.shell(mpirun(2) + NORMDYN_BINARY + " sweep sweep.toml -o out");
+  BOOST_TEST(sweep.exit_code == 2);
+  BOOST_TEST(contains(sweep.err, "axes.\"model.beta\": point 1 of 2"), sweep.err);
+  // Commands that do not share their work refuse several processes.
+  const auto other = s.shell(mpirun(2) + NORMDYN_BINARY + " list-schemes");
+  BOOST_TEST(other.exit_code == 2);
+  BOOST_TEST(contains(other.err, "only `normdyn run` and `normdyn sweep`"), other.err);
+}
