@@ -102,16 +102,7 @@ void write_csv(const std::filesystem::path& path, const std::vector<TableColumn>
     }
     text += "\n";
   }
-  std::filesystem::path staging = path;
-  staging += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
-  {
-    std::ofstream out(staging, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw IoError(staging.string() + ": cannot write");
-  }
-  std::error_code ec;
-  std::filesystem::rename(staging, path, ec);
-  if (ec) throw IoError(path.string() + ": cannot write: " + ec.message());
+  write_atomically(path, text);
 }
 
 }  // namespace

@@ -129,18 +129,6 @@ void file_stamp(const std::filesystem::path& file, std::int64_t& size, std::int6
   mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
-void write_atomically(const std::filesystem::path& path, const std::string& text) {
-  std::filesystem::path staging = path;
-  staging += ".tmp";
-  {
-    std::ofstream out(staging, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw IoError(staging.string() + ": cannot write");
-  }
-  std::error_code ec;
-  std::filesystem::rename(staging, path, ec);
-  if (ec) throw IoError(path.string() + ": cannot write: " + ec.message());
-}
 
 // Reads the run file: its summary and the figures of every frame.
 void summarize_file(const Job& job, JobResult& r) {
@@ -437,6 +425,21 @@ std::vector<JobResult> LocalSlots::collect(std::chrono::milliseconds timeout) {
 void LocalSlots::signal_children(int sig) {
   for (auto& s : slots_)
     if (const int pid = s->child.load(); pid > 0) ::kill(pid, sig);
+}
+
+// A reader sees the old file or the new one, never a part: the text goes to a staging file of this
+// process, which is renamed over `path`.
+void write_atomically(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::path staging = path;
+  staging += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
+  {
+    std::ofstream out(staging, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) throw IoError(staging.string() + ": cannot write");
+  }
+  std::error_code ec;
+  std::filesystem::rename(staging, path, ec);
+  if (ec) throw IoError(path.string() + ": cannot write: " + ec.message());
 }
 
 }  // namespace normdyn::app

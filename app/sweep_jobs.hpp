@@ -118,4 +118,7 @@ class LocalSlots {
   std::deque<std::pair<std::size_t, JobResult>> finished_;  // (slot, result)
 };
 
+// Replaces `path` by `text` atomically (write a staging file, rename).
+void write_atomically(const std::filesystem::path& path, const std::string& text);
+
 }  // namespace normdyn::app

@@ -268,17 +268,22 @@ void AttentionKernel::compute_symmetric(Eigen::Ref<const RowMatrix> theta, doubl
 // operations over the tile's columns. `both`: the tile also adds its transpose into block c.
 void AttentionKernel::fused_tile(Index b0, Index rb, Index c0, Index rc, bool both, double beta, Vector& buffer) {
   using ConstSpan = Eigen::Map<const Eigen::ArrayXd>;
-  using Span = Eigen::Map<Eigen::ArrayXd>;
+  using TileArray = Eigen::Map<Eigen::Array<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
   const Index d = theta_t_.rows();
-  Span g(buffer.data(), rc);
+  TileArray g(buffer.data(), rb, rc);
   const ConstSpan hc(half_norms_.data() + c0, rc);
   for (Index i = b0; i < b0 + rb; ++i) {
-    g = -hc - half_norms_(i);
-    for (Index k = 0; k < d; ++k) g += (beta * theta_t_(k, i)) * ConstSpan(&theta_t_(k, c0), rc);
-    g = g.exp();
-    for (Index k = 0; k <= d; ++k) sums_(k, i) += (g * ConstSpan(&values_(k, c0), rc)).sum();
-    if (both)
-      for (Index k = 0; k <= d; ++k) Span(&sums_(k, c0), rc) += values_(k, i) * g;
+    auto row = g.row(i - b0).transpose();
+    row = -hc - half_norms_(i);
+    for (Index k = 0; k < d; ++k) row += (beta * theta_t_(k, i)) * ConstSpan(&theta_t_(k, c0), rc);
+  }
+  // One exponential pass over the whole tile, then matrix-vector products per component: short
+  // rows leave too little work between the calls otherwise (n = 32 is a single 32 × 32 tile).
+  g = g.exp();
+  const auto gm = g.matrix();
+  for (Index k = 0; k <= d; ++k) {
+    sums_.row(k).segment(b0, rb).transpose().noalias() += gm * values_.row(k).segment(c0, rc).transpose();
+    if (both) sums_.row(k).segment(c0, rc).transpose().noalias() += gm.transpose() * values_.row(k).segment(b0, rb).transpose();
   }
 }
 

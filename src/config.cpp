@@ -19,6 +19,7 @@
 #include <toml++/toml.h>
 
 #include "normdyn/errors.hpp"
+#include "toml_text.hpp"
 
 namespace normdyn {
 
@@ -892,46 +893,20 @@ namespace {
 
 // Shortest text that parses back to the same double (std::to_chars), always with a decimal point
 // or exponent so that TOML reads it as a float.
-std::string toml_float(double v) {
-  char buffer[64];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
-  std::string text(buffer, end);
-  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
-  return text;
-}
-
-std::string toml_string(const std::string& v) {
-  std::string out = "\"";
-  for (const char ch : v) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          char esc[8];
-          std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(ch));
-          out += esc;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
-}
+using toml_text::float_text;
+using toml_text::string_text;
 
 std::string toml_value(const ConfigScalar& value) {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, double>) return toml_float(v);
+        if constexpr (std::is_same_v<T, double>) return float_text(v);
         else if constexpr (std::is_same_v<T, std::int64_t>) return std::to_string(v);
         else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-        else if constexpr (std::is_same_v<T, std::string>) return toml_string(v);
+        else if constexpr (std::is_same_v<T, std::string>) return string_text(v);
         else {
           std::string out = "[";
-          for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + toml_float(v[i]);
+          for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + float_text(v[i]);
           return out + "]";
         }
       },

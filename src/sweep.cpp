@@ -15,6 +15,7 @@
 #include <toml++/toml.h>
 
 #include "normdyn/errors.hpp"
+#include "toml_text.hpp"
 
 namespace normdyn {
 namespace {
@@ -36,42 +37,15 @@ std::string shortest(double v) {
   return std::string(buffer, end);
 }
 
-std::string toml_string(std::string_view v) {
-  std::string out = "\"";
-  for (const char ch : v) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          char esc[8];
-          std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(ch));
-          out += esc;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 // A TOML value as TOML text, exactly (floats in their shortest round-trip form).
-std::string toml_text(const toml::node& n, const std::string& where) {
-  if (const auto* s = n.as_string()) return toml_string(s->get());
+std::string value_as_toml(const toml::node& n, const std::string& where) {
+  if (const auto* s = n.as_string()) return toml_text::string_text(s->get());
   if (const auto* i = n.as_integer()) return std::to_string(i->get());
-  if (const auto* f = n.as_floating_point()) {
-    const double v = f->get();
-    if (!std::isfinite(v)) return v != v ? "nan" : (v > 0 ? "inf" : "-inf");
-    std::string text = shortest(v);
-    if (text.find_first_of(".eE") == std::string::npos) text += ".0";
-    return text;
-  }
+  if (const auto* f = n.as_floating_point()) return toml_text::float_text(f->get());
   if (const auto* b = n.as_boolean()) return b->get() ? "true" : "false";
   if (const auto* a = n.as_array()) {
     std::vector<std::string> parts;
-    for (std::size_t i = 0; i < a->size(); ++i) parts.push_back(toml_text(*a->get(i), where));
+    for (std::size_t i = 0; i < a->size(); ++i) parts.push_back(value_as_toml(*a->get(i), where));
     return "[" + join(parts, ", ") + "]";
   }
   throw InputError(where, "values must be numbers, strings, booleans or arrays of them");
@@ -199,7 +173,7 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
       const std::string where = "set." + in_quotes(key);
       require_config_key(key, where);
       reject_sweep_managed(key, where);
-      spec.set.push_back(key + "=" + toml_text(*node, where));
+      spec.set.push_back(key + "=" + value_as_toml(*node, where));
     }
   }
 
@@ -216,7 +190,7 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
       if (values->empty()) throw InputError(where, "has no values");
       SweepAxis axis{key, {}};
       for (std::size_t i = 0; i < values->size(); ++i)
-        axis.values.push_back(toml_text(*values->get(i), where + "[" + std::to_string(i) + "]"));
+        axis.values.push_back(value_as_toml(*values->get(i), where + "[" + std::to_string(i) + "]"));
       spec.axes.push_back(std::move(axis));
     }
   }

@@ -338,8 +338,6 @@ Dataset Group::create_extendable(const std::string& name, ElementType type, cons
     check_status(H5Pset_shuffle(dcpl.get()), "H5Pset_shuffle", p);
     check_status(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(layout.deflate_level)), "H5Pset_deflate", p);
   }
-  Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", p), Handle::Kind::plist);
-  H5Pset_create_intermediate_group(lcpl.get(), 1);
   Handle string_t;
   hid_t file_type = native_type(type);
   if (type == ElementType::string) {
@@ -352,21 +350,22 @@ Dataset Group::create_extendable(const std::string& name, ElementType type, cons
   for (auto c : chunk) chunk_bytes *= c;
   Handle dapl(check(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate", p), Handle::Kind::plist);
   check_status(H5Pset_chunk_cache(dapl.get(), 13, 2 * chunk_bytes, 1.0), "H5Pset_chunk_cache", p);
-  return Dataset(Handle(check(H5Dcreate2(id(), name.c_str(), file_type, space.get(), lcpl.get(), dcpl.get(),
-                                         dapl.get()),
-                              "H5Dcreate", p),
-                        Handle::Kind::dataset),
-                 p);
+  return create_linked(name, file_type, space.get(), dcpl.get(), dapl.get());
 }
 
 Dataset Group::create_fixed(const std::string& name, std::span<const std::uint64_t> dims, hid element_type) {
   const std::string p = child_path(path_, name);
   const auto hd = to_hsize(dims);
   Handle space = simple_space(hd, p);
+  return create_linked(name, element_type, space.get());
+}
+
+Dataset Group::create_linked(const std::string& name, hid type, hid space, hid dcpl, hid dapl) {
+  const std::string p = child_path(path_, name);
   Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", p), Handle::Kind::plist);
   H5Pset_create_intermediate_group(lcpl.get(), 1);
-  return Dataset(Handle(check(H5Dcreate2(id(), name.c_str(), element_type, space.get(), lcpl.get(), H5P_DEFAULT,
-                                         H5P_DEFAULT),
+  return Dataset(Handle(check(H5Dcreate2(id(), name.c_str(), type, space, lcpl.get(), dcpl ? dcpl : H5P_DEFAULT,
+                                         dapl ? dapl : H5P_DEFAULT),
                               "H5Dcreate", p),
                         Handle::Kind::dataset),
                  p);
@@ -390,13 +389,7 @@ Dataset Group::create_string_dataset(const std::string& name, const std::string&
   const std::string p = child_path(path_, name);
   Handle type = string_type(p);
   Handle space = scalar_space(p);
-  Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", p), Handle::Kind::plist);
-  H5Pset_create_intermediate_group(lcpl.get(), 1);
-  Dataset ds(Handle(check(H5Dcreate2(id(), name.c_str(), type.get(), space.get(), lcpl.get(), H5P_DEFAULT,
-                                     H5P_DEFAULT),
-                          "H5Dcreate", p),
-                    Handle::Kind::dataset),
-             p);
+  Dataset ds = create_linked(name, type.get(), space.get());
   const char* data = value.c_str();
   check_status(H5Dwrite(ds.id(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &data), "H5Dwrite", p);
   return ds;
@@ -407,13 +400,7 @@ Dataset Group::create_string_dataset(const std::string& name, const std::vector<
   Handle type = string_type(p);
   const hsize_t dims[1] = {values.size()};
   Handle space = simple_space(dims, p);
-  Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", p), Handle::Kind::plist);
-  H5Pset_create_intermediate_group(lcpl.get(), 1);
-  Dataset ds(Handle(check(H5Dcreate2(id(), name.c_str(), type.get(), space.get(), lcpl.get(), H5P_DEFAULT,
-                                     H5P_DEFAULT),
-                          "H5Dcreate", p),
-                    Handle::Kind::dataset),
-             p);
+  Dataset ds = create_linked(name, type.get(), space.get());
   std::vector<const char*> data;
   for (const auto& v : values) data.push_back(v.c_str());
   if (!data.empty())

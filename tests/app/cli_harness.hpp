@@ -14,6 +14,8 @@
 
 namespace normdyn::test {
 
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
 struct CommandResult {
   int exit_code = -1;
   std::string out, err;

@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include <boost/test/unit_test.hpp>
+
+#include "cli_harness.hpp"
 #include "normdyn/io/table_file.hpp"
 
 namespace normdyn::test {
@@ -82,6 +85,17 @@ inline long long mtime_ns(const std::filesystem::path& p) {
   struct stat st {};
   if (::stat(p.c_str(), &st) != 0) return -1;
   return static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+// The run file of sweep point `name` (in DIR "out") equals, bit for bit, a direct run of the
+// point's configuration.
+inline void compare_with_reference(const Scratch& s, const std::string& name) {
+  const std::string ref = "ref_" + name + ".h5";
+  const auto direct = s.normdyn("run 'out/runs/" + name + ".toml' -q --threads 1 -o '" + ref + "'");
+  BOOST_REQUIRE_MESSAGE(direct.exit_code == 0, direct.err);
+  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " " + NORMDYN_SOURCE_DIR + "/tests/app/compare_runs.py 'out/runs/" +
+                         name + ".h5' '" + ref + "' --complete");
+  BOOST_TEST(r.exit_code == 0, name << ": " << r.err);
 }
 
 }  // namespace normdyn::test

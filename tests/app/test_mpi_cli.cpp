@@ -21,12 +21,11 @@
 
 using namespace normdyn;
 using test::Scratch;
+using test::contains;
 
 namespace {
 
 std::string mpirun(int ranks) { return std::string(NORMDYN_MPIEXEC) + " -n " + std::to_string(ranks) + " "; }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // Largest |a − b| / max(1, |b|) over every frame's directions and radii; the frame counts must agree.
 double max_difference(const std::filesystem::path& a, const std::filesystem::path& b) {

@@ -15,6 +15,8 @@
 using namespace normdyn;
 using test::Scratch;
 using test::SweepIndex;
+using test::compare_with_reference;
+using test::contains;
 
 namespace {
 
@@ -30,18 +32,6 @@ t_end = 10.0
 [output]
 samples = 21
 )";
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-void compare_with_reference(const Scratch& s, const std::string& name) {
-  // The point's configuration, run directly: the sweep's file must hold the same bits.
-  const std::string ref = "ref_" + name + ".h5";
-  const auto direct = s.normdyn("run 'out/runs/" + name + ".toml' -q --threads 1 -o '" + ref + "'");
-  BOOST_REQUIRE_MESSAGE(direct.exit_code == 0, direct.err);
-  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " " + NORMDYN_SOURCE_DIR + "/tests/app/compare_runs.py 'out/runs/" +
-                         name + ".h5' '" + ref + "' --complete");
-  BOOST_TEST(r.exit_code == 0, name << ": " << r.err);
-}
 
 }  // namespace
 
