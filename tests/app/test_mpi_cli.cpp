@@ -152,6 +152,13 @@ BOOST_AUTO_TEST_CASE(bad_input_under_mpirun_is_one_message_and_exit_code_2) {
   const auto taken = s.shell(mpirun(2) + NORMDYN_BINARY + " run ok.toml -o taken.h5");
   BOOST_TEST(taken.exit_code == 2);
   BOOST_TEST(contains(taken.err, "taken.h5 exists; pass --force to overwrite it"), taken.err);
+  // A mean-field run is not sharded: every process refuses it in set-up, so it is said once.
+  s.write("mf.toml", "[model]\nkind = \"meanfield\"\n[solver]\nt_end = 1.0\n");
+  const auto mf = s.shell(mpirun(2) + NORMDYN_BINARY + " run mf.toml -o mf.h5");
+  BOOST_TEST(mf.exit_code == 2);
+  BOOST_TEST(contains(mf.err, "normdyn: error: model.kind: mean-field runs cannot be sharded"), mf.err);
+  BOOST_TEST(mf.err.find("model.kind") == mf.err.rfind("model.kind"), mf.err);
+  BOOST_TEST(!std::filesystem::exists(s / "mf.h5"));
   // Sweeps: rank 0 reads the sweep file.
   s.write("sweep.toml", "[axes]\n\"model.beta\" = [1.0, 0.0]\n");
   const auto sweep = s.shell(mpirun(2) + NORMDYN_BINARY + " sweep sweep.toml -o out");
