@@ -19,7 +19,8 @@ h5::Group write_header(h5::File& file) {
   return h5md;
 }
 
-std::uint64_t chunk_frames(std::uint64_t values_per_frame) {
+std::uint64_t chunk_frames(std::uint64_t values_per_frame, bool compressed) {
+  if (compressed) return 1;
   constexpr std::uint64_t kChunkValues = 32768;
   return std::clamp<std::uint64_t>(kChunkValues / std::max<std::uint64_t>(values_per_frame, 1), 1, 4096);
 }

@@ -52,7 +52,7 @@ struct ObservablesFile::Impl {
     h5::Group g = obs.create_group(name);
     if (!description.empty()) g.set_attribute("description", description);
     const std::uint64_t per_frame = product(inner_dims);
-    const h5::ChunkedLayout layout{inner_dims, h5md::chunk_frames(per_frame), per_frame > 1 ? 1 : 0};
+    const h5::ChunkedLayout layout{inner_dims, h5md::chunk_frames(per_frame, per_frame > 1), per_frame > 1 ? 1 : 0};
     const h5::ChunkedLayout scalar{{}, 1024, 0};
     constexpr h5::ElementType type = std::is_same_v<T, double> ? h5::ElementType::f64 : h5::ElementType::i64;
     h5::Dataset v = g.create_extendable("value", type, layout);

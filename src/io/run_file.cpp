@@ -131,7 +131,7 @@ Element create_element(h5::File& file, const std::string& group, const std::vect
   for (auto v : inner) per_frame *= v;
   Element e;
   e.value = file.create_extendable(group + "/value", h5::ElementType::f64,
-                                   h5::ChunkedLayout{inner, h5md::chunk_frames(per_frame), deflate});
+                                   h5::ChunkedLayout{inner, h5md::chunk_frames(per_frame, deflate > 0), deflate});
   e.time = file.create_extendable(group + "/time", h5::ElementType::f64, h5::ChunkedLayout{{}, 1024, 0});
   e.step = file.create_extendable(group + "/step", h5::ElementType::i64, h5::ChunkedLayout{{}, 1024, 0});
   e.time.make_scale("time");
@@ -198,7 +198,7 @@ void write_fields(h5::File& file, const std::vector<FieldSpec>& fields) {
       e.value.set_dimension_label(axis, a.name);
       if (a.moving) {
         h5::Dataset ds = file.create_extendable(base + "/" + a.name, h5::ElementType::f64,
-                                                h5::ChunkedLayout{{a.cells}, h5md::chunk_frames(a.cells), 0});
+                                                h5::ChunkedLayout{{a.cells}, h5md::chunk_frames(a.cells, false), 0});
         ds.set_attribute("unit", a.unit);
         ds.set_attribute("description", a.description + " (moves with time: one row of cell centres per frame)");
       } else {
