@@ -79,34 +79,26 @@ std::vector<ClusterEvent> cluster_events(double t0, const Clusters& before, doub
     return c.sizes[static_cast<std::size_t>(it - c.ids.begin())];
   };
   std::vector<ClusterEvent> events;
-  for (const auto& [into, from] : sources) {
-    if (from.size() < 2) continue;
-    ClusterEvent e;
-    e.kind = ClusterEvent::Kind::merge;
-    e.t_before = t0;
-    e.t = t1;
-    e.whole = into;
-    e.whole_size = size_of(after, into);
-    for (std::int64_t id : from) {
-      e.parts.push_back(id);
-      e.part_sizes.push_back(size_of(before, id));
+  // One cluster `whole` of `whole_side` made of (merge) or split into (split) several of `parts_side`.
+  auto add_events = [&](const auto& links, ClusterEvent::Kind kind, const Clusters& whole_side,
+                        const Clusters& parts_side) {
+    for (const auto& [whole, parts] : links) {
+      if (parts.size() < 2) continue;
+      ClusterEvent e;
+      e.kind = kind;
+      e.t_before = t0;
+      e.t = t1;
+      e.whole = whole;
+      e.whole_size = size_of(whole_side, whole);
+      for (std::int64_t id : parts) {
+        e.parts.push_back(id);
+        e.part_sizes.push_back(size_of(parts_side, id));
+      }
+      events.push_back(std::move(e));
     }
-    events.push_back(std::move(e));
-  }
-  for (const auto& [from, into] : targets) {
-    if (into.size() < 2) continue;
-    ClusterEvent e;
-    e.kind = ClusterEvent::Kind::split;
-    e.t_before = t0;
-    e.t = t1;
-    e.whole = from;
-    e.whole_size = size_of(before, from);
-    for (std::int64_t id : into) {
-      e.parts.push_back(id);
-      e.part_sizes.push_back(size_of(after, id));
-    }
-    events.push_back(std::move(e));
-  }
+  };
+  add_events(sources, ClusterEvent::Kind::merge, after, before);
+  add_events(targets, ClusterEvent::Kind::split, before, after);
   return events;
 }
 

@@ -1,12 +1,10 @@
 #include "sweep_index.hpp"
 
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <stdexcept>

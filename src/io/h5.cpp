@@ -364,8 +364,8 @@ Dataset Group::create_linked(const std::string& name, hid type, hid space, hid d
   const std::string p = child_path(path_, name);
   Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", p), Handle::Kind::plist);
   H5Pset_create_intermediate_group(lcpl.get(), 1);
-  return Dataset(Handle(check(H5Dcreate2(id(), name.c_str(), type, space, lcpl.get(), dcpl ? dcpl : H5P_DEFAULT,
-                                         dapl ? dapl : H5P_DEFAULT),
+  static_assert(H5P_DEFAULT == 0, "dcpl/dapl 0 stands for the default property lists");
+  return Dataset(Handle(check(H5Dcreate2(id(), name.c_str(), type, space, lcpl.get(), dcpl, dapl),
                               "H5Dcreate", p),
                         Handle::Kind::dataset),
                  p);

@@ -100,7 +100,7 @@ class Group : public Object {
 
  private:
   Dataset create_fixed(const std::string& name, std::span<const std::uint64_t> dims, hid element_type);
-  // Every dataset is created here: intermediate groups included; dcpl/dapl 0 for the defaults.
+  // Every dataset is created here, intermediate groups included; dcpl/dapl 0 (H5P_DEFAULT) for the defaults.
   Dataset create_linked(const std::string& name, hid type, hid space, hid dcpl = 0, hid dapl = 0);
 };
 

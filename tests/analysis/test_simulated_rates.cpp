@@ -10,6 +10,7 @@
 #include "normdyn/analysis/theorems.hpp"
 #include "normdyn/dynamics.hpp"
 #include "normdyn/init.hpp"
+#include "frame_recorder.hpp"
 #include "normdyn/solvers/integrator.hpp"
 #include "symmetric_series.hpp"
 #include "tolerances.hpp"
@@ -18,16 +19,6 @@ using namespace normdyn;
 using namespace normdyn::analysis;
 
 namespace {
-
-struct Frames final : SampleObserver {
-  StateLayout layout;
-  std::vector<Tokens> frames;
-  std::optional<RunStatus> on_sample(std::size_t, double, std::int64_t, std::span<const double> x,
-                                     const CheckpointView&) override {
-    frames.push_back(layout.unpack(x.data()));
-    return std::nullopt;
-  }
-};
 
 struct Simulation {
   RunConfig config;
@@ -52,7 +43,7 @@ Simulation simulate(const RunConfig& config, const Tokens& start) {
   IntegratorOptions options;
   options.rtol = config.solver.rtol;
   options.atol = config.solver.atol;
-  Frames frames;
+  test::FrameRecorder frames;
   frames.layout = dyn.layout();
   const IntegrationResult result = integrate(dyn, x0, 0.0, s.t, options, frames);
   BOOST_REQUIRE(result.status == RunStatus::ok);

@@ -1,12 +1,38 @@
 #pragma once
 // Helpers of the mean-field tests: integrate a MeanFieldCircle and keep every sample.
+#include <cmath>
 #include <complex>
+#include <numbers>
 #include <vector>
 
 #include "normdyn/solvers/integrator.hpp"
 #include "normdyn/solvers/meanfield_circle.hpp"
 
 namespace normdyn::test {
+
+// A mean-field specification with the test defaults (16 radial cells, van Leer limiter).
+inline MeanFieldSpec spec_for(const Scheme& scheme, double beta, std::int64_t grid, std::int64_t radial = 16,
+                              Limiter limiter = Limiter::van_leer) {
+  MeanFieldSpec spec;
+  spec.scheme = scheme;
+  spec.beta = beta;
+  spec.grid = grid;
+  spec.radial_grid = radial;
+  spec.limiter = limiter;
+  return spec;
+}
+
+// L1 distance between cell averages on a fine grid (restricted to the coarse one) and a coarse grid.
+inline double l1_restricted(const std::vector<double>& fine, const std::vector<double>& coarse) {
+  const std::size_t ratio = fine.size() / coarse.size();
+  double sum = 0.0;
+  for (std::size_t i = 0; i < coarse.size(); ++i) {
+    double avg = 0.0;
+    for (std::size_t j = 0; j < ratio; ++j) avg += fine[i * ratio + j];
+    sum += std::abs(avg / static_cast<double>(ratio) - coarse[i]);
+  }
+  return sum * 2.0 * std::numbers::pi / static_cast<double>(coarse.size());
+}
 
 struct KeepStates final : SampleObserver {
   std::vector<std::vector<double>> states;

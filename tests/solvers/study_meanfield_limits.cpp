@@ -23,6 +23,8 @@
 #include "tolerances.hpp"
 
 using namespace normdyn;
+using test::l1_restricted;
+using test::spec_for;
 
 namespace {
 
@@ -43,26 +45,6 @@ double fitted_rate(const std::vector<double>& sizes, const std::vector<double>& 
     sxy += x * y;
   }
   return -(n * sxy - sx * sy) / (n * sxx - sx * sx);
-}
-
-MeanFieldSpec spec_for(const Scheme& scheme, double beta, std::int64_t grid, std::int64_t radial = 16) {
-  MeanFieldSpec spec;
-  spec.scheme = scheme;
-  spec.beta = beta;
-  spec.grid = grid;
-  spec.radial_grid = radial;
-  return spec;
-}
-
-double l1_restricted(const std::vector<double>& fine, const std::vector<double>& coarse) {
-  const std::size_t ratio = fine.size() / coarse.size();
-  double sum = 0.0;
-  for (std::size_t i = 0; i < coarse.size(); ++i) {
-    double avg = 0.0;
-    for (std::size_t j = 0; j < ratio; ++j) avg += fine[i * ratio + j];
-    sum += std::abs(avg / static_cast<double>(ratio) - coarse[i]);
-  }
-  return sum * kTwoPi / static_cast<double>(coarse.size());
 }
 
 }  // namespace

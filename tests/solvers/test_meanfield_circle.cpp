@@ -14,6 +14,8 @@
 #include "tolerances.hpp"
 
 using namespace normdyn;
+using test::l1_restricted;
+using test::spec_for;
 using normdyn::test::AllSchemes;
 
 namespace {
@@ -22,28 +24,6 @@ constexpr double kTwoPi = 2.0 * std::numbers::pi;
 
 // Three bumps of different weights and widths: clusters form, sharpen and (at large β) persist.
 Density bumps() { return Density::von_mises({0.3, 2.0, 4.1}, {8.0, 20.0, 5.0}, {0.5, 0.3, 0.2}); }
-
-MeanFieldSpec spec_for(const Scheme& scheme, double beta, std::int64_t grid, Limiter limiter = Limiter::van_leer) {
-  MeanFieldSpec spec;
-  spec.scheme = scheme;
-  spec.beta = beta;
-  spec.grid = grid;
-  spec.radial_grid = 16;
-  spec.limiter = limiter;
-  return spec;
-}
-
-// L1 distance between cell averages on a fine grid (restricted to the coarse one) and a coarse grid.
-double l1_restricted(const std::vector<double>& fine, const std::vector<double>& coarse) {
-  const std::size_t ratio = fine.size() / coarse.size();
-  double sum = 0.0;
-  for (std::size_t i = 0; i < coarse.size(); ++i) {
-    double avg = 0.0;
-    for (std::size_t j = 0; j < ratio; ++j) avg += fine[i * ratio + j];
-    sum += std::abs(avg / static_cast<double>(ratio) - coarse[i]);
-  }
-  return sum * kTwoPi / static_cast<double>(coarse.size());
-}
 
 }  // namespace
 
@@ -86,12 +66,12 @@ BOOST_AUTO_TEST_CASE(observed_order_in_the_grid) {
     constexpr std::int64_t kReference = 4096;
     std::vector<std::vector<double>> finals;
     for (std::int64_t m : grids) {
-      MeanFieldCircle system(spec_for(PostLN{}, 4.0, m, limiter));
+      MeanFieldCircle system(spec_for(PostLN{}, 4.0, m, 16, limiter));
       finals.push_back(test::solve(system, system.initial_state(cell_averages(start, m), 1.0, 0.0), {0.0, 2.0},
                                    test::tight_options(1e-10))
                            .back());
     }
-    MeanFieldCircle reference(spec_for(PostLN{}, 4.0, kReference, limiter));
+    MeanFieldCircle reference(spec_for(PostLN{}, 4.0, kReference, 16, limiter));
     const auto ref = test::solve(reference, reference.initial_state(cell_averages(start, kReference), 1.0, 0.0),
                                  {0.0, 2.0}, test::tight_options(1e-10))
                          .back();

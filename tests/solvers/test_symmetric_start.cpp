@@ -7,6 +7,7 @@
 
 #include "normdyn/dynamics.hpp"
 #include "normdyn/init.hpp"
+#include "frame_recorder.hpp"
 #include "normdyn/solvers/integrator.hpp"
 #include "symmetric_reduction.hpp"
 #include "test_support.hpp"
@@ -36,16 +37,6 @@ std::pair<double, double> cosine_stats(const RowMatrix& theta) {
   return {sum / double(g.rows() * (g.rows() - 1)), hi - lo};
 }
 
-struct Frames final : SampleObserver {
-  StateLayout layout;
-  std::vector<Tokens> frames;
-  std::optional<RunStatus> on_sample(std::size_t, double, std::int64_t, std::span<const double> x,
-                                     const CheckpointView&) override {
-    frames.push_back(layout.unpack(x.data()));
-    return std::nullopt;
-  }
-};
-
 }  // namespace
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(particles_follow_the_scalar_reduction, S, AllSchemes) {
@@ -60,7 +51,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(particles_follow_the_scalar_reduction, S, AllSchem
   IntegratorOptions options;
   options.rtol = 1e-11;
   options.atol = 1e-13;
-  Frames frames;
+  test::FrameRecorder frames;
   frames.layout = dyn.layout();
   const IntegrationResult result = integrate(dyn, x0, 0.0, kTimes, options, frames);
   BOOST_REQUIRE(result.status == RunStatus::ok);
