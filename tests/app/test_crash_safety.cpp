@@ -124,6 +124,7 @@ flush_frames = 5
 flush_seconds = 0.05
 )");
   BOOST_REQUIRE_EQUAL(s.normdyn("run field.toml -q -o ref.h5").exit_code, 0);
+  int resumed_runs = 0;
   for (int delay_ms : {200, 600}) {
     const std::string name = "f" + std::to_string(delay_ms) + ".h5";
     const test::Child child = test::spawn_normdyn(s.dir(), {"run", "field.toml", "-q", "-o", name});
@@ -136,7 +137,9 @@ flush_seconds = 0.05
     const auto resumed = s.normdyn("run --resume " + name + " -q");
     BOOST_TEST(resumed.exit_code == 0, resumed.err);
     python_compare(s, name, "ref.h5", true);
+    ++resumed_runs;
   }
+  BOOST_TEST(resumed_runs >= 1);  // a kill did land inside the run (it takes about 1.8 s)
 }
 
 BOOST_AUTO_TEST_CASE(finished_runs_cannot_be_resumed) {
