@@ -1,6 +1,8 @@
 #include "commands.hpp"
 
 #include <iomanip>
+#include <set>
+#include <sstream>
 
 #include "normdyn/config.hpp"
 #include "normdyn/schemes.hpp"
@@ -31,6 +33,40 @@ int print_config_reference(std::ostream& out) {
   for (const auto& k : config_reference())
     out << "| `" << k.key << "` | " << k.type << " | " << (k.default_value.empty() ? "" : "`" + k.default_value + "`")
         << " | " << cell(k.doc) << " |\n";
+  return 0;
+}
+
+int print_config_template(std::ostream& out) {
+  // Keys that apply to the defaults are set; the others (they apply only to other choices: another
+  // scheme, initial condition, method or model kind) are written commented out, so that the file
+  // runs as it is and every key is in it.
+  std::set<std::string> applies;
+  for (const auto& [key, value] : config_values(RunConfig{})) applies.insert(key);
+  out << "# normdyn configuration: every key with its default. Keys that apply only to other choices\n"
+         "# are commented out. Run it as it is: normdyn run THIS_FILE\n";
+  std::string section;
+  for (const auto& k : config_reference()) {
+    const auto dot = k.key.find('.');
+    const std::string s = k.key.substr(0, dot), name = k.key.substr(dot + 1);
+    if (s != section) {
+      out << "\n[" << s << "]\n";
+      section = s;
+    }
+    std::istringstream doc(k.doc);
+    out << "# " << name << " (" << k.type << "): ";
+    // One comment line per sentence-sized piece, so that the template reads in a terminal.
+    std::string word, line;
+    while (doc >> word) {
+      if (line.size() + word.size() > 90) {
+        out << line << "\n#   ";
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + word;
+    }
+    out << line << "\n";
+    const std::string value = k.default_value.empty() ? "\"\"" : k.default_value;
+    out << (applies.count(k.key) ? "" : "# ") << name << " = " << value << "\n";
+  }
   return 0;
 }
 

@@ -6,5 +6,7 @@ namespace normdyn::app {
 
 int list_schemes(std::ostream& out);
 int print_config_reference(std::ostream& out);
+// A complete, commented configuration file of the defaults that `normdyn run` accepts as it is.
+int print_config_template(std::ostream& out);
 
 }  // namespace normdyn::app

@@ -5,9 +5,11 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis_cli.hpp"
 #include "commands.hpp"
+#include "normdyn/config.hpp"
 #include "normdyn/experiment/team.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/version.hpp"
@@ -23,6 +25,21 @@ std::string join_argv(int argc, char** argv) {
     out += argv[i];
   }
   return out;
+}
+
+// The word in the place of the subcommand, when it is not one: git-style tools name it and
+// suggest the closest command instead of asking for "a subcommand".
+std::optional<std::string> unknown_command(int argc, char** argv, const CLI::App& cli) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::string word = argv[1];
+  std::vector<std::string> names;
+  for (const CLI::App* sub : cli.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == word) return std::nullopt;
+    names.push_back(sub->get_name());
+  }
+  std::string message = "unknown command '" + word + "'";
+  if (const auto close = normdyn::did_you_mean(word, names)) message += "; did you mean '" + *close + "'?";
+  return message + " (normdyn help lists the commands)";
 }
 
 int fail(normdyn::ExitCode code, const std::string& message) {
@@ -61,31 +78,50 @@ int main(int argc, char** argv) {
   }
   Team& team = *team_storage;
   CLI::App cli{"normdyn: dynamics of tokens in deep transformers as interacting particles on the sphere"};
-  cli.set_version_flag("--version", std::string(version()) + " (" + std::string(revision()) + ")");
+  cli.set_version_flag("-V,--version", "normdyn " + std::string(version()) + " (" + std::string(revision()) + ")");
   cli.require_subcommand(1);
+  cli.footer("normdyn help COMMAND shows the options of a command.");
 
   app::RunRequest run;
   std::string output;
   int threads = -1;
   std::string resume;
   CLI::App* run_cmd = cli.add_subcommand("run", "Simulate one configuration and write its HDF5 run file");
-  auto* config_opt = run_cmd->add_option("config", run.config, "TOML configuration file");
+  auto* config_opt =
+      run_cmd->add_option("config", run.config, "TOML configuration file (default: the built-in defaults, see config-reference)");
+  std::string from;
+  auto* from_opt = run_cmd->add_option("--from", from,
+                                       "repeat a run from the configuration stored in its run file (with --set on top; needs -o)");
   auto* resume_opt = run_cmd->add_option("--resume", resume,
                                          "continue an interrupted or killed run file with its stored configuration");
   auto* output_opt = run_cmd->add_option("-o,--output", output, "output file (overrides output.path)");
   auto* set_opt = run_cmd->add_option("--set", run.sets, "override a key: --set section.key=value (repeatable)")
                       ->allow_extra_args(false);
   resume_opt->excludes(config_opt)->excludes(output_opt)->excludes(set_opt);
+  from_opt->excludes(config_opt)->excludes(resume_opt);
   run_cmd->add_option("--threads", threads, "threads of the attention kernel (overrides solver.threads)")
       ->check(CLI::Range(0, 4096));
   auto* force_opt = run_cmd->add_flag("--force", run.options.force, "overwrite an existing output file");
   resume_opt->excludes(force_opt);
   run_cmd->add_flag("-q,--quiet", run.options.quiet, "no progress line and no summary line on success");
+  std::string progress_mode = "auto";
+  run_cmd
+      ->add_option("--progress", progress_mode,
+                   "auto: a progress line on a terminal only; plain: a line every few seconds; jsonl: one JSON object "
+                   "per line (both on stderr, also when it is not a terminal); none")
+      ->check(CLI::IsMember({"auto", "plain", "jsonl", "none"}));
 
   cli.add_subcommand("list-schemes", "List the normalization schemes with their speed factor and radial rate");
-  cli.add_subcommand("config-reference", "Print every configuration key with its type, default and meaning");
+  bool reference_toml = false;
+  cli.add_subcommand("config-reference", "Print every configuration key with its type, default and meaning")
+      ->add_flag("--toml", reference_toml, "a complete, commented configuration file of the defaults instead of the table");
   app::AnalysisCli analysis_cli(cli);
   app::SweepCli sweep_cli(cli);
+  std::string help_topic;
+  CLI::App* help_cmd = cli.add_subcommand("help", "Show the commands, or the options of one command");
+  help_cmd->add_option("command", help_topic, "a command");
+
+  if (const auto unknown = unknown_command(argc, argv, cli)) return fail_in_team(team, ExitCode::bad_input, *unknown, true);
 
   try {
     cli.parse(argc, argv);
@@ -104,16 +140,34 @@ int main(int argc, char** argv) {
     if (team.size() > 1 && !run_cmd->parsed() && !sweep_cli.parsed())
       throw InputError("mpirun", "only `normdyn run` and `normdyn sweep` run on several MPI processes");
     run.options.team = &team;
+    if (help_cmd->parsed()) {
+      if (help_topic.empty()) {
+        std::cout << cli.get_formatter()->make_help(&cli, cli.get_name(), CLI::AppFormatMode::Normal);
+        return 0;
+      }
+      for (CLI::App* sub : cli.get_subcommands([](const CLI::App*) { return true; }))
+        if (sub->get_name() == help_topic) {
+          std::cout << sub->help();
+          return 0;
+        }
+      std::vector<std::string> names;
+      for (const CLI::App* sub : cli.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+      std::string message = "unknown command '" + help_topic + "'";
+      if (const auto close = did_you_mean(help_topic, names)) message += "; did you mean '" + *close + "'?";
+      throw InputError("help", message);
+    }
     if (run_cmd->parsed()) {
-      if (resume.empty() && run.config.empty()) throw InputError("run", "give a configuration file or --resume FILE");
       if (!resume.empty()) run.resume = resume;
+      if (!from.empty()) run.from = from;
+      run.progress = app::progress_mode_from_string(progress_mode);
       if (!output.empty()) run.output = output;
       if (threads >= 0) run.threads = threads;
       run.options.command_line = join_argv(argc, argv);
       return app::run_command(run);
     }
     if (cli.got_subcommand("list-schemes")) return app::list_schemes(std::cout);
-    if (cli.got_subcommand("config-reference")) return app::print_config_reference(std::cout);
+    if (cli.got_subcommand("config-reference"))
+      return reference_toml ? app::print_config_template(std::cout) : app::print_config_reference(std::cout);
     if (analysis_cli.parsed()) return analysis_cli.run();
     if (sweep_cli.parsed()) return sweep_cli.run(team, join_argv(argc, argv));
   } catch (const PeerFailure& e) {  // another process failed and reported it

@@ -21,12 +21,18 @@ struct RunOptions {
   Team* team = nullptr;
 };
 
+// How progress is shown (--progress).
+enum class ProgressMode { automatic, plain, jsonl, none };
+ProgressMode progress_mode_from_string(const std::string& s);
+
 struct RunRequest {
-  std::filesystem::path config;
+  std::filesystem::path config;                 // empty: the built-in defaults
   std::optional<std::filesystem::path> resume;  // --resume FILE instead of a configuration
+  std::optional<std::filesystem::path> from;    // --from RUN.h5: its stored configuration
   std::vector<std::string> sets;
   std::optional<std::filesystem::path> output;
   std::optional<int> threads;
+  ProgressMode progress = ProgressMode::automatic;
   RunOptions options;
 };
 // The command: returns the process exit code.

@@ -298,9 +298,15 @@ class Manager {
     ++done_;
     if (!request_.quiet) {
       const int width = static_cast<int>(std::to_string(total_to_do_).size());
-      std::fprintf(stderr, "[%*zu/%zu] %s: %s (%.3g s%s)%s%s\n", width, done_, total_to_do_,
+      // The sweep's time left from its own throughput so far (runs overlap in the slots).
+      std::string eta;
+      if (done_ < total_to_do_ && done_ >= 2)
+        eta = ", sweep ETA " + std::to_string(static_cast<long long>(
+                                   std::ceil(since(t0_) / static_cast<double>(done_) *
+                                             static_cast<double>(total_to_do_ - done_)))) + " s";
+      std::fprintf(stderr, "[%*zu/%zu] %s: %s (%.3g s%s%s)%s%s\n", width, done_, total_to_do_,
                    plan_.points[r.index].name.c_str(), r.status.c_str(), r.elapsed_seconds,
-                   team_ ? (", rank " + std::to_string(r.rank)).c_str() : "",
+                   team_ ? (", rank " + std::to_string(r.rank)).c_str() : "", eta.c_str(),
                    is_success_status(r.status) ? "" : ": ", is_success_status(r.status) ? "" : r.message.c_str());
     }
     results_[r.index] = std::move(r);

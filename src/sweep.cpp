@@ -335,13 +335,13 @@ std::vector<SweepPoint> expand_sweep(const SweepSpec& spec) {
       const bool on_axis = std::any_of(spec.axes.begin(), spec.axes.end(),
                                        [&](const SweepAxis& a) { return a.key == e.key(); });
       const std::string where = on_axis ? "axes." + in_quotes(e.key()) : e.key();
-      throw InputError(where, "point " + std::to_string(index) + " of " + std::to_string(count) + " (" +
+      throw InputError(where, "point " + std::to_string(index + 1) + " of " + std::to_string(count) + " (" +
                                   describe(spec, p.coordinates) + "): " + problem_of(e));
     }
     // The index's figures (variance, clusters, pair fractions) are token-trajectory figures; a
     // density has other ones, so mean-field studies are run point by point for now.
     if (p.config.model.kind == ModelKind::meanfield)
-      throw InputError("model.kind", "point " + std::to_string(index) + " (" + describe(spec, p.coordinates) +
+      throw InputError("model.kind", "point " + std::to_string(index + 1) + " of " + std::to_string(count) + " (" + describe(spec, p.coordinates) +
                                          "): sweeps run particle models only; run mean-field configurations with "
                                          "`normdyn run`");
     const auto [it, fresh] = seen.emplace(to_toml(p.config), index);

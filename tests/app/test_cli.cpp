@@ -166,7 +166,10 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_line_exit_2_and_no_file) {
                         Case{"run base.toml -o x.h5 --set init.kind=file --set init.file=nope.h5",
                              "normdyn: error: init.file: nope.h5: no such file"},
                         Case{"run base.toml -o x.h5 --threads=-1", "normdyn: error: --threads"},
-                        Case{"run", "normdyn: error: run: give a configuration file or --resume FILE"}}) {
+                        Case{"runn base.toml", "normdyn: error: unknown command 'runn'; did you mean 'run'?"},
+                        Case{"help analyse", "normdyn: error: help: unknown command 'analyse'; did you mean 'analyze'?"},
+                        Case{"run --from base.toml -o x.h5", "normdyn: error: --from: "},
+                        Case{"run base.toml -o x.h5 --progress=fancy", "normdyn: error: --progress"}}) {
     const auto r = s.normdyn(c.args);
     BOOST_TEST_INFO(c.args);
     BOOST_TEST(r.exit_code == 2);
@@ -201,4 +204,86 @@ BOOST_AUTO_TEST_CASE(informational_commands) {
   // The README's configuration reference is this table, verbatim.
   const std::string readme = Scratch::slurp(std::filesystem::path(NORMDYN_SOURCE_DIR) / "README.md");
   BOOST_TEST(readme.find(ref.out) != std::string::npos, "README.md is out of date: paste `normdyn config-reference`");
+}
+
+BOOST_AUTO_TEST_CASE(help_version_and_defaults) {
+  Scratch s;
+  const auto help = s.normdyn("help");
+  BOOST_TEST(help.exit_code == 0);
+  for (const char* command : {"run", "analyze", "plot", "sweep", "list-schemes", "config-reference", "help"})
+    BOOST_TEST(help.out.find(command) != std::string::npos, command);
+  const auto run_help = s.normdyn("help run");
+  BOOST_TEST(run_help.exit_code == 0);
+  BOOST_TEST(run_help.out.find("--resume") != std::string::npos);
+  BOOST_TEST(run_help.out.find("--from") != std::string::npos);
+  for (const char* flag : {"-V", "--version"}) {
+    const auto v = s.normdyn(flag);
+    BOOST_TEST(v.exit_code == 0);
+    BOOST_TEST(v.out.rfind("normdyn ", 0) == 0, "stdout: " << v.out);
+  }
+  // Without a configuration file: the built-in defaults, with --set on top.
+  const auto r = s.normdyn("run -q -o d.h5 --set model.n=5 --set solver.t_end=0.5");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, "stderr: " << r.err);
+  const RunConfig c = RunReader(s / "d.h5").config();
+  BOOST_TEST(c.model.n == 5);
+  BOOST_TEST(c.model.d == RunConfig{}.model.d);
+}
+
+BOOST_AUTO_TEST_CASE(run_from_repeats_a_run_and_never_writes_its_input) {
+  Scratch s;
+  s.write("base.toml", kBase);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o a.h5").exit_code, 0);
+  const auto before = std::filesystem::last_write_time(s / "a.h5");
+  const auto again = s.normdyn("run --from a.h5 -q -o b.h5");
+  BOOST_TEST_REQUIRE(again.exit_code == 0, "stderr: " << again.err);
+  const RunReader a(s / "a.h5"), b(s / "b.h5");
+  BOOST_TEST_REQUIRE(a.frames() == b.frames());
+  for (std::size_t f = 0; f < a.frames(); ++f) BOOST_TEST((a.frame(f).theta == b.frame(f).theta));
+  // --set on top of the stored configuration.
+  BOOST_REQUIRE_EQUAL(s.normdyn("run --from a.h5 -q -o c.h5 --set model.beta=3").exit_code, 0);
+  BOOST_TEST(RunReader(s / "c.h5").config().model.beta == 3.0);
+  // Never into its input, not even with --force.
+  const auto self = s.normdyn("run --from a.h5 -o ./a.h5 --force");
+  BOOST_TEST(self.exit_code == 2);
+  BOOST_TEST(self.err.find("would overwrite its input") != std::string::npos, "stderr: " << self.err);
+  BOOST_TEST((std::filesystem::last_write_time(s / "a.h5") == before));
+}
+
+BOOST_AUTO_TEST_CASE(progress_for_logs_when_asked) {
+  Scratch s;
+  s.write("base.toml", kBase);
+  // Not a terminal: silent by default.
+  const auto quiet = s.normdyn("run base.toml -o q.h5");
+  BOOST_TEST((quiet.err.find("steps/s") == std::string::npos), "stderr: " << quiet.err);
+  const auto json = s.normdyn("run base.toml -o j.h5 --progress jsonl");
+  BOOST_TEST_REQUIRE(json.exit_code == 0);
+  // At least the final event, with absolute fraction 1 and every frame.
+  BOOST_TEST(json.err.find("\"done\": true") != std::string::npos, "stderr: " << json.err);
+  BOOST_TEST(json.err.find("\"fraction\": 1.000000") != std::string::npos, "stderr: " << json.err);
+  BOOST_TEST(json.err.find("\"frames\": 11") != std::string::npos, "stderr: " << json.err);
+  const auto plain = s.normdyn("run base.toml -o p.h5 --progress plain");
+  BOOST_TEST(plain.err.find("11 of 11 frames") != std::string::npos, "stderr: " << plain.err);
+}
+
+BOOST_AUTO_TEST_CASE(config_template_runs_as_it_is) {
+  Scratch s;
+  const auto t = s.normdyn("config-reference --toml");
+  BOOST_TEST_REQUIRE(t.exit_code == 0, t.err);
+  // Every key is in it, set or commented out.
+  for (const auto& k : config_reference()) {
+    const std::string name = k.key.substr(k.key.find('.') + 1);
+    const bool listed = t.out.find("\n" + name + " = ") != std::string::npos ||
+                        t.out.find("\n# " + name + " = ") != std::string::npos;
+    BOOST_TEST(listed, k.key);
+  }
+  s.write("template.toml", t.out);
+  const auto r = s.normdyn("run template.toml -q -o t.h5 --set solver.t_end=0.5");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  // The template is the defaults.
+  RunConfig expected;
+  expected.solver.t_end = 0.5;
+  expected.output.path = s / "t.h5";
+  RunConfig got = RunReader(s / "t.h5").config();
+  got.output.path = expected.output.path;
+  BOOST_TEST(to_toml(got) == to_toml(expected));
 }

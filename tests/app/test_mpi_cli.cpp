@@ -163,7 +163,7 @@ BOOST_AUTO_TEST_CASE(bad_input_under_mpirun_is_one_message_and_exit_code_2) {
   s.write("sweep.toml", "[axes]\n\"model.beta\" = [1.0, 0.0]\n");
   const auto sweep = s.shell(mpirun(2) + NORMDYN_BINARY + " sweep sweep.toml -o out");
   BOOST_TEST(sweep.exit_code == 2);
-  BOOST_TEST(contains(sweep.err, "axes.\"model.beta\": point 1 of 2"), sweep.err);
+  BOOST_TEST(contains(sweep.err, "axes.\"model.beta\": point 2 of 2"), sweep.err);
   // Commands that do not share their work refuse several processes.
   const auto other = s.shell(mpirun(2) + NORMDYN_BINARY + " list-schemes");
   BOOST_TEST(other.exit_code == 2);

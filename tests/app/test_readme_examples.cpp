@@ -3,6 +3,9 @@
 #define BOOST_TEST_MODULE readme_examples
 #include <boost/test/unit_test.hpp>
 
+#include <sstream>
+#include <vector>
+
 #include "cli_harness.hpp"
 
 using namespace normdyn;
@@ -57,4 +60,36 @@ BOOST_AUTO_TEST_CASE(follow_live_example) {
   const auto r = run.python("follow");
   BOOST_TEST(r.exit_code == 0, r.err);
   BOOST_TEST(r.out.rfind("201 frames, t = 20.0\n", 0) == 0, r.out);
+}
+
+// The command lines of a `<!-- readme-commands: NAME ... -->` block, without their comments.
+std::vector<std::string> readme_commands(const std::string& name) {
+  const std::string readme = Scratch::slurp(std::filesystem::path(NORMDYN_SOURCE_DIR) / "README.md");
+  const auto at = readme.find("<!-- readme-commands: " + name);
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, "README.md has no command block " << name);
+  const auto open = readme.find("```sh\n", at);
+  const auto close = readme.find("```", open + 6);
+  std::vector<std::string> lines;
+  std::istringstream in(readme.substr(open + 6, close - open - 6));
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+BOOST_AUTO_TEST_CASE(running_commands) {
+  Scratch s;
+  s.write("my.toml", "[model]\nn = 8\n[solver]\nt_end = 2.0\n");
+  const auto lines = readme_commands("running");
+  BOOST_TEST_REQUIRE(lines.size() >= 6u);
+  for (const std::string& line : lines) {
+    BOOST_TEST_INFO(line);
+    BOOST_TEST_REQUIRE(line.rfind("normdyn ", 0) == 0u);
+    const auto r = s.normdyn(line.substr(8));
+    BOOST_TEST(r.exit_code == 0, r.out << r.err);
+  }
+  BOOST_TEST(std::filesystem::exists(s / "run.h5"));
+  BOOST_TEST(std::filesystem::exists(s / "c.h5"));
 }

@@ -145,21 +145,21 @@ BOOST_AUTO_TEST_CASE(a_bad_axis_value_names_the_axis_and_the_point) {
 )",
                                        dir);
   BOOST_TEST(key == "axes.\"model.beta\"");
-  BOOST_TEST(contains(message, "point 1 of 6 (init.seed = 1, model.beta = -4.0)"), message);
+  BOOST_TEST(contains(message, "point 2 of 6 (init.seed = 1, model.beta = -4.0)"), message);
   BOOST_TEST(contains(message, "must be > 0, got -4"), message);
   // A value of the wrong type.
   const auto wrong_type = error_of("[axes]\n\"model.n\" = [8, \"many\"]\n", dir);
   BOOST_TEST(wrong_type.first == "axes.\"model.n\"");
-  BOOST_TEST(contains(wrong_type.second, "point 1 of 2 (model.n = \"many\"): expected an integer"), wrong_type.second);
+  BOOST_TEST(contains(wrong_type.second, "point 2 of 2 (model.n = \"many\"): expected an integer"), wrong_type.second);
   // A combination that no single value violates: the point names the values, the key the culprit.
   const auto combination = error_of("[axes]\n\"init.kind\" = [\"uniform\", \"orthonormal\"]\n\"model.n\" = [3, 8]\n", dir);
   BOOST_TEST(combination.first == "axes.\"init.kind\"");
-  BOOST_TEST(contains(combination.second, "point 3 of 4 (init.kind = \"orthonormal\", model.n = 8)"), combination.second);
+  BOOST_TEST(contains(combination.second, "point 4 of 4 (init.kind = \"orthonormal\", model.n = 8)"), combination.second);
   BOOST_TEST(contains(combination.second, "needs model.d >= model.n"), combination.second);
   // A key that applies only to some points: the base and [set] are named by their key.
   const auto applies = error_of("[set]\n\"model.tau\" = 2.0\n[axes]\n\"model.scheme\" = [\"mix\", \"pre\"]\n", dir);
   BOOST_TEST(applies.first == "model.tau");
-  BOOST_TEST(contains(applies.second, "point 1 of 2 (model.scheme = \"pre\")"), applies.second);
+  BOOST_TEST(contains(applies.second, "point 2 of 2 (model.scheme = \"pre\")"), applies.second);
 }
 
 BOOST_AUTO_TEST_CASE(every_problem_of_the_sweep_file_names_its_key) {
