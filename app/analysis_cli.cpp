@@ -1,7 +1,11 @@
 #include "analysis_cli.hpp"
 
+#include <glob.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -32,6 +36,26 @@ analysis::TimeWindow parse_window(const std::string& text) {
   return w;
 }
 
+// The run files named on the command line, with quoted glob patterns expanded (for shells and
+// job scripts that pass them through).
+std::vector<std::filesystem::path> expand_runs(const std::vector<std::string>& words) {
+  std::vector<std::filesystem::path> out;
+  for (const std::string& w : words) {
+    if (w.find_first_of("*?[") == std::string::npos) {
+      if (!std::filesystem::is_regular_file(w)) throw InputError("analyze", w + ": no such run file");
+      out.emplace_back(w);
+      continue;
+    }
+    glob_t g{};
+    const int rc = ::glob(w.c_str(), 0, nullptr, &g);
+    if (rc == 0)
+      for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+    globfree(&g);
+    if (rc != 0) throw InputError("analyze", "no run file matches " + w);
+  }
+  return out;
+}
+
 }  // namespace
 
 struct AnalysisCli::State {
@@ -41,6 +65,7 @@ struct AnalysisCli::State {
   CLI::App* study_attention = nullptr;
 
   AnalyzeRequest analyze_request;
+  std::vector<std::string> runs;
   std::string json, observables_file, quantity = "one_minus_mean_cosine", law = "auto", window;
   bool no_write = false, no_correction = false, no_velocity = false;
   int threads = -1;
@@ -58,8 +83,9 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   AnalyzeOptions& o = a.options;
 
   s.analyze = cli.add_subcommand("analyze", "Observables, clusters, plateaus, decay rate and theorem checks of a run");
-  s.analyze->add_option("run", a.run_file, "HDF5 run file")->required()->check(CLI::ExistingFile);
-  s.analyze->add_option("--json", s.json, "write the report as JSON to this file");
+  s.analyze->add_option("runs", s.runs, "HDF5 run files (quoted glob patterns are expanded)")->required();
+  s.analyze->add_option("--json", s.json,
+                        "write the report as JSON to this file (with several runs: into this folder, one RUN.json each)");
   s.analyze->add_option("--observables-file", s.observables_file,
                         "write the observables into this file (default: the run file, or RUN.observables.h5 if "
                         "the run file is read-only)");
@@ -141,6 +167,51 @@ bool AnalysisCli::parsed() const {
   return state_->analyze->parsed() || state_->plot->parsed() || state_->study->parsed();
 }
 
+// Several runs: one report per file, then a table; the exit code is the worst of the files'. A
+// file that fails (bad or damaged) is reported and the others are still analyzed.
+int AnalysisCli::analyze_many(AnalyzeRequest request, const std::vector<std::filesystem::path>& runs) {
+  if (request.observables_file)
+    throw InputError("--observables-file", "names one file; with several runs each gets its own (leave it out)");
+  std::optional<std::filesystem::path> json_dir = request.json;
+  if (json_dir) {
+    if (std::filesystem::exists(*json_dir) && !std::filesystem::is_directory(*json_dir))
+      throw InputError("--json", json_dir->string() + " is not a folder (with several runs --json names a folder)");
+    std::filesystem::create_directories(*json_dir);
+  }
+  struct Row {
+    std::string file;
+    int code = 0;
+    std::string outcome;
+  };
+  std::vector<Row> rows;
+  int worst = 0;
+  for (const auto& run : runs) {
+    request.run_file = run;
+    if (json_dir) request.json = *json_dir / (run.stem().string() + ".json");
+    if (!request.quiet) std::printf("==> %s <==\n", run.string().c_str());
+    std::fflush(stdout);
+    Row row{run.string(), 0, "ok"};
+    try {
+      row.code = analyze_command(request);
+      if (row.code != 0) row.outcome = "a theorem check failed";
+    } catch (const InputError& e) {
+      row = {run.string(), static_cast<int>(ExitCode::bad_input), std::string("error: ") + e.what()};
+    } catch (const IoError& e) {
+      row = {run.string(), static_cast<int>(ExitCode::io_failure), std::string("error: ") + e.what()};
+    }
+    if (row.code == static_cast<int>(ExitCode::bad_input) || row.code == static_cast<int>(ExitCode::io_failure))
+      std::fprintf(stderr, "normdyn: %s\n", row.outcome.c_str());
+    worst = std::max(worst, row.code);
+    rows.push_back(std::move(row));
+    if (!request.quiet) std::printf("\n");
+  }
+  std::size_t width = 4;
+  for (const Row& r : rows) width = std::max(width, r.file.size());
+  std::printf("%-*s  exit  result\n", static_cast<int>(width), "file");
+  for (const Row& r : rows) std::printf("%-*s  %4d  %s\n", static_cast<int>(width), r.file.c_str(), r.code, r.outcome.c_str());
+  return worst;
+}
+
 int AnalysisCli::run() {
   State& s = *state_;
   if (s.analyze->parsed()) {
@@ -154,7 +225,12 @@ int AnalysisCli::run() {
     request.options.rate.correction = !s.no_correction;
     request.options.use_velocity = !s.no_velocity;
     if (s.threads >= 0) request.options.threads = s.threads;
-    return analyze_command(request);
+    const std::vector<std::filesystem::path> runs = expand_runs(s.runs);
+    if (runs.size() == 1) {
+      request.run_file = runs.front();
+      return analyze_command(request);
+    }
+    return analyze_many(request, runs);
   }
   if (s.plot->parsed()) {
     PlotRequest request = s.plot_request;

@@ -2,10 +2,14 @@
 // The command line of the analysis: `analyze`, `plot` and `study`. Flags are parsed here into the
 // typed requests of analyze.hpp, plot.hpp and study.hpp; nothing downstream sees a string option.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace normdyn::app {
+
+struct AnalyzeRequest;
 
 class AnalysisCli {
  public:
@@ -18,6 +22,7 @@ class AnalysisCli {
   int run();
 
  private:
+  static int analyze_many(AnalyzeRequest request, const std::vector<std::filesystem::path>& runs);
   struct State;
   std::unique_ptr<State> state_;
 };

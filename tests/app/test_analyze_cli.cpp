@@ -245,3 +245,33 @@ BOOST_AUTO_TEST_CASE(theorem_4_2_study) {
   }
   BOOST_TEST(j.at("checks").at(0).at("ok").get<bool>());
 }
+
+BOOST_AUTO_TEST_CASE(several_runs_one_report_each_and_a_table) {
+  TempDir dir;
+  fs::create_directories(dir.path / "runs");
+  for (const char* name : {"a", "b"})
+    require_ok(run_normdyn(dir, "run " + (kSource / "data/configs/default.toml").string() + " -o " +
+                                    (dir.path / "runs" / (std::string(name) + ".h5")).string() +
+                                    " -q --threads 1 --set solver.t_end=2 --set output.samples=21"));
+  // A quoted glob is expanded by normdyn; --json then names a folder.
+  Result r = run_normdyn(dir, "analyze '" + (dir.path / "runs").string() + "/*.h5' --no-write --json " +
+                                  (dir.path / "reports").string());
+  require_ok(r);
+  BOOST_TEST(fs::exists(dir.path / "reports" / "a.json"));
+  BOOST_TEST(fs::exists(dir.path / "reports" / "b.json"));
+  BOOST_TEST(r.out.find("==> ") != std::string::npos, r.out);
+  BOOST_TEST(r.out.find("file") != std::string::npos, r.out);
+  BOOST_TEST(r.out.find("a.h5     0  ok") != std::string::npos, r.out);
+  // The exit code is the worst of the files': a file that is no run file is an I/O failure (3),
+  // and the other file is still analyzed.
+  r = run_normdyn(dir, "analyze " + (dir.path / "runs" / "a.h5").string() + " " +
+                           (kSource / "data/configs/default.toml").string() + " --no-write -q");
+  BOOST_TEST(r.code == 3);
+  BOOST_TEST(r.out.find("a.h5") != std::string::npos, r.out);
+  BOOST_TEST(r.out.find("default.toml") != std::string::npos, r.out);
+  // --observables-file names one file: refused with several runs.
+  r = run_normdyn(dir, "analyze " + (dir.path / "runs" / "a.h5").string() + " " + (dir.path / "runs" / "b.h5").string() +
+                           " --observables-file x.h5");
+  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.err.find("--observables-file") != std::string::npos, r.err);
+}
