@@ -249,7 +249,8 @@ std::optional<std::string> Object::attribute_string(const std::string& name) con
     H5free_memory(data);
     return out;
   }
-  const std::size_t size = H5Tget_size(file_type.get());
+  // One byte more than stored, for the terminator: a null-padded string fills its whole size.
+  const std::size_t size = H5Tget_size(file_type.get()) + 1;
   std::string out(size, '\0');
   Handle mem(check(H5Tcopy(H5T_C_S1), "H5Tcopy", path_), Handle::Kind::datatype);
   H5Tset_size(mem.get(), size);
@@ -558,7 +559,7 @@ std::string Dataset::read_string() const {
     H5free_memory(data);
     return out;
   }
-  const std::size_t size = H5Tget_size(file_type.get());
+  const std::size_t size = H5Tget_size(file_type.get()) + 1;  // as attribute_string
   std::string out(size, '\0');
   Handle mem(check(H5Tcopy(H5T_C_S1), "H5Tcopy", path_), Handle::Kind::datatype);
   H5Tset_size(mem.get(), size);
