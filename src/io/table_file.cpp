@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-
 #include "io/h5.hpp"
 #include "normdyn/errors.hpp"
 
