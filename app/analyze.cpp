@@ -170,12 +170,15 @@ ObservablesDestination write_observables(ObservablesFile& file, const AnalysisRe
   where.file = file.path();
   const std::size_t frames = r.t.size();
   auto put = [&](const std::string& name, const std::vector<double>& values, const std::string& description) {
-    file.write_series(name, r.t, r.step, values, {}, description);
+    // H5MD units: angles and angular speeds (per unit of the dimensionless depth) in radians.
+    const bool angle = name == "diameter" || name == "mean_angular_speed";
+    file.write_series(name, r.t, r.step, values, {}, description, {}, angle ? "rad" : "1");
     where.series.push_back(name);
   };
   auto put_int = [&](const std::string& name, const std::vector<std::int64_t>& values,
-                     const std::vector<std::uint64_t>& inner, const std::string& description) {
-    file.write_series(name, r.t, r.step, values, inner, description);
+                     const std::vector<std::uint64_t>& inner, const std::string& description,
+                     const std::vector<std::string>& axes = {}) {
+    file.write_series(name, r.t, r.step, values, inner, description, axes);
     where.series.push_back(name);
   };
   using O = analysis::FrameObservables;
@@ -210,15 +213,15 @@ ObservablesDestination write_observables(ObservablesFile& file, const AnalysisRe
       labels.insert(labels.end(), c.label.begin(), c.label.end());
       kmax = std::max(kmax, c.count());
     }
-    put_int("cluster_label", labels, {n}, "id of each token's cluster: the smallest token index in it");
+    put_int("cluster_label", labels, {n}, "id of each token's cluster: the smallest token index in it", {"token"});
     std::vector<std::int64_t> ids(frames * kmax, -1), sizes(frames * kmax, 0);
     for (std::size_t i = 0; i < frames; ++i)
       for (std::size_t k = 0; k < r.clusters[i].count(); ++k) {
         ids[i * kmax + k] = r.clusters[i].ids[k];
         sizes[i * kmax + k] = r.clusters[i].sizes[k];
       }
-    put_int("cluster_id", ids, {kmax}, "cluster ids in increasing order, padded with -1");
-    put_int("cluster_size", sizes, {kmax}, "cluster sizes in the order of cluster_id, padded with 0");
+    put_int("cluster_id", ids, {kmax}, "cluster ids in increasing order, padded with -1", {"cluster"});
+    put_int("cluster_size", sizes, {kmax}, "cluster sizes in the order of cluster_id, padded with 0", {"cluster"});
     const auto d = static_cast<std::uint64_t>(r.clusters.front().centres.cols());
     if (frames * kmax * d <= kMaxCentreValues) {
       std::vector<double> centres(frames * kmax * d, kNaN);
@@ -227,7 +230,8 @@ ObservablesDestination write_observables(ObservablesFile& file, const AnalysisRe
           for (std::uint64_t c = 0; c < d; ++c)
             centres[(i * kmax + k) * d + c] = r.clusters[i].centres(static_cast<Index>(k), static_cast<Index>(c));
       file.write_series("cluster_centre", r.t, r.step, centres, {kmax, d},
-                        "normalized mean direction of each cluster, in the order of cluster_id, padded with NaN");
+                        "normalized mean direction of each cluster, in the order of cluster_id, padded with NaN",
+                        {"cluster", "component"}, "1");
       where.series.push_back("cluster_centre");
     } else {
       file.remove_series("cluster_centre");

@@ -148,7 +148,9 @@ TableFile index_table(const IndexContent& c) {
   };
 
   // /axes
-  TableGroup axes{"/axes", {}, {}, {}};
+  TableGroup axes;
+  axes.name = "/axes";
+  axes.row_dimension = "axis";
   std::vector<std::string> keys, sizes_text;
   std::vector<std::int64_t> sizes;
   std::vector<std::string> values;
@@ -218,7 +220,12 @@ TableFile index_table(const IndexContent& c) {
   runs.push_back({"rate_problem", strings([&](std::size_t i) { return results[i].figures.rate.problem; })});
 
   // /series
-  TableGroup series{"/series", {}, {}, {}};
+  // Dimensions (run, frame): each run's sample times are its row of `time`, a coordinate.
+  TableGroup series;
+  series.name = "/series";
+  series.row_dimension = "run";
+  series.column_dimension = "frame";
+  series.matrix_coordinates = "time";
   auto series_rows = [&](auto member) {
     std::vector<const std::vector<double>*> rows;
     for (const auto& r : results) rows.push_back(&(r.series.*member));
@@ -231,7 +238,12 @@ TableFile index_table(const IndexContent& c) {
   series.matrices.push_back(padded("one_minus_mean_cosine", series_rows(&analysis::RunSeries::one_minus_mean_cosine)));
 
   // /ensemble
-  TableGroup ensemble{"/ensemble", {}, {}, {{"over", spec.ensemble.over}, {"phase_axis", spec.ensemble.phase_axis}}};
+  TableGroup ensemble;
+  ensemble.name = "/ensemble";
+  ensemble.attributes = {{"over", spec.ensemble.over}, {"phase_axis", spec.ensemble.phase_axis}};
+  ensemble.row_dimension = "group";  // the values of /runs/group
+  ensemble.column_dimension = "frame";
+  ensemble.matrix_coordinates = "time";
   const std::size_t groups = group.empty() ? 0 : static_cast<std::size_t>(*std::max_element(group.begin(), group.end()) + 1);
   std::vector<std::size_t> first_row(groups, n);
   std::vector<std::vector<analysis::EnsembleMember>> members(groups);
@@ -280,7 +292,11 @@ TableFile index_table(const IndexContent& c) {
   ensemble.matrices.push_back(padded("sync_probability", stat_rows(&analysis::EnsembleSeries::sync_probability)));
 
   file.groups.push_back(std::move(axes));
-  file.groups.push_back(TableGroup{"/runs", std::move(runs), {}, {}});
+  TableGroup runs_group;
+  runs_group.name = "/runs";
+  runs_group.columns = std::move(runs);
+  runs_group.row_dimension = "run";
+  file.groups.push_back(std::move(runs_group));
   file.groups.push_back(std::move(series));
   file.groups.push_back(std::move(ensemble));
   return file;

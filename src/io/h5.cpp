@@ -4,6 +4,7 @@
 #include <hdf5_hl.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -179,6 +180,18 @@ void Object::set_attribute(const std::string& name, const std::vector<std::strin
   check_status(H5Awrite(a.get(), type.get(), data.data()), "H5Awrite", path_ + " @" + name);
 }
 
+void Object::set_ascii_attribute(const std::string& name, const std::string& value) {
+  Handle type(check(H5Tcopy(H5T_C_S1), "H5Tcopy", path_), Handle::Kind::datatype);
+  check_status(H5Tset_size(type.get(), std::max<std::size_t>(value.size(), 1)), "H5Tset_size", path_);
+  check_status(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "H5Tset_strpad", path_);
+  check_status(H5Tset_cset(type.get(), H5T_CSET_ASCII), "H5Tset_cset", path_);
+  Handle space = scalar_space(path_);
+  Handle a = create_attribute(id(), name, type.get(), space.get(), path_);
+  std::string padded = value;
+  padded.resize(std::max<std::size_t>(value.size(), 1), '\0');
+  check_status(H5Awrite(a.get(), type.get(), padded.data()), "H5Awrite", path_ + " @" + name);
+}
+
 bool Object::has_attribute(const std::string& name) const {
   const htri_t e = H5Aexists(id(), name.c_str());
   if (e < 0) fail("H5Aexists", path_ + " @" + name);
@@ -236,7 +249,8 @@ std::optional<std::string> Object::attribute_string(const std::string& name) con
     H5free_memory(data);
     return out;
   }
-  const std::size_t size = H5Tget_size(file_type.get());
+  // One byte more than stored, for the terminator: a null-padded string fills its whole size.
+  const std::size_t size = H5Tget_size(file_type.get()) + 1;
   std::string out(size, '\0');
   Handle mem(check(H5Tcopy(H5T_C_S1), "H5Tcopy", path_), Handle::Kind::datatype);
   H5Tset_size(mem.get(), size);
@@ -431,6 +445,24 @@ Dataset Group::open_dataset(const std::string& name) const {
   return Dataset(Handle(check(H5Dopen2(id(), name.c_str(), dapl.get()), "H5Dopen", p), Handle::Kind::dataset), p);
 }
 
+namespace {
+// What netCDF-4 (and h5netcdf) write as the NAME of a dimension scale that is not a variable.
+constexpr const char* kNotAVariable = "This is a netCDF dimension but not a netCDF variable.";
+}  // namespace
+
+Dataset Group::create_dimension(const std::string& name, std::uint64_t size) {
+  const std::string p = child_path(path_, name);
+  const hsize_t dims[1] = {size};
+  Handle space = simple_space(dims, p);
+  // Never written: a contiguous dataset without data occupies no space in the file.
+  Dataset ds = create_linked(name, H5T_IEEE_F32BE, space.get());
+  char size_text[32];  // netCDF-4 appends the length as "%10d"
+  std::snprintf(size_text, sizeof size_text, "%10llu", static_cast<unsigned long long>(size));
+  const std::string scale_name = std::string(kNotAVariable) + size_text;
+  check_status(H5DSset_scale(ds.id(), scale_name.c_str()), "H5DSset_scale", p);
+  return ds;
+}
+
 void Group::create_soft_link(const std::string& name, const std::string& target) {
   const std::string p = child_path(path_, name);
   check_status(H5Lcreate_soft(target.c_str(), id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), "H5Lcreate_soft", p);
@@ -527,7 +559,7 @@ std::string Dataset::read_string() const {
     H5free_memory(data);
     return out;
   }
-  const std::size_t size = H5Tget_size(file_type.get());
+  const std::size_t size = H5Tget_size(file_type.get()) + 1;  // as attribute_string
   std::string out(size, '\0');
   Handle mem(check(H5Tcopy(H5T_C_S1), "H5Tcopy", path_), Handle::Kind::datatype);
   H5Tset_size(mem.get(), size);
@@ -592,6 +624,15 @@ void Dataset::make_scale(const std::string& dimension_name) {
 
 void Dataset::attach_scale(const Dataset& scale, unsigned axis) {
   check_status(H5DSattach_scale(id(), scale.id(), axis), "H5DSattach_scale", path_);
+}
+
+bool Dataset::is_dimension_only() const {
+  if (H5DSis_scale(id()) <= 0) return false;
+  const ssize_t len = H5DSget_scale_name(id(), nullptr, 0);
+  if (len <= 0) return false;
+  std::string name(static_cast<std::size_t>(len), '\0');
+  H5DSget_scale_name(id(), name.data(), name.size() + 1);
+  return name.rfind(kNotAVariable, 0) == 0;
 }
 
 void Dataset::set_dimension_label(unsigned axis, const std::string& label) {

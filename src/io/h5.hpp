@@ -51,6 +51,9 @@ class Object {
   void set_attribute(const std::string& name, std::span<const double> values);
   void set_attribute(const std::string& name, std::span<const std::int64_t> values);
   void set_attribute(const std::string& name, const std::vector<std::string>& values);
+  // A scalar fixed-length ASCII string, the type H5MD prescribes for `unit` (h5py reads it as bytes,
+  // h5netcdf and attribute_string as text).
+  void set_ascii_attribute(const std::string& name, const std::string& value);
 
   bool has_attribute(const std::string& name) const;
   std::vector<std::string> attribute_names() const;
@@ -89,6 +92,10 @@ class Group : public Object {
   // A 1-D dataset of variable-length UTF-8 strings (h5py: .asstr()[()]).
   Dataset create_string_dataset(const std::string& name, const std::vector<std::string>& values);
   Dataset open_dataset(const std::string& name) const;
+  // A netCDF-4 dimension without a coordinate variable: an empty 1-D dimension scale of `size`
+  // elements whose NAME says so, so that h5netcdf (xarray) names an axis `name` after it without
+  // listing a variable. Attach it to the axes it names with Dataset::attach_scale.
+  Dataset create_dimension(const std::string& name, std::uint64_t size);
   // A soft link `name` → `target` (an absolute path), as H5MD uses for shared time/step datasets.
   void create_soft_link(const std::string& name, const std::string& target);
   // Unlinks `name` (a group, dataset or link) if it exists; returns whether it existed. HDF5 does
@@ -130,8 +137,12 @@ class Dataset : public Object {
   void refresh();
   void flush();
   // Attaches HDF5 dimension scales: `scale` becomes the scale of axis `axis` of this dataset.
+  // Attach before SWMR mode: attaching writes attributes on both datasets. Appends and resizes
+  // later leave the attachment intact.
   void attach_scale(const Dataset& scale, unsigned axis);
   void make_scale(const std::string& dimension_name);
+  // A dimension made by Group::create_dimension (a scale that holds no data of its own).
+  bool is_dimension_only() const;
   void set_dimension_label(unsigned axis, const std::string& label);
 
  private:

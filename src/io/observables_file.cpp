@@ -21,8 +21,6 @@ std::uint64_t product(const std::vector<std::uint64_t>& dims) {
   return p;
 }
 
-// About 256 KiB of values per chunk, at least one frame.
-
 }  // namespace
 
 struct ObservablesFile::Impl {
@@ -40,7 +38,8 @@ struct ObservablesFile::Impl {
 
   template <class T>
   void write(const std::string& name, std::span<const double> time, std::span<const std::int64_t> step,
-             std::span<const T> values, const std::vector<std::uint64_t>& inner_dims, const std::string& description) {
+             std::span<const T> values, const std::vector<std::uint64_t>& inner_dims, const std::string& description,
+             const std::vector<std::string>& axis_names, const std::string& unit) {
     const std::uint64_t frames = time.size();
     const std::string where = path.string() + ":/" + kGroup + "/" + name;
     if (step.size() != frames) throw IoError(where + ": " + std::to_string(step.size()) + " steps for " + std::to_string(frames) + " times");
@@ -53,11 +52,17 @@ struct ObservablesFile::Impl {
     if (!description.empty()) g.set_attribute("description", description);
     const std::uint64_t per_frame = product(inner_dims);
     const h5::ChunkedLayout layout{inner_dims, h5md::chunk_frames(per_frame, per_frame > 1), per_frame > 1 ? 1 : 0};
-    const h5::ChunkedLayout scalar{{}, 1024, 0};
     constexpr h5::ElementType type = std::is_same_v<T, double> ? h5::ElementType::f64 : h5::ElementType::i64;
-    h5::Dataset v = g.create_extendable("value", type, layout);
-    h5::Dataset t = g.create_extendable("time", h5::ElementType::f64, scalar);
-    h5::Dataset s = g.create_extendable("step", h5::ElementType::i64, scalar);
+    if (!axis_names.empty() && axis_names.size() != inner_dims.size())
+      throw IoError(where + ": " + std::to_string(axis_names.size()) + " axis names for " +
+                    std::to_string(inner_dims.size()) + " inner dimensions");
+    std::vector<h5md::Axis> axes;
+    for (std::size_t k = 0; k < inner_dims.size(); ++k)
+      axes.push_back({axis_names.empty() ? "axis" + std::to_string(k + 1) : axis_names[k], nullptr});
+    h5md::ElementDatasets e = h5md::create_element(g, "", type, layout, axes, unit);
+    h5::Dataset& v = e.value;
+    h5::Dataset& t = e.time;
+    h5::Dataset& s = e.step;
     if (frames > 0) {
       v.append(values, frames);
       t.append(time, frames);
@@ -121,14 +126,16 @@ std::optional<std::filesystem::path> ObservablesFile::locate(const std::filesyst
 
 void ObservablesFile::write_series(const std::string& name, std::span<const double> time,
                                    std::span<const std::int64_t> step, std::span<const double> values,
-                                   const std::vector<std::uint64_t>& inner_dims, const std::string& description) {
-  impl_->write(name, time, step, values, inner_dims, description);
+                                   const std::vector<std::uint64_t>& inner_dims, const std::string& description,
+                                   const std::vector<std::string>& axis_names, const std::string& unit) {
+  impl_->write(name, time, step, values, inner_dims, description, axis_names, unit);
 }
 
 void ObservablesFile::write_series(const std::string& name, std::span<const double> time,
                                    std::span<const std::int64_t> step, std::span<const std::int64_t> values,
-                                   const std::vector<std::uint64_t>& inner_dims, const std::string& description) {
-  impl_->write(name, time, step, values, inner_dims, description);
+                                   const std::vector<std::uint64_t>& inner_dims, const std::string& description,
+                                   const std::vector<std::string>& axis_names, const std::string& unit) {
+  impl_->write(name, time, step, values, inner_dims, description, axis_names, unit);
 }
 
 void ObservablesFile::append(const std::string& name, double time, std::int64_t step, std::span<const double> values,

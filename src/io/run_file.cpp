@@ -97,8 +97,8 @@ void write_h5md_metadata(h5::File& file, const RunConfig& config) {
   module.set_attribute("constraint", std::string("unit_sphere"));
 }
 
-// Empty time-dependent element (H5MD): value [0, inner...], time [0], step [0]; `time` is the
-// dimension scale of the first axis, `axis_scales` those of the others.
+// Empty time-dependent element (H5MD): value [0, inner...], time [0], step [0], each axis with its
+// dimension scale (h5md::create_element).
 // Frames are buffered between flushes and appended in one call per dataset: per-frame HDF5 appends
 // cost ~20 µs each (nine datasets per frame) and grew HDF5's internal bookkeeping. Buffering does
 // not change what survives a crash, since only flushed frames are durable anyway.
@@ -125,19 +125,16 @@ struct Element {
 };
 
 Element create_element(h5::File& file, const std::string& group, const std::vector<std::uint64_t>& inner,
-                       int deflate, const std::vector<const h5::Dataset*>& axis_scales) {
+                       int deflate, const std::vector<h5md::Axis>& axes, const std::string& unit) {
   std::uint64_t per_frame = 1;
   for (auto v : inner) per_frame *= v;
+  h5md::ElementDatasets created = h5md::create_element(
+      file, group, h5::ElementType::f64, h5::ChunkedLayout{inner, h5md::chunk_frames(per_frame, deflate > 0), deflate},
+      axes, unit);
   Element e;
-  e.value = file.create_extendable(group + "/value", h5::ElementType::f64,
-                                   h5::ChunkedLayout{inner, h5md::chunk_frames(per_frame, deflate > 0), deflate});
-  e.time = file.create_extendable(group + "/time", h5::ElementType::f64, h5::ChunkedLayout{{}, 1024, 0});
-  e.step = file.create_extendable(group + "/step", h5::ElementType::i64, h5::ChunkedLayout{{}, 1024, 0});
-  e.time.make_scale("time");
-  e.value.attach_scale(e.time, 0);
-  e.step.attach_scale(e.time, 0);
-  for (std::size_t axis = 0; axis < axis_scales.size(); ++axis)
-    e.value.attach_scale(*axis_scales[axis], static_cast<unsigned>(axis + 1));
+  e.value = std::move(created.value);
+  e.time = std::move(created.time);
+  e.step = std::move(created.step);
   return e;
 }
 
@@ -176,7 +173,24 @@ void write_fields(h5::File& file, const std::vector<FieldSpec>& fields) {
       per_frame *= a.cells;
       if (a.moving) moving.push_back(a.name);
     }
-    Element e = create_element(file, base, inner, 1, {});
+    // The axes' dimension scales: a fixed axis is its own (its cell centres), a moving one is the
+    // dimension NAME_cell, and its centres [frames, cells] a coordinate on (time, NAME_cell).
+    std::vector<h5::Dataset> fixed_scales(spec.axes.size());
+    std::vector<h5md::Axis> axes;
+    for (std::size_t k = 0; k < spec.axes.size(); ++k) {
+      const FieldAxis& a = spec.axes[k];
+      if (a.moving) {
+        axes.push_back({a.name + "_cell", nullptr});
+        continue;
+      }
+      const std::uint64_t dims[1] = {a.centres.size()};
+      fixed_scales[k] = file.create_dataset(base + "/" + a.name, dims, std::span<const double>(a.centres));
+      fixed_scales[k].set_ascii_attribute("unit", a.unit);
+      fixed_scales[k].set_attribute("description", a.description);
+      fixed_scales[k].make_scale(a.name);
+      axes.push_back({a.name, &fixed_scales[k]});
+    }
+    Element e = create_element(file, base, inner, 1, axes, spec.unit);
     {
       h5::Group group = file.open_group(base);
       group.set_attribute("description", spec.description);
@@ -185,30 +199,25 @@ void write_fields(h5::File& file, const std::vector<FieldSpec>& fields) {
       for (const auto& m : moving) joined += (joined.empty() ? "" : ",") + m;
       group.set_attribute("moving_axes", joined);
     }
-    e.value.set_attribute("unit", spec.unit);
     e.value.set_attribute("description", spec.description);
     e.value.set_attribute("axes", axis_names);
     e.value.set_dimension_label(0, "time");
     e.time.set_attribute("description", std::string("sample time (continuous depth t)"));
     e.step.set_attribute("description", std::string("accepted integrator steps before the sample"));
+    std::string coordinates;  // CF: the moving centres are coordinates of the value (xarray reads them so)
     for (std::size_t k = 0; k < spec.axes.size(); ++k) {
       const FieldAxis& a = spec.axes[k];
-      const auto axis = static_cast<unsigned>(k + 1);
-      e.value.set_dimension_label(axis, a.name);
-      if (a.moving) {
-        h5::Dataset ds = file.create_extendable(base + "/" + a.name, h5::ElementType::f64,
-                                                h5::ChunkedLayout{{a.cells}, h5md::chunk_frames(a.cells, false), 0});
-        ds.set_attribute("unit", a.unit);
-        ds.set_attribute("description", a.description + " (moves with time: one row of cell centres per frame)");
-      } else {
-        const std::uint64_t dims[1] = {a.centres.size()};
-        h5::Dataset ds = file.create_dataset(base + "/" + a.name, dims, std::span<const double>(a.centres));
-        ds.set_attribute("unit", a.unit);
-        ds.set_attribute("description", a.description);
-        ds.make_scale(a.name);
-        e.value.attach_scale(ds, axis);
-      }
+      e.value.set_dimension_label(static_cast<unsigned>(k + 1), a.name);
+      if (!a.moving) continue;
+      h5::Dataset ds = file.create_extendable(base + "/" + a.name, h5::ElementType::f64,
+                                              h5::ChunkedLayout{{a.cells}, h5md::chunk_frames(a.cells, false), 0});
+      ds.set_ascii_attribute("unit", a.unit);
+      ds.set_attribute("description", a.description + " (moves with time: one row of cell centres per frame)");
+      ds.attach_scale(e.time, 0);
+      ds.attach_scale(file.open_dataset(base + "/" + axes[k].name), 1);
+      coordinates += (coordinates.empty() ? "" : " ") + a.name;
     }
+    if (!coordinates.empty()) e.value.set_attribute("coordinates", coordinates);
   }
 }
 
@@ -239,8 +248,9 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
                                                       std::span<const std::int64_t>(component_index));
     token_scale.make_scale("token");
     component_scale.make_scale("component");
-    create_element(file, kDirection, {n, d}, deflate, {&token_scale, &component_scale});
-    create_element(file, kRadius, {n}, deflate, {&token_scale});
+    create_element(file, kDirection, {n, d}, deflate, {{"token", &token_scale}, {"component", &component_scale}},
+                   h5md::kDimensionless);
+    create_element(file, kRadius, {n}, deflate, {{"token", &token_scale}}, h5md::kDimensionless);
     if (!options.masses.empty()) {
       const std::uint64_t m_dims[1] = {options.masses.size()};
       h5::Dataset masses = file.create_dataset(std::string(kTokens) + "/mass", m_dims,
@@ -248,9 +258,10 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
       masses.set_attribute("description", std::string("mass of each token (sums to 1); the empirical measure is "
                                                       "sum_j mass_j delta_(theta_j, r_j)"));
       masses.attach_scale(token_scale, 0);
+      masses.set_ascii_attribute("unit", h5md::kDimensionless);
     }
     if (config.output.observables)
-      for (const auto& name : frame_observable_names()) create_element(file, "/observables/" + name, {}, 0, {});
+      for (const auto& name : frame_observable_names()) create_element(file, "/observables/" + name, {}, 0, {}, h5md::kDimensionless);
   }
   write_fields(file, options.fields);
 
@@ -258,12 +269,18 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
   const std::uint64_t state = options.state_size > 0 ? options.state_size : n * d + n;
   const std::uint64_t state_dims[1] = {state}, record_dims[1] = {kRecordSize}, current_dims[1] = {2};
   const std::vector<double> zeros(state, 0.0), zero_record(kRecordSize, 0.0);
+  // Their axes are named dimensions too, so that xarray opens these groups as well.
+  const std::string base = kCheckpoint;
+  const h5::Dataset state_entry = file.create_dimension(base + "/state_entry", state);
+  const h5::Dataset record_entry = file.create_dimension(base + "/record_entry", kRecordSize);
+  const h5::Dataset current_entry = file.create_dimension(base + "/current_entry", 2);
   for (const char* slot : {"/a", "/b"}) {
-    file.create_dataset(std::string(kCheckpoint) + slot + "/state", state_dims, std::span<const double>(zeros));
-    file.create_dataset(std::string(kCheckpoint) + slot + "/record", record_dims, std::span<const double>(zero_record));
+    file.create_dataset(base + slot + "/state", state_dims, std::span<const double>(zeros)).attach_scale(state_entry, 0);
+    file.create_dataset(base + slot + "/record", record_dims, std::span<const double>(zero_record))
+        .attach_scale(record_entry, 0);
   }
   const std::int64_t none[2] = {-1, 0};
-  file.create_dataset(std::string(kCheckpoint) + "/current", current_dims, std::span<const std::int64_t>(none));
+  file.create_dataset(base + "/current", current_dims, std::span<const std::int64_t>(none)).attach_scale(current_entry, 0);
   file.open_group(kCheckpoint)
       .set_attribute("description",
                      std::string("Integrator state for `normdyn run --resume`: slots a and b hold state "

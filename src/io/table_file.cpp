@@ -33,23 +33,38 @@ void write_table_file(const std::filesystem::path& path, const TableFile& file) 
     for (const auto& g : file.groups) {
       h5::Group group = f.require_group(g.name);
       for (const auto& [name, value] : g.attributes) set_attribute(group, name, value);
+      // One dimension per axis length: the first length of each role takes the group's name for
+      // it, another (a table of other rows or widths) a name of its own.
+      std::vector<std::pair<std::uint64_t, h5::Dataset>> row_scales, column_scales;
+      auto scale = [&](std::vector<std::pair<std::uint64_t, h5::Dataset>>& scales, const std::string& base,
+                       std::uint64_t size, const std::string& owner) -> const h5::Dataset& {
+        for (const auto& [n, ds] : scales)
+          if (n == size) return ds;
+        scales.emplace_back(size, group.create_dimension(scales.empty() ? base : base + "_" + owner, size));
+        return scales.back().second;
+      };
       for (const auto& c : g.columns) {
-        std::visit(
+        h5::Dataset ds = std::visit(
             [&](const auto& values) {
               using T = std::decay_t<decltype(values)>;
               if constexpr (std::is_same_v<T, std::vector<std::string>>) {
-                group.create_string_dataset(c.name, values);
+                return group.create_string_dataset(c.name, values);
               } else {
                 const std::uint64_t dims[1] = {values.size()};
-                group.create_dataset(c.name, dims, std::span(values));
+                return group.create_dataset(c.name, dims, std::span(values));
               }
             },
             c.values);
+        ds.attach_scale(scale(row_scales, g.row_dimension, ds.shape().at(0), c.name), 0);
       }
       for (const auto& m : g.matrices) {
         if (m.values.size() != m.rows * m.cols) throw IoError(path.string() + ": matrix " + m.name + " has the wrong size");
         const std::uint64_t dims[2] = {m.rows, m.cols};
-        group.create_dataset(m.name, dims, std::span(m.values));
+        h5::Dataset ds = group.create_dataset(m.name, dims, std::span(m.values));
+        ds.attach_scale(scale(row_scales, g.row_dimension, m.rows, m.name), 0);
+        ds.attach_scale(scale(column_scales, g.column_dimension, m.cols, m.name), 1);
+        const bool is_coordinate = (" " + g.matrix_coordinates + " ").find(" " + m.name + " ") != std::string::npos;
+        if (!g.matrix_coordinates.empty() && !is_coordinate) ds.set_attribute("coordinates", g.matrix_coordinates);
       }
     }
     f.close();
@@ -75,6 +90,7 @@ TableFile read_table_file(const std::filesystem::path& path) {
     group.attributes = read_attributes(g);
     for (const auto& name : g.member_names()) {
       const h5::Dataset d = g.open_dataset(name);
+      if (d.is_dimension_only()) continue;
       const auto shape = d.shape();
       if (shape.size() == 2) {
         group.matrices.push_back(TableMatrix{name, shape[0], shape[1], d.read_doubles()});

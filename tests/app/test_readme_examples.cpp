@@ -55,6 +55,13 @@ BOOST_AUTO_TEST_CASE(xarray_example) {
   BOOST_TEST(r.out == "('time', 'token', 'component')\n(32, 3)\n", r.out);
 }
 
+BOOST_AUTO_TEST_CASE(xarray_groups_example) {
+  DefaultRun run;
+  const auto r = run.python("xarray-groups");
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(r.out == "('time',) 1 True\n", r.out);
+}
+
 BOOST_AUTO_TEST_CASE(follow_live_example) {
   DefaultRun run;
   const auto r = run.python("follow");

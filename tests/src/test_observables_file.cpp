@@ -129,3 +129,28 @@ BOOST_AUTO_TEST_CASE(sibling_file_when_the_run_file_cannot_be_written) {
     BOOST_TEST(ObservablesFile::open_for_run(ro).path() == ObservablesFile::sibling_path(ro));
   }
 }
+
+// Every axis of a series is a named dimension (HDF5 dimension scales), so that xarray opens the
+// group as it is; the values carry their H5MD unit. (tests/app/test_xarray_groups opens them.)
+BOOST_AUTO_TEST_CASE(axes_are_named_dimensions_and_values_have_units) {
+  TempDir dir;
+  const fs::path file = dir.path / "obs.h5";
+  {
+    ObservablesFile f = ObservablesFile::open(file, true);
+    const std::vector<double> t{0.0, 1.0};
+    const std::vector<std::int64_t> step{0, 5};
+    f.write_series("centres", t, step, std::vector<double>(2 * 3 * 4, 0.5), {3, 4}, "", {"cluster", "component"}, "1");
+    f.write_series("labels", t, step, std::vector<std::int64_t>(2 * 3, 0), {3});
+    BOOST_CHECK_THROW(f.write_series("bad", t, step, std::vector<double>(2 * 3, 0.0), {3}, "", {"a", "b"}), IoError);
+    BOOST_TEST(f.read_series("centres").values.size() == 24u);
+  }
+  const h5::File h = h5::File::open(file, h5::OpenMode::read_only);
+  const h5::Group centres = h.open_group("observables/centres");
+  BOOST_TEST(centres.open_dataset("cluster").is_dimension_only());
+  BOOST_TEST(centres.open_dataset("component").shape() == (std::vector<std::uint64_t>{4}), boost::test_tools::per_element());
+  BOOST_TEST(!centres.open_dataset("time").is_dimension_only());  // a scale with values: a coordinate
+  BOOST_TEST(centres.open_dataset("value").attribute_string("unit").value_or("") == "1");
+  BOOST_TEST(centres.open_dataset("time").attribute_string("unit").value_or("") == "1");
+  BOOST_TEST(h.open_group("observables/labels").open_dataset("axis1").is_dimension_only());  // default name
+  BOOST_TEST(!h.open_group("observables/labels").open_dataset("value").has_attribute("unit"));
+}

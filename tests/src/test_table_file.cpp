@@ -19,13 +19,19 @@ BOOST_AUTO_TEST_CASE(columns_matrices_and_attributes_round_trip) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   TableFile t;
   t.attributes = {{"schema", std::string("x/1")}, {"points", std::int64_t{3}}, {"epsilon", 1e-3}};
-  TableGroup runs{"/runs", {}, {}, {{"note", std::string("ünïcode ok")}}};
+  TableGroup runs;
+  runs.name = "/runs";
+  runs.attributes = {{"note", std::string("ünïcode ok")}};
   runs.columns.push_back({"model.beta", std::vector<double>{1.0, nan, 0.1}});
   runs.columns.push_back({"frames", std::vector<std::int64_t>{201, -1, 3}});
   runs.columns.push_back({"status", std::vector<std::string>{"ok", "diverged", "a \"quoted\", text"}});
   runs.matrices.push_back({"series", 2, 3, {1, 2, 3, 4, nan, 6}});
   t.groups.push_back(runs);
-  t.groups.push_back(TableGroup{"/empty", {{"nothing", std::vector<std::string>{}}}, {{"none", 0, 0, {}}}, {}});
+  TableGroup empty;
+  empty.name = "/empty";
+  empty.columns = {{"nothing", std::vector<std::string>{}}};
+  empty.matrices = {{"none", 0, 0, {}}};
+  t.groups.push_back(empty);
   write_table_file(dir / "index.h5", t);
   write_table_file(dir / "index.h5", t);  // replaces it
   std::size_t files = 0;

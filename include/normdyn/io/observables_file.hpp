@@ -5,6 +5,8 @@
 //   /observables/<name>/time    [frames] float64
 //   /observables/<name>/step    [frames] int64
 //   /observables/<name>         attributes: description, and any others the writer sets
+//   /observables/<name>/<axis>  dimensions naming the inner axes (HDF5 dimension scales; time
+//                               names the first), so that xarray opens the group as it is
 //
 // A series is written whole (replacing any series of that name) or appended frame by frame (the
 // value, time and step datasets are extendable), so that the analysis and a running simulation can
@@ -49,12 +51,16 @@ class ObservablesFile {
   ObservablesFile& operator=(ObservablesFile&&) noexcept;
 
   // Writes a whole series, replacing any of that name. `values` holds frames × Π inner_dims values.
+  // `axis_names` names the inner dimensions (default axis1, axis2, ...; time is the first), `unit`
+  // is the H5MD unit of the values (empty: none, as for counts and labels).
   void write_series(const std::string& name, std::span<const double> time, std::span<const std::int64_t> step,
                     std::span<const double> values, const std::vector<std::uint64_t>& inner_dims = {},
-                    const std::string& description = "");
+                    const std::string& description = "", const std::vector<std::string>& axis_names = {},
+                    const std::string& unit = "");
   void write_series(const std::string& name, std::span<const double> time, std::span<const std::int64_t> step,
                     std::span<const std::int64_t> values, const std::vector<std::uint64_t>& inner_dims = {},
-                    const std::string& description = "");
+                    const std::string& description = "", const std::vector<std::string>& axis_names = {},
+                    const std::string& unit = "");
   // Appends one frame, creating the series on first use with these inner dimensions.
   void append(const std::string& name, double time, std::int64_t step, std::span<const double> values,
               const std::vector<std::uint64_t>& inner_dims = {}, const std::string& description = "");
