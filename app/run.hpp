@@ -28,9 +28,6 @@ struct RunOptions {
 
 class ProgressLine;
 
-// The integrator settings of a configuration (all methods but "discrete").
-IntegratorOptions integrator_options(const SolverConfig& solver);
-
 // What every run does between steps and samples: progress, the flush cadence, interrupts, and the
 // integration time excluding its own (summed over resumed sessions). Subclasses write the samples.
 class RunRecorder : public SampleObserver {
