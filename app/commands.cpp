@@ -6,6 +6,7 @@
 
 #include "normdyn/config.hpp"
 #include "normdyn/schemes.hpp"
+#include "normdyn/steppers.hpp"
 
 namespace normdyn::app {
 
@@ -33,6 +34,11 @@ int print_config_reference(std::ostream& out) {
   for (const auto& k : config_reference())
     out << "| `" << k.key << "` | " << k.type << " | " << (k.default_value.empty() ? "" : "`" + k.default_value + "`")
         << " | " << cell(k.doc) << " |\n";
+  out << "\n| `solver.method` | kind | order | dense output | description |\n|---|---|---|---|---|\n";
+  for (const MethodInfo& m : kMethods)
+    out << "| `" << m.name << "` | " << to_string(m.control) << " | "
+        << (m.order == 0 ? std::string("variable") : std::to_string(m.order)) << " | " << (m.dense_output ? "yes" : "no")
+        << " | " << cell(std::string(m.description)) << " |\n";
   return 0;
 }
 

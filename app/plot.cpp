@@ -1,17 +1,13 @@
 #include "plot.hpp"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 
+#include "child_process.hpp"
 #include "normdyn/errors.hpp"
 
 #ifndef NORMDYN_PLOT_SCRIPT
 #error "NORMDYN_PLOT_SCRIPT must name scripts/plot_run.py (set by app/CMakeLists.txt)"
 #endif
-
-extern char** environ;
 
 namespace normdyn::app {
 
@@ -55,24 +51,10 @@ int plot_command(const PlotRequest& request) {
   for (const auto& run : request.runs)
     if (!std::filesystem::exists(run)) throw InputError("RUN", run.string() + ": no such file");
   const std::vector<std::string> args = plot_arguments(request);
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  if (pid < 0) throw IoError("cannot start " + args.front());
-  if (pid == 0) {
-    execve(argv[0], argv.data(), environ);
-    std::fprintf(stderr, "normdyn: error: cannot run %s\n", argv[0]);
-    _exit(3);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw IoError("waiting for " + args.front() + " failed");
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return static_cast<int>(ExitCode::io_failure);
+  ChildOptions options;
+  options.exec_failure_code = static_cast<int>(ExitCode::io_failure);
+  const ChildOutcome outcome = run_child_process(args, options);
+  return outcome.signal ? static_cast<int>(ExitCode::io_failure) : outcome.exit_code;
 }
 
 }  // namespace normdyn::app

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,9 +17,11 @@
 
 #include <Eigen/Core>
 
+#include "child_process.hpp"
 #include "normdyn/experiment/team.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/io/run_file.hpp"
+#include "normdyn/stopwatch.hpp"
 #include "normdyn/sweep.hpp"
 #include "plot.hpp"
 #include "signals.hpp"
@@ -30,8 +31,6 @@
 #ifndef NORMDYN_SWEEP_PLOT_SCRIPT
 #error "NORMDYN_SWEEP_PLOT_SCRIPT must name scripts/plot_sweep.py (set by app/CMakeLists.txt)"
 #endif
-
-extern char** environ;
 
 namespace normdyn::app {
 namespace {
@@ -46,8 +45,6 @@ enum Tag : int { kRequest = 1, kResult = 2, kAssign = 3, kNone = 4, kDone = 5 };
 constexpr std::chrono::milliseconds kPoll{2};
 // How often the manager rewrites the index while the sweep runs.
 constexpr double kIndexSeconds = 30.0;
-
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Everything rank 0 knows before the first run starts.
 struct Plan {
@@ -66,19 +63,6 @@ struct Plan {
     if (lock_fd >= 0) ::close(lock_fd);
   }
 };
-
-void write_text(const fs::path& path, const std::string& text) {
-  fs::path staging = path;
-  staging += ".tmp";
-  {
-    std::ofstream out(staging, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw IoError(staging.string() + ": cannot write");
-  }
-  std::error_code ec;
-  fs::rename(staging, path, ec);
-  if (ec) throw IoError(path.string() + ": cannot write: " + ec.message());
-}
 
 // The configuration as compared with an existing run file: where it is written and with how many
 // threads do not matter.
@@ -188,9 +172,9 @@ void plan_sweep(const SweepRequest& request, bool create, Plan& plan) {
   plan.queue.assign(to_run.begin(), to_run.end());
   plan.queue.insert(plan.queue.end(), to_summarize.begin(), to_summarize.end());
   if (create) {
-    write_text(plan.dir / "sweep.toml", plan.spec.text);
+    write_atomically(plan.dir / "sweep.toml", plan.spec.text);
     for (const auto& job : plan.jobs)
-      if (job.action == JobAction::run) write_text(job.config, to_toml(plan.points[job.index].config));
+      if (job.action == JobAction::run) write_atomically(job.config, to_toml(plan.points[job.index].config));
   }
 }
 
@@ -254,8 +238,8 @@ class Manager {
         r.rank = team_ ? team_->rank() : 0;
         record(std::move(r));
       }
-      if (since(t0_) - last_index > kIndexSeconds) {
-        last_index = since(t0_);
+      if (seconds_since(t0_) - last_index > kIndexSeconds) {
+        last_index = seconds_since(t0_);
         write(false);
       }
       const bool work_left = !stop_ && !plan_.queue.empty();
@@ -270,7 +254,7 @@ class Manager {
     if (stop_ || plan_.queue.empty()) return std::nullopt;
     const std::size_t i = plan_.queue.front();
     plan_.queue.pop_front();
-    started_[i] = since(t0_);
+    started_[i] = seconds_since(t0_);
     return plan_.jobs[i];
   }
 
@@ -290,7 +274,7 @@ class Manager {
 
   void record(JobResult r) {
     r.started = started_[r.index];
-    r.finished = since(t0_);
+    r.finished = seconds_since(t0_);
     // A run interrupted anywhere (a signal, or a worker that stopped) stops the hand-out.
     if (r.status == "interrupted" || r.status == point_status::not_run) stop_ = true;
     busy_[r.rank] += r.elapsed_seconds;
@@ -302,7 +286,7 @@ class Manager {
       std::string eta;
       if (done_ < total_to_do_ && done_ >= 2)
         eta = ", sweep ETA " + std::to_string(static_cast<long long>(
-                                   std::ceil(since(t0_) / static_cast<double>(done_) *
+                                   std::ceil(seconds_since(t0_) / static_cast<double>(done_) *
                                              static_cast<double>(total_to_do_ - done_)))) + " s";
       std::fprintf(stderr, "[%*zu/%zu] %s: %s (%.3g s%s%s)%s%s\n", width, done_, total_to_do_,
                    plan_.points[r.index].name.c_str(), r.status.c_str(), r.elapsed_seconds,
@@ -320,7 +304,7 @@ class Manager {
     c.command_line = request_.command_line;
     c.ranks = team_ ? team_->size() : 1;
     c.jobs_per_rank = jobs_;
-    c.wall_seconds = since(t0_);
+    c.wall_seconds = seconds_since(t0_);
     c.complete = complete;
     write_index(plan_.dir, c);
   }
@@ -341,7 +325,7 @@ class Manager {
     std::string statuses, actions;
     for (const auto& [s, n] : by_status) statuses += (statuses.empty() ? "" : ", ") + std::to_string(n) + " " + s;
     for (const auto& [a, n] : by_action) actions += (actions.empty() ? "" : ", ") + std::to_string(n) + " " + a;
-    const double wall = since(t0_);
+    const double wall = seconds_since(t0_);
     std::printf("normdyn sweep: %zu points: %s (%s) in %.3g s\n", results_.size(), statuses.c_str(), actions.c_str(), wall);
     if (done_ > 0) {
       double busy = 0.0;
@@ -426,22 +410,8 @@ int run_plot(const fs::path& dir) {
   const char* env = std::getenv("NORMDYN_SWEEP_PLOT_SCRIPT");
   const fs::path script = env && *env ? fs::path(env) : fs::path(NORMDYN_SWEEP_PLOT_SCRIPT);
   if (!fs::exists(script)) throw IoError(script.string() + ": plot script not found (set NORMDYN_SWEEP_PLOT_SCRIPT)");
-  std::vector<std::string> args{plot_python().string(), script.string(), dir.string()};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw IoError("cannot start " + args.front());
-  if (pid == 0) {
-    ::execve(argv[0], argv.data(), environ);
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw IoError("waiting for " + args.front() + " failed");
-  return WIFEXITED(status) ? WEXITSTATUS(status) : static_cast<int>(ExitCode::io_failure);
+  const ChildOutcome outcome = run_child_process({plot_python().string(), script.string(), dir.string()});
+  return outcome.signal ? static_cast<int>(ExitCode::io_failure) : outcome.exit_code;
 }
 
 }  // namespace

@@ -10,21 +10,13 @@
 #include <stdexcept>
 
 #include "normdyn/errors.hpp"
+#include "normdyn/stopwatch.hpp"
 #include "normdyn/version.hpp"
 
 namespace normdyn::app {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string utc_now() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
 
 // The column of one axis, typed as the configuration key is.
 TableValues axis_column(const SweepSpec& spec, const std::vector<SweepPoint>& points, std::size_t axis) {

@@ -1,9 +1,7 @@
 #include "sweep_jobs.hpp"
 
 #include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,9 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "child_process.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/io/run_file.hpp"
 #include "normdyn/status.hpp"
+#include "normdyn/stopwatch.hpp"
 
 extern char** environ;
 
@@ -50,62 +50,22 @@ std::filesystem::path self_executable() {
   return path;
 }
 
-struct ChildOutcome {
-  int exit_code = -1;
-  int signal = 0;
-};
-
 // Runs `normdyn <args>` as a child process with stdout discarded and stderr in `log`, MPI off
 // (NORMDYN_MPI=0), and SIGTERM when this thread dies (a killed sweep leaves no run behind).
 ChildOutcome run_child(const std::vector<std::string>& args, const std::filesystem::path& log,
                        std::atomic<int>& child) {
-  // Everything the child needs is prepared before fork(): after it, only async-signal-safe calls.
-  const std::string exe = self_executable().string();
-  std::vector<std::string> arg_strings{exe};
-  arg_strings.insert(arg_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : arg_strings) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_strings;
+  std::vector<std::string> argv{self_executable().string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ChildOptions options;
+  options.environment.emplace();
   for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "NORMDYN_MPI=", 12) != 0) env_strings.emplace_back(*e);
-  env_strings.emplace_back("NORMDYN_MPI=0");
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (log_fd < 0) throw IoError(log.string() + ": cannot create: " + std::strerror(errno));
-  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(127);
-    if (null_fd >= 0) {
-      ::dup2(null_fd, STDIN_FILENO);
-      ::dup2(null_fd, STDOUT_FILENO);
-    }
-    ::dup2(log_fd, STDERR_FILENO);
-    ::execve(argv[0], argv.data(), envp.data());
-    ::_exit(127);
-  }
-  ::close(log_fd);
-  if (null_fd >= 0) ::close(null_fd);
-  if (pid < 0) throw IoError(std::string("cannot start a run process: ") + std::strerror(errno));
-  child = pid;
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      child = 0;
-      throw IoError(std::string("waiting for a run process failed: ") + std::strerror(errno));
-    }
-  }
-  child = 0;
-  ChildOutcome out;
-  if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
-  return out;
+    if (std::strncmp(*e, "NORMDYN_MPI=", 12) != 0) options.environment->emplace_back(*e);
+  options.environment->emplace_back("NORMDYN_MPI=0");
+  options.stderr_file = log;
+  options.discard_stdio = true;
+  options.die_with_parent = true;
+  options.pid = &child;
+  return run_child_process(argv, options);
 }
 
 std::string last_line(const std::filesystem::path& file) {
@@ -357,7 +317,7 @@ JobResult execute_job(const Job& job, std::atomic<int>& child) {
   if (std::filesystem::exists(job.log, ec) && std::filesystem::file_size(job.log, ec) == 0)
     std::filesystem::remove(job.log, ec);
   file_stamp(job.file, r.file_size, r.file_mtime_ns);
-  r.elapsed_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  r.elapsed_seconds = seconds_since(start);
   if (is_final_status(r.status)) {
     try {
       write_atomically(job.record, to_json(r));

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 backends=0
 if [[ ${1:-} == --backends ]]; then backends=1; shift; fi
-bash scripts/build.sh > /dev/null
+bash scripts/build.sh -DNORMDYN_BUILD_BENCH=ON > /dev/null
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 flags=(--benchmark_repetitions=3 --benchmark_enable_random_interleaving=true
        --benchmark_report_aggregates_only=true --benchmark_min_time=0.2)
@@ -24,7 +24,7 @@ if [[ $backends == 0 ]]; then
   bench build/bench/normdyn_bench "${flags[@]}" "$@"
   exit 0
 fi
-cmake -S . -B build-blas -DCMAKE_BUILD_TYPE=Release -DNORMDYN_USE_BLAS=ON -DNORMDYN_BUILD_TESTS=OFF > /dev/null
+cmake -S . -B build-blas -DCMAKE_BUILD_TYPE=Release -DNORMDYN_USE_BLAS=ON -DNORMDYN_BUILD_BENCH=ON -DNORMDYN_BUILD_TESTS=OFF > /dev/null
 cmake --build build-blas -j "$(nproc)" --target normdyn_bench > /dev/null
 out=$(mktemp -d)
 # The two builds alternate twice so that a change of machine load hits both alike.

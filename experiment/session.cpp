@@ -4,26 +4,6 @@
 
 namespace normdyn {
 
-IntegratorOptions integrator_options(const SolverConfig& s) {
-  IntegratorOptions io;
-  switch (s.method) {
-    case Method::dopri5: io.stepper = StepperKind::dopri5; break;
-    case Method::cash_karp54: io.stepper = StepperKind::cash_karp54; break;
-    case Method::fehlberg78: io.stepper = StepperKind::fehlberg78; break;
-    case Method::bulirsch_stoer: io.stepper = StepperKind::bulirsch_stoer; break;
-    case Method::rk4: io.stepper = StepperKind::rk4; break;
-    case Method::euler: io.stepper = StepperKind::euler; break;
-    case Method::discrete: break;  // run by run_layers, not an integrator
-  }
-  io.rtol = s.rtol;
-  io.atol = s.atol;
-  io.dt = s.dt;
-  io.dt_min = s.dt_min;
-  io.max_steps = s.max_steps;
-  io.retract = s.project;
-  return io;
-}
-
 SessionClock SessionClock::of(const std::vector<double>& samples, const Checkpoint* resume,
                               double earlier_wall_seconds) {
   SessionClock c;

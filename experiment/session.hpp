@@ -12,16 +12,11 @@
 #include "normdyn/config.hpp"
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/solvers/integrator.hpp"
+#include "normdyn/stopwatch.hpp"
 
 namespace normdyn {
 
-using Clock = std::chrono::steady_clock;
-inline double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// The integrator settings of a configuration (all methods but "discrete").
-IntegratorOptions integrator_options(const SolverConfig& solver);
+using Clock = SteadyClock;
 
 // Where a session starts within its run.
 struct SessionClock {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Rewrites README.md's configuration table from `normdyn config-reference` (a test checks they agree).
+# Rewrites README.md's configuration tables (the keys, then the methods) from
+# `normdyn config-reference` (a test checks they agree).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 table=$(./build/app/normdyn config-reference)
@@ -7,7 +8,8 @@ table=$(./build/app/normdyn config-reference)
 import re, sys
 table = sys.argv[1].strip() + "\n"
 text = open("README.md").read()
-pattern = re.compile(r"(\| key \| type \| default \| meaning \|\n\|---\|---\|---\|---\|\n)(?:\|.*\|\n)+")
+pattern = re.compile(r"\| key \| type \| default \| meaning \|\n\|---\|---\|---\|---\|\n(?:\|.*\|\n)+"
+                     r"(?:\n\| `solver.method` \|.*\|\n(?:\|.*\|\n)+)?")
 new, count = pattern.subn(lambda m: table, text, count=1)
 if count != 1:
     sys.exit("README.md: configuration table not found")

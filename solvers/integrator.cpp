@@ -4,11 +4,13 @@
 // one that sidesteps the Eigen 3.4 / Boost 1.74 incompatibility of 2-D Eigen states (pitfalls.md).
 // The particle state [θ | r] is mapped onto Eigen matrices inside the right-hand side instead.
 #include "normdyn/solvers/integrator.hpp"
+#include "normdyn/stopwatch.hpp"
 
 #include <algorithm>
 #include <boost/numeric/odeint.hpp>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
 
 namespace normdyn {
 namespace odeint = boost::numeric::odeint;
@@ -16,10 +18,6 @@ namespace {
 
 using State = std::vector<double>;
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // The system as odeint sees it; counts right-hand-side evaluations.
 struct CountingSystem {
@@ -97,18 +95,14 @@ class Run {
   }
 
   // After an accepted step to (x_new_, t_new): checks, retraction, bookkeeping. False: run ends.
-  bool accept(double t_new, bool fsal_derivative) {
+  bool accept(double t_new) {
     ++counters_.accepted_steps;
     if (!all_finite(x_new_)) {
       finish(RunStatus::diverged, "non-finite state after the step to t = " + std::to_string(t_new));
       return false;
     }
-    if (options_.retract) {
-      const double drift = system_.retract(x_new_.data());
-      counters_.max_constraint_drift = std::max(counters_.max_constraint_drift, drift);
-      // An FSAL derivative belongs to the unretracted state: recompute it at the retracted one.
-      if (fsal_derivative && drift > 0.0) counting()(x_new_, dxdt_new_, t_new);
-    }
+    if (options_.retract)
+      counters_.max_constraint_drift = std::max(counters_.max_constraint_drift, system_.retract(x_new_.data()));
     return true;
   }
 
@@ -176,10 +170,10 @@ class Run {
   std::optional<double> t_reached_;
 };
 
-// dopri5: own loop over the FSAL controlled stepper; samples from its dense output.
-void run_dopri5(Run& run) {
-  using Stepper = odeint::runge_kutta_dopri5<State>;
-  auto controlled = odeint::make_controlled(run.options_.atol, run.options_.rtol, Stepper());
+// Methods with dense output (an FSAL controlled stepper with calc_state, e.g. dopri5): samples
+// come from the continuous extension of each step.
+template <class Controlled>
+void run_dense(Run& run, Controlled controlled) {
   if (!run.emit_samples_at_current_time({run.t_, run.dt_, run.x_, run.counters_, 0})) return;
   for (double end : run.piece_ends(false)) {
     run.system_.enter_piece(run.t_, end);
@@ -200,7 +194,7 @@ void run_dopri5(Run& run) {
       }
       const double t_old = run.t_;
       const double t_new = lands ? end : t;
-      if (!run.accept(t_new, false)) return;
+      if (!run.accept(t_new)) return;
       // Samples inside (t_old, t_new] from the continuous extension of this step. It uses the
       // stages of the step just taken, so it runs before the FSAL derivative is refreshed.
       const CheckpointView checkpoint{t_old, dt_tried, run.x_, before, 0};
@@ -247,7 +241,7 @@ void run_controlled(Run& run, Controlled controlled) {
         continue;
       }
       const double t_new = lands ? end : t;
-      if (!run.accept(t_new, false)) return;
+      if (!run.accept(t_new)) return;
       std::swap(run.x_, run.x_new_);
       run.t_ = t_new;
       // Keep the controller's proposal unless the step was cut short to land on the piece end.
@@ -274,7 +268,7 @@ void run_fixed(Run& run, Stepper stepper) {
       run.x_new_ = run.x_;
       stepper.do_step(run.counting(), run.x_new_, t, h);
       const double t_new = k + 1 == steps ? end : begin + static_cast<double>(k + 1) * h;
-      if (!run.accept(t_new, false)) return;
+      if (!run.accept(t_new)) return;
       std::swap(run.x_, run.x_new_);
       run.t_ = t_new;
       if (!run.after_step()) return;
@@ -283,36 +277,75 @@ void run_fixed(Run& run, Stepper stepper) {
   }
 }
 
-}  // namespace
+// The odeint stepper of every method of steppers.hpp that integrates an ODE: a new row there needs
+// one specialization here; its loop follows from the row (dense output, adaptive or fixed).
+template <Method M>
+struct OdeintStepper;
+template <>
+struct OdeintStepper<Method::dopri5> {
+  static auto make(const IntegratorOptions& o) {
+    return odeint::make_controlled(o.atol, o.rtol, odeint::runge_kutta_dopri5<State>());
+  }
+};
+template <>
+struct OdeintStepper<Method::cash_karp54> {
+  static auto make(const IntegratorOptions& o) {
+    return odeint::make_controlled(o.atol, o.rtol, odeint::runge_kutta_cash_karp54<State>());
+  }
+};
+template <>
+struct OdeintStepper<Method::fehlberg78> {
+  static auto make(const IntegratorOptions& o) {
+    return odeint::make_controlled(o.atol, o.rtol, odeint::runge_kutta_fehlberg78<State>());
+  }
+};
+template <>
+struct OdeintStepper<Method::bulirsch_stoer> {
+  static auto make(const IntegratorOptions& o) { return odeint::bulirsch_stoer<State>(o.atol, o.rtol); }
+};
+template <>
+struct OdeintStepper<Method::rk4> {
+  static auto make(const IntegratorOptions&) { return odeint::runge_kutta4<State>(); }
+};
+template <>
+struct OdeintStepper<Method::euler> {
+  static auto make(const IntegratorOptions&) { return odeint::euler<State>(); }
+};
 
-bool is_adaptive(StepperKind k) { return k != StepperKind::rk4 && k != StepperKind::euler; }
+template <Method M>
+void run_method(Run& run) {
+  constexpr MethodInfo info = method_info(M);
+  if constexpr (info.control == StepControl::layers) {
+    return;  // rejected by integrate()
+  } else if constexpr (info.dense_output) {
+    static_assert(info.control == StepControl::adaptive, "dense output is implemented for controlled FSAL steppers");
+    run_dense(run, OdeintStepper<M>::make(run.options_));
+  } else if constexpr (info.control == StepControl::adaptive) {
+    run_controlled(run, OdeintStepper<M>::make(run.options_));
+  } else {
+    run_fixed(run, OdeintStepper<M>::make(run.options_));
+  }
+}
+
+}  // namespace
 
 IntegrationResult integrate(OdeSystem& system, std::span<const double> x0, double t0,
                             std::span<const double> sample_times, const IntegratorOptions& options,
                             SampleObserver& observer, const Checkpoint* resume) {
+  if (method_info(options.method).control == StepControl::layers)
+    throw std::invalid_argument("integrate: solver.method = \"" + std::string(to_string(options.method)) +
+                                "\" is a layer map; it runs through run_layers");
   const auto start = Clock::now();
   Run run(system, x0, t0, sample_times, options, observer, resume);
   if (sample_times.empty()) return run.result(start);
   try {
-    switch (options.stepper) {
-      case StepperKind::dopri5:
-        run_dopri5(run);
-        break;
-      case StepperKind::cash_karp54:
-        run_controlled(run, odeint::make_controlled(options.atol, options.rtol, odeint::runge_kutta_cash_karp54<State>()));
-        break;
-      case StepperKind::fehlberg78:
-        run_controlled(run, odeint::make_controlled(options.atol, options.rtol, odeint::runge_kutta_fehlberg78<State>()));
-        break;
-      case StepperKind::bulirsch_stoer:
-        run_controlled(run, odeint::bulirsch_stoer<State>(options.atol, options.rtol));
-        break;
-      case StepperKind::rk4:
-        run_fixed(run, odeint::runge_kutta4<State>());
-        break;
-      case StepperKind::euler:
-        run_fixed(run, odeint::euler<State>());
-        break;
+    switch (options.method) {
+#define NORMDYN_METHOD_CASE(name, control, order, dense, description) \
+  case Method::name:                                                   \
+    run_method<Method::name>(run);                                     \
+    break;
+      NORMDYN_METHODS(NORMDYN_METHOD_CASE)
+#undef NORMDYN_METHOD_CASE
     }
   } catch (const odeint::step_adjustment_error& e) {
     run.finish(RunStatus::step_underflow, std::string("odeint: ") + e.what());

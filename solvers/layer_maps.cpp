@@ -5,10 +5,11 @@
 #include <cmath>
 #include <string>
 
+#include "normdyn/stopwatch.hpp"
+
 namespace normdyn {
 namespace {
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+using Clock = SteadyClock;
 }  // namespace
 
 IntegrationResult run_layers(AttentionDynamics& dynamics, std::span<const double> x0, double t0, double h,

@@ -199,7 +199,6 @@ MeanFieldCircle::MeanFieldCircle(MeanFieldSpec spec) : spec_(std::move(spec)) {
     radii_.resize(mr);
   }
   flux_.resize(longest);
-  velocity_.resize(longest);
 }
 
 MeanFieldCircle::~MeanFieldCircle() = default;

@@ -74,8 +74,8 @@ Index AttentionKernel::block_rows(Index n, KernelPath path) const {
   return (n + blocks - 1) / blocks;
 }
 
-int AttentionKernel::threads_for(Index n, Index d, Index parallel_tasks) const {
-  if (n * n * (d + 16) < kSerialWork) return 1;
+int AttentionKernel::threads_for(Index rows, Index n, Index d, Index parallel_tasks) const {
+  if (rows * n * (d + 16) < kSerialWork) return 1;
   return static_cast<int>(std::clamp<Index>(parallel_tasks, 1, threads_));
 }
 
@@ -92,13 +92,25 @@ void AttentionKernel::compute(Eigen::Ref<const RowMatrix> theta, const Attention
     }
   }
   last_path_ = KernelPath::general;
-  compute_general(theta, qkv, beta, masses, attention);
+  compute_general(theta, qkv, beta, masses, 0, theta.rows(), attention);
 }
 
+void AttentionKernel::compute_rows(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
+                                   const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention) {
+  assert(0 <= begin && begin <= end && end <= theta.rows());
+  assert(attention.rows() == end - begin && attention.cols() == theta.cols());
+  assert(masses.size() == 0 || masses.size() == theta.rows());
+  if (begin == end) return;
+  compute_general(theta, qkv, beta, masses, begin, end, attention);
+}
+
+// Rows [begin, end) of A, each against all n keys; `attention` holds those rows.
 void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv,
-                                      double beta, const Vector& masses, Eigen::Ref<RowMatrix> attention) {
+                                      double beta, const Vector& masses, Index begin, Index end,
+                                      Eigen::Ref<RowMatrix> attention) {
   const Index n = theta.rows();
   const Index d = theta.cols();
+  const Index count = end - begin;
   const bool weighted = masses.size() == n;
 
   // Values carry the masses, and a last column holding the masses alone: one GEMM then yields
@@ -107,7 +119,7 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
   if (qkv.identity) {
     values_.leftCols(d) = theta;
   } else {
-    queries_.noalias() = theta * qkv.Q.transpose();
+    queries_.noalias() = theta.middleRows(begin, count) * qkv.Q.transpose();
     keys_.noalias() = theta * qkv.K.transpose();
     values_.leftCols(d).noalias() = theta * qkv.V.transpose();
   }
@@ -117,11 +129,11 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
   } else {
     values_.col(d).setOnes();
   }
-  sums_.resize(n, d + 1);
+  sums_.resize(count, d + 1);
 
   const Index block = block_rows(n, KernelPath::general);
-  const Index blocks = (n + block - 1) / block;
-  const int threads = threads_for(n, d, blocks);
+  const Index blocks = (count + block - 1) / block;
+  const int threads = threads_for(count, n, d, blocks);
   // Identity: queries and keys are θ itself, read through a map.
   const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> theta_map(theta.data(), n, d,
                                                                        Eigen::OuterStride<>(theta.outerStride()));
@@ -129,21 +141,21 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
   auto run_blocks = [&] {
 #pragma omp for schedule(dynamic, 1)
   for (Index b = 0; b < blocks; ++b) {
-    const Index begin = b * block;
-    const Index rows = std::min(block, n - begin);
+    const Index first = b * block;  // in [0, count)
+    const Index rows = std::min(block, count - first);
     Vector& buffer = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
     if (buffer.size() < block * n) buffer.resize(block * n);
     Eigen::Map<RowMatrix> scores(buffer.data(), rows, n);
     if (qkv.identity)
-      scores.noalias() = theta_map.middleRows(begin, rows) * theta_map.transpose();
+      scores.noalias() = theta_map.middleRows(begin + first, rows) * theta_map.transpose();
     else
-      scores.noalias() = queries_.middleRows(begin, rows) * keys_.transpose();
+      scores.noalias() = queries_.middleRows(first, rows) * keys_.transpose();
     for (Index i = 0; i < rows; ++i) {
       const double row_max = scores.row(i).maxCoeff();
       scores.row(i) = (beta * (scores.row(i).array() - row_max)).exp();
     }
-    sums_.middleRows(begin, rows).noalias() = scores * values_;
-    for (Index i = begin; i < begin + rows; ++i) attention.row(i) = sums_.row(i).head(d) / sums_(i, d);
+    sums_.middleRows(first, rows).noalias() = scores * values_;
+    for (Index i = first; i < first + rows; ++i) attention.row(i) = sums_.row(i).head(d) / sums_(i, d);
   }
   };
   run_in_team(threads, run_blocks);
@@ -211,7 +223,7 @@ void AttentionKernel::compute_symmetric(Eigen::Ref<const RowMatrix> theta, doubl
   const Index blocks = (n + block - 1) / block;
   const auto& schedule = tile_schedule(blocks);
   const Index rounds = static_cast<Index>(round_begin_.size()) - 1;
-  const int threads = threads_for(n, d, std::max<Index>(blocks / 2, 1));
+  const int threads = threads_for(n, n, d, std::max<Index>(blocks / 2, 1));
   const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> theta_map(theta.data(), n, d,
                                                                        Eigen::OuterStride<>(theta.outerStride()));
 
@@ -284,70 +296,6 @@ void AttentionKernel::fused_tile(Index b0, Index rb, Index c0, Index rc, bool bo
   for (Index k = 0; k <= d; ++k) {
     sums_.row(k).segment(b0, rb).transpose().noalias() += gm * values_.row(k).segment(c0, rc).transpose();
     if (both) sums_.row(k).segment(c0, rc).transpose().noalias() += gm.transpose() * values_.row(k).segment(b0, rb).transpose();
-  }
-}
-
-}  // namespace normdyn
-
-// ---------------------------------------------------------------------------------------------
-// Rows [begin, end) only: the share of one process in a sharded run.
-namespace normdyn {
-
-void AttentionKernel::compute_rows(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
-                                   const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention) {
-  const Index n = theta.rows();
-  const Index d = theta.cols();
-  const Index count = end - begin;
-  assert(0 <= begin && begin <= end && end <= n);
-  assert(attention.rows() == count && attention.cols() == d);
-  assert(masses.size() == 0 || masses.size() == n);
-  if (count == 0) return;
-
-  // Workspaces live in the threads that use them (thread_local), so that this method adds no state to
-  // the kernel and allocates nothing once warm.
-  thread_local RowMatrix projected_queries, projected_keys, projected_values;
-  const double* query_data = theta.data() + begin * d;
-  const double* key_data = theta.data();
-  const double* value_data = theta.data();
-  if (!qkv.identity) {
-    projected_queries.noalias() = theta.middleRows(begin, count) * qkv.Q.transpose();
-    projected_keys.noalias() = theta * qkv.K.transpose();
-    projected_values.noalias() = theta * qkv.V.transpose();
-    query_data = projected_queries.data();
-    key_data = projected_keys.data();
-    value_data = projected_values.data();
-  }
-  const Eigen::Map<const RowMatrix> queries(query_data, count, d);
-  const Eigen::Map<const RowMatrix> keys(key_data, n, d);
-  const Eigen::Map<const RowMatrix> values(value_data, n, d);
-
-  // About 4 MiB of scores per block, as compute() chooses for n keys.
-  const Index block = std::clamp<Index>((Index{1} << 19) / std::max<Index>(n, 1), 8, 256);
-  const Index blocks = (count + block - 1) / block;
-  const bool weighted = masses.size() == n;
-
-  const int team = static_cast<int>(std::min<Index>(threads_, blocks));
-#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-  for (Index b = 0; b < blocks; ++b) {
-    const Index first = b * block;
-    const Index rows = std::min(block, count - first);
-    thread_local Vector buffer;
-    if (buffer.size() < block * n) buffer.resize(block * n);
-    Eigen::Map<RowMatrix> scores(buffer.data(), rows, n);
-    scores.noalias() = beta * (queries.middleRows(first, rows) * keys.transpose());
-    for (Index i = 0; i < rows; ++i) {
-      auto row = scores.row(i);
-      const double row_max = row.maxCoeff();
-      double sum = 0.0;
-      for (Index k = 0; k < n; ++k) {
-        double w = std::exp(row(k) - row_max);
-        if (weighted) w *= masses(k);
-        row(k) = w;
-        sum += w;
-      }
-      row /= sum;
-    }
-    attention.middleRows(first, rows).noalias() = scores * values;
   }
 }
 

@@ -1,9 +1,11 @@
 // TOML and --set flags → RunConfig. The only translation unit that reads configuration strings.
 //
-// Every key is one row of a table (`keys()` below) with its type, documentation, reader, writer and
-// the condition under which it applies. The same table drives parsing, unknown-key detection with a
-// did-you-mean suggestion, the "applies only to" checks, serialization of the resolved
-// configuration, and `normdyn config-reference`. Scheme parameters come from the schemes' own
+// Every key is one row of a table (`keys()` below): its path, the RunConfig member it sets (a
+// member pointer, as the schemes' ParamSpec), its documentation, bounds and the condition under
+// which it applies; its type name, reader, messages and resolved value follow from the member.
+// The same table drives parsing, unknown-key detection with a did-you-mean suggestion, the
+// "applies only to" checks, serialization of the resolved configuration (`to_toml`,
+// `config_values`), and `normdyn config-reference`. Scheme parameters come from the schemes' own
 // ParamSpec lists, so a new scheme parameter needs no change here.
 #include "normdyn/config.hpp"
 
@@ -14,8 +16,10 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <type_traits>
 #include <toml++/toml.h>
 
 #include "normdyn/errors.hpp"
@@ -73,17 +77,14 @@ struct EnumNames<Limiter> {
       {Limiter::upwind, "upwind"},
   }};
 };
+// The methods' names come from their table (steppers.hpp).
 template <>
 struct EnumNames<Method> {
-  static constexpr std::array<std::pair<Method, std::string_view>, 7> values{{
-      {Method::dopri5, "dopri5"},
-      {Method::cash_karp54, "cash_karp54"},
-      {Method::fehlberg78, "fehlberg78"},
-      {Method::bulirsch_stoer, "bulirsch_stoer"},
-      {Method::rk4, "rk4"},
-      {Method::euler, "euler"},
-      {Method::discrete, "discrete"},
-  }};
+  static constexpr auto values = [] {
+    std::array<std::pair<Method, std::string_view>, kMethods.size()> v{};
+    for (std::size_t i = 0; i < kMethods.size(); ++i) v[i] = {kMethods[i].method, kMethods[i].name};
+    return v;
+  }();
 };
 
 template <class E>
@@ -100,40 +101,21 @@ std::vector<std::string> enum_names() {
   return out;
 }
 
-std::string join(const std::vector<std::string>& words, std::string_view sep = ", ") {
-  std::string out;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (i) out += sep;
-    out += words[i];
-  }
-  return out;
-}
-
-std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
-// Shortest text that reads back as the same double: 0.3, not 0.29999999999999999.
-std::string format_number(double v) {
-  char buffer[64];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
-  return std::string(buffer, end);
-}
+using toml_text::in_quotes;
+using toml_text::join;
+// Numbers in messages: 0.3, not 0.29999999999999999.
+std::string format_number(double v) { return toml_text::number_text(v); }
 
 }  // namespace
 
 std::string_view to_string(QkvKind k) { return enum_name(k); }
 std::string_view to_string(InitKind k) { return enum_name(k); }
-std::string_view to_string(Method m) { return enum_name(m); }
 std::string_view to_string(ModelKind k) { return enum_name(k); }
 std::string_view to_string(Sampling k) { return enum_name(k); }
 std::string_view to_string(Limiter k) { return enum_name(k); }
 
 bool is_density_kind(InitKind k) {
   return k == InitKind::uniform || k == InitKind::perturbed_uniform || k == InitKind::von_mises;
-}
-
-bool is_adaptive(Method m) {
-  return m == Method::dopri5 || m == Method::cash_karp54 || m == Method::fehlberg78 ||
-         m == Method::bulirsch_stoer;
 }
 
 std::vector<double> OutputConfig::sample_times(double t_end) const {
@@ -258,23 +240,207 @@ void require(bool ok, const std::string& key, const std::string& problem) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The key table
+// The key table. A key is one row: its path, the member of RunConfig it sets, its documentation,
+// its bounds and the condition under which it applies. The type name, the reader, the bound
+// messages and the resolved value follow from the member's type.
+using Applies = std::function<std::string(const RunConfig&)>;  // empty string: the key applies
+
 struct Key {
   std::string path;  // "section.name"
   std::string type;
   std::string doc;
-  std::function<void(const toml::node&, RunConfig&)> read;
-  // Writes the resolved value into its section table (only called when the key applies).
-  std::function<void(const RunConfig&, toml::table&)> write;
-  // Empty when the key applies to this configuration; otherwise why it does not.
-  std::function<std::string(const RunConfig&)> applies = nullptr;  // empty: always applies
-  bool selector = false;  // read before the other keys (scheme, kinds, method)
+  std::function<void(const toml::node&, RunConfig&, const std::string& path)> read;
+  // The resolved value (only asked when the key applies); none: the key is not written.
+  std::function<std::optional<ConfigScalar>(const RunConfig&)> value;
+  Applies applies = nullptr;  // empty: always applies
+  bool selector = false;      // read before the other keys (scheme, kinds, method)
 
   std::string why_not(const RunConfig& c) const { return applies ? applies(c) : std::string(); }
 };
 
 std::string section_of(const std::string& path) { return path.substr(0, path.find('.')); }
 std::string name_of(const std::string& path) { return path.substr(path.find('.') + 1); }
+
+// The valid values of a number: "must be >= 1, got 0", "must be in (0, 2), got 2.5".
+struct Bounds {
+  std::optional<double> lower, upper;
+  bool lower_inclusive = true, upper_inclusive = true;
+  std::string upper_text;  // the upper bound as written in the message, if not as its number
+  std::string note;        // why, after the interval
+
+  template <class V>
+  void check(V v, const std::string& key, std::string_view what = "must be ") const {
+    const auto x = static_cast<double>(v);
+    const bool ok = (!lower || (lower_inclusive ? x >= *lower : x > *lower)) &&
+                    (!upper || (upper_inclusive ? x <= *upper : x < *upper));
+    if (ok) return;
+    std::string valid;
+    if (lower && upper)
+      valid = "in " + std::string(lower_inclusive ? "[" : "(") + format_number(*lower) + ", " +
+              (upper_text.empty() ? format_number(*upper) : upper_text) + (upper_inclusive ? "]" : ")");
+    else if (lower)
+      valid = std::string(lower_inclusive ? ">= " : "> ") + format_number(*lower);
+    else
+      valid = std::string(upper_inclusive ? "<= " : "< ") + format_number(*upper);
+    const std::string got = std::is_integral_v<V> ? std::to_string(v) : format_number(x);
+    throw InputError(key, std::string(what) + valid + (note.empty() ? "" : " " + note) + ", got " + got);
+  }
+};
+Bounds at_least(double x) {
+  Bounds b;
+  b.lower = x;
+  return b;
+}
+Bounds above(double x) {
+  Bounds b = at_least(x);
+  b.lower_inclusive = false;
+  return b;
+}
+Bounds in_range(double lo, bool lo_inclusive, double hi, bool hi_inclusive, std::string note = {},
+                std::string upper_text = {}) {
+  Bounds b;
+  b.lower = lo;
+  b.upper = hi;
+  b.lower_inclusive = lo_inclusive;
+  b.upper_inclusive = hi_inclusive;
+  b.note = std::move(note);
+  b.upper_text = std::move(upper_text);
+  return b;
+}
+
+// A key's rules beyond its type: bounds of a number, strings and arrays that must not be empty,
+// bounds of every entry of an array, and whether one number stands for an array of it.
+struct Rules {
+  Rules(Bounds b = {}) : bounds(std::move(b)) {}  // NOLINT: a bare Bounds is the common rule
+  Bounds bounds;
+  bool non_empty = false;
+  Bounds entries;
+  bool scalar_as_array = false;
+};
+Rules not_empty() {
+  Rules r;
+  r.non_empty = true;
+  return r;
+}
+Rules every_entry(Bounds b, bool non_empty = false, bool scalar_as_array = false) {
+  Rules r;
+  r.non_empty = non_empty;
+  r.entries = std::move(b);
+  r.scalar_as_array = scalar_as_array;
+  return r;
+}
+
+// How a member type is spelled in TOML.
+template <class T>
+struct Wire;
+template <>
+struct Wire<double> {
+  static constexpr std::string_view type = "float";
+  static double read(const toml::node& n, const std::string& key) { return read_float(n, key); }
+};
+template <>
+struct Wire<std::int64_t> {
+  static constexpr std::string_view type = "integer";
+  static std::int64_t read(const toml::node& n, const std::string& key) { return read_int(n, key); }
+};
+template <>
+struct Wire<bool> {
+  static constexpr std::string_view type = "bool";
+  static bool read(const toml::node& n, const std::string& key) { return read_bool(n, key); }
+};
+template <>
+struct Wire<std::string> {
+  static constexpr std::string_view type = "string";
+  static std::string read(const toml::node& n, const std::string& key) { return read_string(n, key); }
+};
+template <>
+struct Wire<std::vector<double>> {
+  static constexpr std::string_view type = "array of float";
+  static std::vector<double> read(const toml::node& n, const std::string& key) { return read_float_array(n, key); }
+};
+
+// The TOML type a member is read as: integers of every width as int64, paths as strings.
+template <class T>
+struct WireOf {
+  using type = T;
+};
+template <class T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
+struct WireOf<T> {
+  using type = std::int64_t;
+};
+template <>
+struct WireOf<std::filesystem::path> {
+  using type = std::string;
+};
+template <class T>
+struct WireOf<std::optional<T>> : WireOf<T> {};
+
+template <class T>
+ConfigScalar scalar_of(const T& v) {
+  if constexpr (std::is_enum_v<T>) return std::string(enum_name(v));
+  else if constexpr (std::is_same_v<T, std::filesystem::path>) return v.string();
+  else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, double> || std::is_same_v<T, std::string> ||
+                     std::is_same_v<T, std::vector<double>>)
+    return v;
+  else return static_cast<std::int64_t>(v);
+}
+
+// A key that sets `(config.*section).*member`.
+template <class Section, class T>
+Key field(std::string path, Section RunConfig::*section, T Section::*member, std::string doc, Rules rules = {},
+          Applies applies = nullptr) {
+  Key k;
+  k.path = std::move(path);
+  k.doc = std::move(doc);
+  k.applies = std::move(applies);
+  if constexpr (std::is_enum_v<T>) {
+    (void)rules;
+    k.type = "string";
+    k.read = [section, member](const toml::node& n, RunConfig& c, const std::string& key) {
+      (c.*section).*member = read_enum<T>(n, key);
+    };
+  } else {
+    using W = typename WireOf<T>::type;
+    k.type = std::string(Wire<W>::type);
+    k.read = [section, member, rules](const toml::node& n, RunConfig& c, const std::string& key) {
+      W v;
+      if constexpr (std::is_same_v<W, std::vector<double>>) {
+        v = rules.scalar_as_array && !n.is_array() ? W{read_float(n, key)} : Wire<W>::read(n, key);
+        for (double e : v) rules.entries.check(e, key, "every entry must be ");
+      } else {
+        v = Wire<W>::read(n, key);
+      }
+      if constexpr (std::is_arithmetic_v<W> && !std::is_same_v<W, bool>) rules.bounds.check(v, key);
+      if constexpr (std::is_same_v<W, std::string> || std::is_same_v<W, std::vector<double>>)
+        require(!rules.non_empty || !v.empty(), key, "must not be empty");
+      if constexpr (std::is_same_v<T, W> || std::is_same_v<T, std::optional<W>>) (c.*section).*member = v;
+      else (c.*section).*member = static_cast<T>(v);
+    };
+  }
+  k.value = [section, member](const RunConfig& c) -> std::optional<ConfigScalar> {
+    const T& v = c.*section.*member;
+    if constexpr (requires { v.has_value(); }) {
+      if (!v) return std::nullopt;
+      return scalar_of(*v);
+    } else {
+      return scalar_of(v);
+    }
+  };
+  return k;
+}
+
+// A key read before the others, because it decides which other keys apply.
+Key selector(Key k) {
+  k.selector = true;
+  return k;
+}
+
+// The valid values of an enumeration, as listed in its key's documentation.
+template <class E>
+std::string choices() {
+  return join(enum_names<E>(), " | ");
+}
 
 template <class E>
 std::string only_for(std::string_view selector_key, E actual, const std::vector<E>& allowed) {
@@ -286,414 +452,300 @@ std::string only_for(std::string_view selector_key, E actual, const std::vector<
          std::string(selector_key) + " is " + in_quotes(enum_name(actual)) + ")";
 }
 
+// Conditions shared by several keys.
+std::string particles_only(const RunConfig& c) {
+  return c.model.kind == ModelKind::particles
+             ? std::string()
+             : std::string("does not apply to model.kind = \"meanfield\" (a density on the circle, d = 2; "
+                           "its resolution is meanfield.grid)");
+}
+std::string meanfield_only(const RunConfig& c) { return only_for("model.kind", c.model.kind, {ModelKind::meanfield}); }
+Applies init_kind_is(std::vector<InitKind> kinds) {
+  return [kinds](const RunConfig& c) { return only_for("init.kind", c.init.kind, kinds); };
+}
+// Which methods are adaptive comes from their table (steppers.hpp).
+std::vector<Method> methods_with(StepControl control) {
+  std::vector<Method> out;
+  for (const MethodInfo& m : kMethods)
+    if (m.control == control) out.push_back(m.method);
+  return out;
+}
+std::string adaptive_only(const RunConfig& c) {
+  return only_for("solver.method", c.solver.method, methods_with(StepControl::adaptive));
+}
+
+// "integrator: dopri5 | cash_karp54 (adaptive), rk4 | euler (fixed step), discrete (layer maps)".
+std::string method_doc() {
+  std::string doc = "integrator:";
+  for (const StepControl control : {StepControl::adaptive, StepControl::fixed, StepControl::layers}) {
+    std::vector<std::string> names;
+    for (const Method m : methods_with(control)) names.emplace_back(to_string(m));
+    if (names.empty()) continue;
+    doc += std::string(doc.back() == ':' ? " " : ", ") + join(names, " | ") + " (" + std::string(to_string(control)) + ")";
+  }
+  return doc + "; see the table of methods below";
+}
+
+std::string fixed_step_names() {
+  std::vector<std::string> names;
+  for (const Method m : methods_with(StepControl::fixed)) names.emplace_back(to_string(m));
+  return join(names);
+}
+
+// The keys of the scheme parameters, from the schemes' ParamSpec lists (one key even if several
+// schemes share it).
+std::vector<Key> scheme_parameter_keys() {
+  std::vector<Key> out;
+  std::set<std::string> seen;
+  for_each_scheme([&](auto scheme) {
+    using S = decltype(scheme);
+    for (const auto& p : S::params) {
+      const std::string path = "model." + std::string(p.key);
+      if (!seen.insert(path).second) continue;
+      const std::string param(p.key);
+      Key k;
+      k.path = path;
+      k.type = "float";
+      k.doc = std::string(p.doc) + " (scheme " + scheme_list_needing(p.key) + ")";
+      k.read = [param](const toml::node& n, RunConfig& c, const std::string& key) {
+        const double v = read_float(n, key);
+        std::visit(
+            [&](auto& s) {
+              for (const auto& q : std::decay_t<decltype(s)>::params) {
+                if (q.key != param) continue;
+                (q.lower_inclusive ? at_least(q.lower) : above(q.lower)).check(v, key);
+                s.*(q.member) = v;
+              }
+            },
+            c.model.scheme);
+      };
+      k.value = [param](const RunConfig& c) -> std::optional<ConfigScalar> {
+        for (const auto& [name, value] : scheme_parameters(c.model.scheme))
+          if (name == param) return value;
+        return std::nullopt;
+      };
+      k.applies = [param](const RunConfig& c) {
+        for (const auto& [name, value] : scheme_parameters(c.model.scheme))
+          if (name == param) return std::string();
+        return "applies only to model.scheme = " + scheme_list_needing(param) + " (model.scheme is " +
+               in_quotes(scheme_key(c.model.scheme)) + ")";
+      };
+      out.push_back(std::move(k));
+    }
+  });
+  return out;
+}
+
+// Keys whose reading is more than a typed value and bounds.
+Key scheme_key_row() {
+  std::vector<std::string> names;
+  for (auto s : scheme_keys()) names.emplace_back(s);
+  Key k;
+  k.path = "model.scheme";
+  k.type = "string";
+  k.doc = "normalization scheme: " + join(names, " | ");
+  k.read = [](const toml::node& n, RunConfig& c, const std::string& key) { c.model.scheme = read_scheme(n, key); };
+  k.value = [](const RunConfig& c) -> std::optional<ConfigScalar> { return std::string(scheme_key(c.model.scheme)); };
+  k.selector = true;
+  return k;
+}
+
+// A key with a check of the whole configuration section after it is read.
+Key then(Key k, std::function<void(RunConfig&, const std::string& key)> after) {
+  k.read = [read = k.read, after](const toml::node& n, RunConfig& c, const std::string& key) {
+    read(n, c, key);
+    after(c, key);
+  };
+  return k;
+}
+
+Key kappa_row() {
+  return field("init.kappa", &RunConfig::init, &InitConfig::kappa,
+               "von_mises: concentrations 0 < kappa <= 700, one per centre (or one for all); density of a bump "
+               "proportional to exp(kappa cos(phi - centre))",
+               every_entry(in_range(0, false, 700, true), true, true), init_kind_is({InitKind::von_mises}));
+}
+
+Key weights_row() {
+  return then(field("init.weights", &RunConfig::init, &InitConfig::weights,
+                    "von_mises: mixture weights >= 0, one per centre (default: equal)", every_entry(at_least(0)),
+                    init_kind_is({InitKind::von_mises})),
+              [](RunConfig& c, const std::string& key) {
+                double sum = 0.0;
+                for (double v : c.init.weights) sum += v;
+                require(sum > 0.0, key, "must have a positive sum");
+              });
+}
+
+// Explicit sample times replace the equally spaced ones (and are written only then).
+Key times_row() {
+  Key k = then(field("output.times", &RunConfig::output, &OutputConfig::times,
+                     "explicit sample times, increasing, in [0, t_end] (instead of samples)", not_empty()),
+               [](RunConfig& c, const std::string& key) {
+                 const auto& t = c.output.times;
+                 for (std::size_t i = 1; i < t.size(); ++i)
+                   require(t[i] > t[i - 1], key, "must be strictly increasing (entry " + std::to_string(i) + ")");
+                 require(t.front() >= 0.0, key, "must be >= 0");
+                 c.output.samples.reset();
+               });
+  k.value = [value = k.value](const RunConfig& c) -> std::optional<ConfigScalar> {
+    if (c.output.samples) return std::nullopt;
+    return value(c);
+  };
+  return k;
+}
+
 const std::vector<Key>& keys() {
+  using C = RunConfig;
   static const std::vector<Key> table = [] {
-    std::vector<Key> k;
-    auto add = [&](Key key) { k.push_back(std::move(key)); };
-
-    // ---- [model]
-    {
-      std::vector<std::string> names;
-      for (auto s : scheme_keys()) names.emplace_back(s);
-      add({"model.scheme", "string", "normalization scheme: " + join(names, " | "),
-           [](const toml::node& n, RunConfig& c) { c.model.scheme = read_scheme(n, "model.scheme"); },
-           [](const RunConfig& c, toml::table& t) { t.insert("scheme", std::string(scheme_key(c.model.scheme))); },
-           {}, true});
-    }
-    // model.kind selects the mean-field solver; n and d belong to particles only.
-    add({"model.kind", "string",
-         "what is simulated: particles (n tokens, possibly weighted) | meanfield (density on the circle, d = 2)",
-         [](const toml::node& n, RunConfig& c) { c.model.kind = read_enum<ModelKind>(n, "model.kind"); },
-         [](const RunConfig& c, toml::table& t) { t.insert("kind", std::string(enum_name(c.model.kind))); },
-         {}, true});
-    const auto particles_only = [](const RunConfig& c) {
-      return c.model.kind == ModelKind::particles
-                 ? std::string()
-                 : std::string("does not apply to model.kind = \"meanfield\" (a density on the circle, d = 2; "
-                               "its resolution is meanfield.grid)");
+    std::vector<Key> k{
+        // ---- [model]
+        scheme_key_row(),
+        selector(field("model.kind", &C::model, &ModelConfig::kind,
+                       "what is simulated: particles (n tokens, possibly weighted) | meanfield (density on the "
+                       "circle, d = 2)")),
+        field("model.n", &C::model, &ModelConfig::n, "number of tokens n >= 1", {at_least(1)}, particles_only),
+        field("model.d", &C::model, &ModelConfig::d, "dimension d >= 2 of the token space (tokens live on S^{d-1})",
+              {at_least(2)}, particles_only),
+        field("model.beta", &C::model, &ModelConfig::beta, "inverse temperature beta > 0 of the softmax", {above(0)}),
+        selector(field("model.qkv", &C::model, &ModelConfig::qkv, "attention matrices: " + choices<QkvKind>())),
+        field("model.qkv_seed", &C::model, &ModelConfig::qkv_seed, "seed of random Q, K, V (default: init.seed)",
+              {at_least(0)},
+              [](const C& c) {
+                return only_for("model.qkv", c.model.qkv, {QkvKind::gaussian, QkvKind::gaussian_per_layer});
+              }),
+        field("model.qkv_file", &C::model, &ModelConfig::qkv_file,
+              "HDF5 file with datasets Q, K, V, each [d, d] or [layers, d, d]", {},
+              [](const C& c) { return only_for("model.qkv", c.model.qkv, {QkvKind::file}); }),
     };
-    add({"model.n", "integer", "number of tokens n >= 1",
-         [](const toml::node& n, RunConfig& c) {
-           c.model.n = read_int(n, "model.n");
-           require(c.model.n >= 1, "model.n", "must be >= 1, got " + std::to_string(c.model.n));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("n", static_cast<std::int64_t>(c.model.n)); },
-         particles_only});
-    add({"model.d", "integer", "dimension d >= 2 of the token space (tokens live on S^{d-1})",
-         [](const toml::node& n, RunConfig& c) {
-           c.model.d = read_int(n, "model.d");
-           require(c.model.d >= 2, "model.d", "must be >= 2, got " + std::to_string(c.model.d));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("d", static_cast<std::int64_t>(c.model.d)); },
-         particles_only});
-    add({"model.beta", "float", "inverse temperature beta > 0 of the softmax",
-         [](const toml::node& n, RunConfig& c) {
-           c.model.beta = read_float(n, "model.beta");
-           require(c.model.beta > 0.0, "model.beta", "must be > 0, got " + format_number(c.model.beta));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("beta", c.model.beta); }});
-    add({"model.qkv", "string", "attention matrices: identity | gaussian | gaussian_per_layer | file",
-         [](const toml::node& n, RunConfig& c) { c.model.qkv = read_enum<QkvKind>(n, "model.qkv"); },
-         [](const RunConfig& c, toml::table& t) { t.insert("qkv", std::string(enum_name(c.model.qkv))); },
-         {}, true});
-    add({"model.qkv_seed", "integer", "seed of random Q, K, V (default: init.seed)",
-         [](const toml::node& n, RunConfig& c) {
-           const auto v = read_int(n, "model.qkv_seed");
-           require(v >= 0, "model.qkv_seed", "must be >= 0");
-           c.model.qkv_seed = static_cast<std::uint64_t>(v);
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("qkv_seed", static_cast<std::int64_t>(c.model.qkv_seed)); },
-         [](const RunConfig& c) {
-           return only_for("model.qkv", c.model.qkv, {QkvKind::gaussian, QkvKind::gaussian_per_layer});
-         }});
-    add({"model.qkv_file", "string", "HDF5 file with datasets Q, K, V, each [d, d] or [layers, d, d]",
-         [](const toml::node& n, RunConfig& c) { c.model.qkv_file = read_string(n, "model.qkv_file"); },
-         [](const RunConfig& c, toml::table& t) { t.insert("qkv_file", c.model.qkv_file.string()); },
-         [](const RunConfig& c) { return only_for("model.qkv", c.model.qkv, {QkvKind::file}); }});
-    // Scheme parameters, from the schemes' ParamSpec lists (one key even if several schemes share it).
-    {
-      std::set<std::string> seen;
-      for_each_scheme([&](auto scheme) {
-        using S = decltype(scheme);
-        for (const auto& p : S::params) {
-          const std::string path = "model." + std::string(p.key);
-          if (!seen.insert(path).second) continue;
-          const std::string param(p.key);
-          add({path, "float", std::string(p.doc) + " (scheme " + scheme_list_needing(p.key) + ")",
-               [path, param](const toml::node& n, RunConfig& c) {
-                 const double v = read_float(n, path);
-                 std::visit(
-                     [&](auto& s) {
-                       for (const auto& q : std::decay_t<decltype(s)>::params) {
-                         if (q.key != param) continue;
-                         const bool ok = q.lower_inclusive ? v >= q.lower : v > q.lower;
-                         require(ok, path,
-                                 "must be " + std::string(q.lower_inclusive ? ">= " : "> ") +
-                                     format_number(q.lower) + ", got " + format_number(v));
-                         s.*(q.member) = v;
-                       }
-                     },
-                     c.model.scheme);
-               },
-               [param](const RunConfig& c, toml::table& t) {
-                 for (const auto& [name, value] : scheme_parameters(c.model.scheme))
-                   if (name == param) t.insert(param, value);
-               },
-               [param](const RunConfig& c) {
-                 for (const auto& [name, value] : scheme_parameters(c.model.scheme))
-                   if (name == param) return std::string();
-                 return "applies only to model.scheme = " + scheme_list_needing(param) + " (model.scheme is " +
-                        in_quotes(scheme_key(c.model.scheme)) + ")";
-               }});
-        }
-      });
-    }
+    for (Key& p : scheme_parameter_keys()) k.push_back(std::move(p));
 
-    // ---- [meanfield]
-    const auto meanfield_only = [](const RunConfig& c) {
-      return only_for("model.kind", c.model.kind, {ModelKind::meanfield});
+    const std::vector<Key> rest{
+        // ---- [meanfield]
+        field("meanfield.grid", &C::meanfield, &MeanFieldConfig::grid, "cells M >= 8 of the uniform grid in the angle phi",
+              {in_range(8, true, double(std::int64_t{1} << 24), true, {}, "2^24")}, meanfield_only),
+        field("meanfield.radial_grid", &C::meanfield, &MeanFieldConfig::radial_grid,
+              "cells >= 4 of the radial grid, which moves with the support of the radii (schemes with a radius)",
+              {in_range(4, true, 65536, true)},
+              [](const C& c) {
+                if (std::string why = meanfield_only(c); !why.empty()) return why;
+                if (scheme_has_radius(c.model.scheme)) return std::string();
+                return "applies only to schemes with a radius (pre, mix, peri); model.scheme is " +
+                       in_quotes(scheme_key(c.model.scheme));
+              }),
+        field("meanfield.limiter", &C::meanfield, &MeanFieldConfig::limiter,
+              "slope limiter of the fluxes: van_leer (2nd order) | minmod (2nd order) | upwind (1st order)", {},
+              meanfield_only),
+
+        // ---- [init]
+        selector(field("init.kind", &C::init, &InitConfig::kind, "initial tokens or density: " + choices<InitKind>())),
+        field("init.seed", &C::init, &InitConfig::seed, "seed of every random choice of the run (>= 0)", {at_least(0)}),
+        field("init.r0", &C::init, &InitConfig::r0, "initial radius r0 > 0 of every token (kinds that do not set radii)",
+              {above(0)},
+              [](const C& c) {
+                if (c.init.kind == InitKind::gaussian)
+                  return std::string("does not apply to init.kind = \"gaussian\", which sets r_j = |x_j|");
+                return std::string();
+              }),
+        field("init.delta", &C::init, &InitConfig::delta, "cap: every pairwise cosine >= 1 - delta, 0 < delta < 2",
+              {in_range(0, false, 2, false)}, init_kind_is({InitKind::cap})),
+        field("init.file", &C::init, &InitConfig::file, "file: HDF5 file holding the initial tokens", {},
+              init_kind_is({InitKind::file})),
+        field("init.dataset", &C::init, &InitConfig::dataset, "file: dataset of directions, [n, d] or [frames, n, d]", {},
+              init_kind_is({InitKind::file})),
+        field("init.frame", &C::init, &InitConfig::frame,
+              "file: frame of a 3-D dataset; negative counts from the end (-1: last)", {}, init_kind_is({InitKind::file})),
+        field("init.radius_dataset", &C::init, &InitConfig::radius_dataset,
+              "file: dataset of radii, [n] or [frames, n]; empty: the run file's radii if present, else r0", {},
+              [](const C& c) {
+                if (std::string why = particles_only(c); !why.empty()) return why;
+                return only_for("init.kind", c.init.kind, {InitKind::file});
+              }),
+        // Densities (mean field, and particles that sample them).
+        field("init.mode", &C::init, &InitConfig::mode,
+              "perturbed_uniform: mode m >= 1 of the density (1 + amplitude cos(m phi)) / (2 pi)", {at_least(1)},
+              init_kind_is({InitKind::perturbed_uniform})),
+        field("init.amplitude", &C::init, &InitConfig::amplitude,
+              "perturbed_uniform: amplitude in [-1, 1] of the cosine perturbation",
+              {in_range(-1, true, 1, true, "(the density must stay >= 0)")}, init_kind_is({InitKind::perturbed_uniform})),
+        field("init.centers", &C::init, &InitConfig::centers,
+              "von_mises: angles (rad) of the bump centres, in the plane of the first two coordinates", not_empty(),
+              init_kind_is({InitKind::von_mises})),
+        kappa_row(),
+        weights_row(),
+        field("init.sampling", &C::init, &InitConfig::sampling,
+              "particles from a density: sampled (i.i.d. from the density, equal masses) | weighted (i.i.d. uniform "
+              "directions, masses proportional to the density) | grid (d = 2: equally spaced angles, masses = exact "
+              "cell masses)",
+              {},
+              [](const C& c) {
+                if (std::string why = particles_only(c); !why.empty()) return why;
+                return only_for("init.kind", c.init.kind,
+                                {InitKind::uniform, InitKind::perturbed_uniform, InitKind::von_mises});
+              }),
+        field("init.radius_width", &C::init, &InitConfig::radius_width,
+              "radii uniform on [r0 - w/2, r0 + w/2], 0 <= w < 2 r0 (0: every radius r0); mean field with a radius "
+              "needs w > 0",
+              {at_least(0)},
+              [](const C& c) {
+                if (c.model.kind == ModelKind::meanfield) {
+                  if (scheme_has_radius(c.model.scheme)) return std::string();
+                  return "applies only to schemes with a radius (pre, mix, peri) when model.kind = \"meanfield\"; "
+                         "model.scheme is " +
+                         in_quotes(scheme_key(c.model.scheme));
+                }
+                return only_for("init.kind", c.init.kind,
+                                {InitKind::uniform, InitKind::perturbed_uniform, InitKind::von_mises});
+              }),
+
+        // ---- [solver]
+        selector(field("solver.method", &C::solver, &SolverConfig::method, method_doc())),
+        field("solver.rtol", &C::solver, &SolverConfig::rtol, "relative tolerance > 0 (adaptive methods)", {above(0)},
+              adaptive_only),
+        field("solver.atol", &C::solver, &SolverConfig::atol, "absolute tolerance > 0 (adaptive methods)", {above(0)},
+              adaptive_only),
+        field("solver.dt", &C::solver, &SolverConfig::dt,
+              "step > 0: fixed step (" + fixed_step_names() +
+                  "), layer step h (discrete), first trial step (adaptive)",
+              {above(0)}),
+        field("solver.t_end", &C::solver, &SolverConfig::t_end, "final time (depth) t_end > 0", {above(0)}),
+        field("solver.dt_min", &C::solver, &SolverConfig::dt_min,
+              "adaptive: a step below dt_min > 0 ends the run with status step_underflow", {above(0)}, adaptive_only),
+        field("solver.max_steps", &C::solver, &SolverConfig::max_steps,
+              "stop with status max_steps after this many steps (0: unlimited)", {at_least(0)}),
+        field("solver.project", &C::solver, &SolverConfig::project,
+              "renormalize the directions after every step (retraction onto the spheres); mean field: clip negative "
+              "densities after every step, keeping the mass",
+              {},
+              [](const C& c) {
+                return method_info(c.solver.method).control == StepControl::layers
+                           ? "does not apply to solver.method = " + in_quotes(to_string(c.solver.method)) +
+                                 " (layer maps renormalize by construction)"
+                           : std::string();
+              }),
+        field("solver.sync_epsilon", &C::solver, &SolverConfig::sync_epsilon,
+              "> 0: stop at the first sample time where every pairwise cosine exceeds 1 - sync_epsilon (0: off)",
+              {in_range(0, true, 2, false)}, particles_only),
+        field("solver.threads", &C::solver, &SolverConfig::threads,
+              "threads of the attention kernel (0: OMP_NUM_THREADS, else all cores)", {in_range(0, true, 4096, true)},
+              particles_only),
+
+        // ---- [output]
+        field("output.path", &C::output, &OutputConfig::path, "HDF5 file of the run (the -o flag overrides it)", not_empty()),
+        field("output.samples", &C::output, &OutputConfig::samples,
+              "number >= 2 of frames, equally spaced on [0, t_end] (default 201)", {at_least(2)}),
+        times_row(),
+        field("output.flush_frames", &C::output, &OutputConfig::flush_frames,
+              "flush the file after this many frames (>= 1); frames before the last flush survive a crash",
+              {at_least(1)}),
+        field("output.flush_seconds", &C::output, &OutputConfig::flush_seconds,
+              "... or after this many seconds of wall time (> 0), whichever comes first", {above(0)}),
+        field("output.observables", &C::output, &OutputConfig::observables,
+              "write energy, variance and minimum cosine of every frame to /observables"),
+        field("output.compression", &C::output, &OutputConfig::compression,
+              "deflate level 0-9 (with shuffle) of the frame datasets; 0: none", {in_range(0, true, 9, true)}),
     };
-    add({"meanfield.grid", "integer", "cells M >= 8 of the uniform grid in the angle phi",
-         [](const toml::node& n, RunConfig& c) {
-           c.meanfield.grid = read_int(n, "meanfield.grid");
-           require(c.meanfield.grid >= 8 && c.meanfield.grid <= (std::int64_t{1} << 24), "meanfield.grid",
-                   "must be in [8, 2^24], got " + std::to_string(c.meanfield.grid));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("grid", c.meanfield.grid); }, meanfield_only});
-    add({"meanfield.radial_grid", "integer",
-         "cells >= 4 of the radial grid, which moves with the support of the radii (schemes with a radius)",
-         [](const toml::node& n, RunConfig& c) {
-           c.meanfield.radial_grid = read_int(n, "meanfield.radial_grid");
-           require(c.meanfield.radial_grid >= 4 && c.meanfield.radial_grid <= 65536, "meanfield.radial_grid",
-                   "must be in [4, 65536], got " + std::to_string(c.meanfield.radial_grid));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("radial_grid", c.meanfield.radial_grid); },
-         [meanfield_only](const RunConfig& c) {
-           if (std::string why = meanfield_only(c); !why.empty()) return why;
-           if (scheme_has_radius(c.model.scheme)) return std::string();
-           return "applies only to schemes with a radius (pre, mix, peri); model.scheme is " +
-                  in_quotes(scheme_key(c.model.scheme));
-         }});
-    add({"meanfield.limiter", "string",
-         "slope limiter of the fluxes: van_leer (2nd order) | minmod (2nd order) | upwind (1st order)",
-         [](const toml::node& n, RunConfig& c) { c.meanfield.limiter = read_enum<Limiter>(n, "meanfield.limiter"); },
-         [](const RunConfig& c, toml::table& t) { t.insert("limiter", std::string(enum_name(c.meanfield.limiter))); },
-         meanfield_only});
-
-    // ---- [init]
-    add({"init.kind", "string",
-         "initial tokens or density: uniform | gaussian | orthonormal | cap | file | perturbed_uniform | von_mises",
-         [](const toml::node& n, RunConfig& c) { c.init.kind = read_enum<InitKind>(n, "init.kind"); },
-         [](const RunConfig& c, toml::table& t) { t.insert("kind", std::string(enum_name(c.init.kind))); },
-         {}, true});
-    add({"init.seed", "integer", "seed of every random choice of the run (>= 0)",
-         [](const toml::node& n, RunConfig& c) {
-           const auto v = read_int(n, "init.seed");
-           require(v >= 0, "init.seed", "must be >= 0, got " + std::to_string(v));
-           c.init.seed = static_cast<std::uint64_t>(v);
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("seed", static_cast<std::int64_t>(c.init.seed)); }});
-    add({"init.r0", "float", "initial radius r0 > 0 of every token (kinds that do not set radii)",
-         [](const toml::node& n, RunConfig& c) {
-           c.init.r0 = read_float(n, "init.r0");
-           require(c.init.r0 > 0.0, "init.r0", "must be > 0, got " + format_number(c.init.r0));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("r0", c.init.r0); },
-         [](const RunConfig& c) {
-           if (c.init.kind == InitKind::gaussian)
-             return std::string("does not apply to init.kind = \"gaussian\", which sets r_j = |x_j|");
-           return std::string();
-         }});
-    add({"init.delta", "float", "cap: every pairwise cosine >= 1 - delta, 0 < delta < 2",
-         [](const toml::node& n, RunConfig& c) {
-           c.init.delta = read_float(n, "init.delta");
-           require(c.init.delta > 0.0 && c.init.delta < 2.0, "init.delta",
-                   "must be in (0, 2), got " + format_number(c.init.delta));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("delta", c.init.delta); },
-         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::cap}); }});
-    add({"init.file", "string", "file: HDF5 file holding the initial tokens",
-         [](const toml::node& n, RunConfig& c) { c.init.file = read_string(n, "init.file"); },
-         [](const RunConfig& c, toml::table& t) { t.insert("file", c.init.file.string()); },
-         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::file}); }});
-    add({"init.dataset", "string", "file: dataset of directions, [n, d] or [frames, n, d]",
-         [](const toml::node& n, RunConfig& c) { c.init.dataset = read_string(n, "init.dataset"); },
-         [](const RunConfig& c, toml::table& t) { t.insert("dataset", c.init.dataset); },
-         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::file}); }});
-    add({"init.frame", "integer", "file: frame of a 3-D dataset; negative counts from the end (-1: last)",
-         [](const toml::node& n, RunConfig& c) { c.init.frame = read_int(n, "init.frame"); },
-         [](const RunConfig& c, toml::table& t) { t.insert("frame", c.init.frame); },
-         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::file}); }});
-    add({"init.radius_dataset", "string",
-         "file: dataset of radii, [n] or [frames, n]; empty: the run file's radii if present, else r0",
-         [](const toml::node& n, RunConfig& c) { c.init.radius_dataset = read_string(n, "init.radius_dataset"); },
-         [](const RunConfig& c, toml::table& t) { t.insert("radius_dataset", c.init.radius_dataset); },
-         [particles_only](const RunConfig& c) {
-           if (std::string why = particles_only(c); !why.empty()) return why;
-           return only_for("init.kind", c.init.kind, {InitKind::file});
-         }});
-    // Densities (mean field, and particles that sample them).
-    add({"init.mode", "integer", "perturbed_uniform: mode m >= 1 of the density (1 + amplitude cos(m phi)) / (2 pi)",
-         [](const toml::node& n, RunConfig& c) {
-           c.init.mode = read_int(n, "init.mode");
-           require(c.init.mode >= 1, "init.mode", "must be >= 1, got " + std::to_string(c.init.mode));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("mode", c.init.mode); },
-         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::perturbed_uniform}); }});
-    add({"init.amplitude", "float", "perturbed_uniform: amplitude in [-1, 1] of the cosine perturbation",
-         [](const toml::node& n, RunConfig& c) {
-           c.init.amplitude = read_float(n, "init.amplitude");
-           require(std::abs(c.init.amplitude) <= 1.0, "init.amplitude",
-                   "must be in [-1, 1] (the density must stay >= 0), got " + format_number(c.init.amplitude));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("amplitude", c.init.amplitude); },
-         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::perturbed_uniform}); }});
-    add({"init.centers", "array of float",
-         "von_mises: angles (rad) of the bump centres, in the plane of the first two coordinates",
-         [](const toml::node& n, RunConfig& c) {
-           c.init.centers = read_float_array(n, "init.centers");
-           require(!c.init.centers.empty(), "init.centers", "must not be empty");
-         },
-         [](const RunConfig& c, toml::table& t) {
-           toml::array a;
-           for (double v : c.init.centers) a.push_back(v);
-           t.insert("centers", std::move(a));
-         },
-         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::von_mises}); }});
-    add({"init.kappa", "array of float",
-         "von_mises: concentrations 0 < kappa <= 700, one per centre (or one for all); density of a bump "
-         "proportional to exp(kappa cos(phi - centre))",
-         [](const toml::node& n, RunConfig& c) {
-           c.init.kappa = n.is_array() ? read_float_array(n, "init.kappa")
-                                       : std::vector<double>{read_float(n, "init.kappa")};
-           require(!c.init.kappa.empty(), "init.kappa", "must not be empty");
-           for (double v : c.init.kappa)
-             require(v > 0.0 && v <= 700.0, "init.kappa", "every entry must be in (0, 700], got " + format_number(v));
-         },
-         [](const RunConfig& c, toml::table& t) {
-           toml::array a;
-           for (double v : c.init.kappa) a.push_back(v);
-           t.insert("kappa", std::move(a));
-         },
-         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::von_mises}); }});
-    add({"init.weights", "array of float", "von_mises: mixture weights >= 0, one per centre (default: equal)",
-         [](const toml::node& n, RunConfig& c) {
-           c.init.weights = read_float_array(n, "init.weights");
-           double sum = 0.0;
-           for (double v : c.init.weights) {
-             require(v >= 0.0, "init.weights", "every entry must be >= 0, got " + format_number(v));
-             sum += v;
-           }
-           require(sum > 0.0, "init.weights", "must have a positive sum");
-         },
-         [](const RunConfig& c, toml::table& t) {
-           toml::array a;
-           for (double v : c.init.weights) a.push_back(v);
-           t.insert("weights", std::move(a));
-         },
-         [](const RunConfig& c) { return only_for("init.kind", c.init.kind, {InitKind::von_mises}); }});
-    add({"init.sampling", "string",
-         "particles from a density: sampled (i.i.d. from the density, equal masses) | weighted (i.i.d. uniform "
-         "directions, masses proportional to the density) | grid (d = 2: equally spaced angles, masses = exact "
-         "cell masses)",
-         [](const toml::node& n, RunConfig& c) { c.init.sampling = read_enum<Sampling>(n, "init.sampling"); },
-         [](const RunConfig& c, toml::table& t) { t.insert("sampling", std::string(enum_name(c.init.sampling))); },
-         [particles_only](const RunConfig& c) {
-           if (std::string why = particles_only(c); !why.empty()) return why;
-           return only_for("init.kind", c.init.kind,
-                           {InitKind::uniform, InitKind::perturbed_uniform, InitKind::von_mises});
-         }});
-    add({"init.radius_width", "float",
-         "radii uniform on [r0 - w/2, r0 + w/2], 0 <= w < 2 r0 (0: every radius r0); mean field with a radius "
-         "needs w > 0",
-         [](const toml::node& n, RunConfig& c) {
-           c.init.radius_width = read_float(n, "init.radius_width");
-           require(c.init.radius_width >= 0.0, "init.radius_width",
-                   "must be >= 0, got " + format_number(c.init.radius_width));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("radius_width", c.init.radius_width); },
-         [](const RunConfig& c) {
-           if (c.model.kind == ModelKind::meanfield) {
-             if (scheme_has_radius(c.model.scheme)) return std::string();
-             return "applies only to schemes with a radius (pre, mix, peri) when model.kind = \"meanfield\"; "
-                    "model.scheme is " + in_quotes(scheme_key(c.model.scheme));
-           }
-           return only_for("init.kind", c.init.kind,
-                           {InitKind::uniform, InitKind::perturbed_uniform, InitKind::von_mises});
-         }});
-
-    // ---- [solver]
-    const std::vector<Method> adaptive{Method::dopri5, Method::cash_karp54, Method::fehlberg78,
-                                                 Method::bulirsch_stoer};
-    add({"solver.method", "string",
-         "integrator: dopri5 | cash_karp54 | fehlberg78 | bulirsch_stoer (adaptive), rk4 | euler (fixed step), "
-         "discrete (the layer maps)",
-         [](const toml::node& n, RunConfig& c) { c.solver.method = read_enum<Method>(n, "solver.method"); },
-         [](const RunConfig& c, toml::table& t) { t.insert("method", std::string(enum_name(c.solver.method))); },
-         {}, true});
-    add({"solver.rtol", "float", "relative tolerance > 0 (adaptive methods)",
-         [](const toml::node& n, RunConfig& c) {
-           c.solver.rtol = read_float(n, "solver.rtol");
-           require(c.solver.rtol > 0.0, "solver.rtol", "must be > 0, got " + format_number(c.solver.rtol));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("rtol", c.solver.rtol); },
-         [adaptive](const RunConfig& c) { return only_for("solver.method", c.solver.method, adaptive); }});
-    add({"solver.atol", "float", "absolute tolerance > 0 (adaptive methods)",
-         [](const toml::node& n, RunConfig& c) {
-           c.solver.atol = read_float(n, "solver.atol");
-           require(c.solver.atol > 0.0, "solver.atol", "must be > 0, got " + format_number(c.solver.atol));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("atol", c.solver.atol); },
-         [adaptive](const RunConfig& c) { return only_for("solver.method", c.solver.method, adaptive); }});
-    add({"solver.dt", "float", "step > 0: fixed step (rk4, euler), layer step h (discrete), first trial step (adaptive)",
-         [](const toml::node& n, RunConfig& c) {
-           c.solver.dt = read_float(n, "solver.dt");
-           require(c.solver.dt > 0.0, "solver.dt", "must be > 0, got " + format_number(c.solver.dt));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("dt", c.solver.dt); }});
-    add({"solver.t_end", "float", "final time (depth) t_end > 0",
-         [](const toml::node& n, RunConfig& c) {
-           c.solver.t_end = read_float(n, "solver.t_end");
-           require(c.solver.t_end > 0.0, "solver.t_end", "must be > 0, got " + format_number(c.solver.t_end));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("t_end", c.solver.t_end); }});
-    add({"solver.dt_min", "float", "adaptive: a step below dt_min > 0 ends the run with status step_underflow",
-         [](const toml::node& n, RunConfig& c) {
-           c.solver.dt_min = read_float(n, "solver.dt_min");
-           require(c.solver.dt_min > 0.0, "solver.dt_min", "must be > 0, got " + format_number(c.solver.dt_min));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("dt_min", c.solver.dt_min); },
-         [adaptive](const RunConfig& c) { return only_for("solver.method", c.solver.method, adaptive); }});
-    add({"solver.max_steps", "integer", "stop with status max_steps after this many steps (0: unlimited)",
-         [](const toml::node& n, RunConfig& c) {
-           c.solver.max_steps = read_int(n, "solver.max_steps");
-           require(c.solver.max_steps >= 0, "solver.max_steps", "must be >= 0");
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("max_steps", c.solver.max_steps); }});
-    add({"solver.project", "bool",
-         "renormalize the directions after every step (retraction onto the spheres); mean field: clip negative "
-         "densities after every step, keeping the mass",
-         [](const toml::node& n, RunConfig& c) { c.solver.project = read_bool(n, "solver.project"); },
-         [](const RunConfig& c, toml::table& t) { t.insert("project", c.solver.project); },
-         [](const RunConfig& c) {
-           return c.solver.method == Method::discrete
-                      ? std::string("does not apply to solver.method = \"discrete\" (layer maps renormalize by construction)")
-                      : std::string();
-         }});
-    add({"solver.sync_epsilon", "float",
-         "> 0: stop at the first sample time where every pairwise cosine exceeds 1 - sync_epsilon (0: off)",
-         [](const toml::node& n, RunConfig& c) {
-           c.solver.sync_epsilon = read_float(n, "solver.sync_epsilon");
-           require(c.solver.sync_epsilon >= 0.0 && c.solver.sync_epsilon < 2.0, "solver.sync_epsilon",
-                   "must be in [0, 2), got " + format_number(c.solver.sync_epsilon));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("sync_epsilon", c.solver.sync_epsilon); },
-         particles_only});
-    add({"solver.threads", "integer", "threads of the attention kernel (0: OMP_NUM_THREADS, else all cores)",
-         [](const toml::node& n, RunConfig& c) {
-           const auto v = read_int(n, "solver.threads");
-           require(v >= 0 && v <= 4096, "solver.threads", "must be in [0, 4096], got " + std::to_string(v));
-           c.solver.threads = static_cast<int>(v);
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("threads", static_cast<std::int64_t>(c.solver.threads)); },
-         particles_only});
-
-    // ---- [output]
-    add({"output.path", "string", "HDF5 file of the run (the -o flag overrides it)",
-         [](const toml::node& n, RunConfig& c) {
-           c.output.path = read_string(n, "output.path");
-           require(!c.output.path.empty(), "output.path", "must not be empty");
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("path", c.output.path.string()); }});
-    add({"output.samples", "integer", "number >= 2 of frames, equally spaced on [0, t_end] (default 201)",
-         [](const toml::node& n, RunConfig& c) {
-           const auto v = read_int(n, "output.samples");
-           require(v >= 2, "output.samples", "must be >= 2, got " + std::to_string(v));
-           c.output.samples = v;
-         },
-         [](const RunConfig& c, toml::table& t) {
-           if (c.output.samples) t.insert("samples", *c.output.samples);
-         }});
-    add({"output.times", "array of float", "explicit sample times, increasing, in [0, t_end] (instead of samples)",
-         [](const toml::node& n, RunConfig& c) {
-           c.output.times = read_float_array(n, "output.times");
-           require(!c.output.times.empty(), "output.times", "must not be empty");
-           for (std::size_t i = 1; i < c.output.times.size(); ++i)
-             require(c.output.times[i] > c.output.times[i - 1], "output.times",
-                     "must be strictly increasing (entry " + std::to_string(i) + ")");
-           require(c.output.times.front() >= 0.0, "output.times", "must be >= 0");
-           c.output.samples.reset();
-         },
-         [](const RunConfig& c, toml::table& t) {
-           if (c.output.samples) return;
-           toml::array a;
-           for (double v : c.output.times) a.push_back(v);
-           t.insert("times", std::move(a));
-         }});
-    add({"output.flush_frames", "integer",
-         "flush the file after this many frames (>= 1); frames before the last flush survive a crash",
-         [](const toml::node& n, RunConfig& c) {
-           c.output.flush_frames = read_int(n, "output.flush_frames");
-           require(c.output.flush_frames >= 1, "output.flush_frames", "must be >= 1, got " + std::to_string(c.output.flush_frames));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("flush_frames", c.output.flush_frames); }});
-    add({"output.flush_seconds", "float", "... or after this many seconds of wall time (> 0), whichever comes first",
-         [](const toml::node& n, RunConfig& c) {
-           c.output.flush_seconds = read_float(n, "output.flush_seconds");
-           require(c.output.flush_seconds > 0.0, "output.flush_seconds",
-                   "must be > 0, got " + format_number(c.output.flush_seconds));
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("flush_seconds", c.output.flush_seconds); }});
-    add({"output.observables", "bool", "write energy, variance and minimum cosine of every frame to /observables",
-         [](const toml::node& n, RunConfig& c) { c.output.observables = read_bool(n, "output.observables"); },
-         [](const RunConfig& c, toml::table& t) { t.insert("observables", c.output.observables); }});
-    add({"output.compression", "integer", "deflate level 0-9 (with shuffle) of the frame datasets; 0: none",
-         [](const toml::node& n, RunConfig& c) {
-           const auto v = read_int(n, "output.compression");
-           require(v >= 0 && v <= 9, "output.compression", "must be in [0, 9], got " + std::to_string(v));
-           c.output.compression = static_cast<int>(v);
-         },
-         [](const RunConfig& c, toml::table& t) { t.insert("compression", static_cast<std::int64_t>(c.output.compression)); }});
+    k.insert(k.end(), rest.begin(), rest.end());
     return k;
   }();
   return table;
@@ -835,9 +887,9 @@ RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
   RunConfig c;
   // Selectors first, so that the other keys know which scheme, kind and method they belong to.
   for (const auto& k : keys())
-    if (k.selector && present.count(k.path)) k.read(*present[k.path], c);
+    if (k.selector && present.count(k.path)) k.read(*present[k.path], c, k.path);
   for (const auto& k : keys())
-    if (!k.selector && present.count(k.path)) k.read(*present[k.path], c);
+    if (!k.selector && present.count(k.path)) k.read(*present[k.path], c, k.path);
   for (const auto& k : keys()) {
     if (!present.count(k.path)) continue;
     if (std::string why = k.why_not(c); !why.empty()) throw InputError(k.path, why);
@@ -933,19 +985,7 @@ std::vector<std::pair<std::string, ConfigScalar>> config_values(const RunConfig&
   std::vector<std::pair<std::string, ConfigScalar>> out;
   for (const auto& k : keys()) {
     if (!k.why_not(c).empty()) continue;
-    toml::table section;
-    k.write(c, section);
-    const toml::node* node = section.get(name_of(k.path));
-    if (!node) continue;
-    if (const auto* f = node->as_floating_point()) out.emplace_back(k.path, f->get());
-    else if (const auto* i = node->as_integer()) out.emplace_back(k.path, i->get());
-    else if (const auto* b = node->as_boolean()) out.emplace_back(k.path, b->get());
-    else if (const auto* s = node->as_string()) out.emplace_back(k.path, s->get());
-    else if (const auto* a = node->as_array()) {
-      std::vector<double> values;
-      for (const auto& e : *a) values.push_back(e.value_or(0.0));
-      out.emplace_back(k.path, std::move(values));
-    }
+    if (auto v = k.value(c)) out.emplace_back(k.path, std::move(*v));
   }
   return out;
 }

@@ -20,22 +20,9 @@
 namespace normdyn {
 namespace {
 
-std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
-std::string join(const std::vector<std::string>& words, std::string_view sep) {
-  std::string out;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (i) out += sep;
-    out += words[i];
-  }
-  return out;
-}
-
-std::string shortest(double v) {
-  char buffer[64];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
-  return std::string(buffer, end);
-}
+using toml_text::in_quotes;
+using toml_text::join;
+using toml_text::number_text;
 
 // A TOML value as TOML text, exactly (floats in their shortest round-trip form).
 std::string value_as_toml(const toml::node& n, const std::string& where) {
@@ -217,11 +204,11 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
       } else if (k == "cluster_epsilon") {
         e.cluster_epsilon = read_number(node, where);
         if (!(e.cluster_epsilon > 0.0 && e.cluster_epsilon < 2.0))
-          throw InputError(where, "must be in (0, 2), got " + shortest(e.cluster_epsilon));
+          throw InputError(where, "must be in (0, 2), got " + number_text(e.cluster_epsilon));
       } else if (k == "pair_cosine") {
         e.pair_cosine = read_number(node, where);
         if (!(e.pair_cosine > -1.0 && e.pair_cosine < 1.0))
-          throw InputError(where, "must be in (-1, 1), got " + shortest(e.pair_cosine));
+          throw InputError(where, "must be in (-1, 1), got " + number_text(e.pair_cosine));
       } else {
         std::string msg = "unknown key; valid: " + join(known, ", ");
         if (auto guess = did_you_mean(k, known)) msg += " (did you mean " + *guess + "?)";
@@ -248,13 +235,13 @@ std::string value_label(const ConfigScalar& value) {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, double>) return shortest(v);
+        if constexpr (std::is_same_v<T, double>) return number_text(v);
         else if constexpr (std::is_same_v<T, std::int64_t>) return std::to_string(v);
         else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
         else if constexpr (std::is_same_v<T, std::string>) return v;
         else {
           std::vector<std::string> parts;
-          for (double x : v) parts.push_back(shortest(x));
+          for (double x : v) parts.push_back(number_text(x));
           return "[" + join(parts, ", ") + "]";
         }
       },

@@ -1,21 +1,40 @@
 #pragma once
-// TOML text of scalar values, shared by the two readers of TOML (config.cpp, sweep.cpp) so that a
-// configuration written back (`/parameters@config_toml`, sweep points) reads as the same values.
+// Text shared by the two readers of TOML (config.cpp, sweep.cpp): TOML text of scalar values, so
+// that a configuration written back (`/parameters@config_toml`, sweep points) reads as the same
+// values, and the pieces of their messages.
 #include <charconv>
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace normdyn::toml_text {
 
-// A float in its shortest round-trip form, always a TOML float ("2.0", not "2"; nan, inf, -inf).
-inline std::string float_text(double v) {
+// The shortest text that reads back as the same double, for messages: 0.3, not 0.29999999999999999.
+inline std::string number_text(double v) {
   char buffer[64];
   const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
-  std::string text(buffer, end);
+  return std::string(buffer, end);
+}
+
+// A float in its shortest round-trip form, always a TOML float ("2.0", not "2"; nan, inf, -inf).
+inline std::string float_text(double v) {
+  std::string text = number_text(v);
   if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
   return text;
 }
+
+inline std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+inline std::string join(const std::vector<std::string>& words, std::string_view sep = ", ") {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (i) out += sep;
+    out += words[i];
+  }
+  return out;
+}
+
 
 // A basic TOML string with every character that needs it escaped.
 inline std::string string_text(std::string_view v) {

@@ -6,7 +6,8 @@
 // with token masses m_k (all equal for the particle system; the weights of an empirical measure in
 // the mean-field discretization). Two paths compute it:
 //
-// * general (any Q, K, V): rows in fixed blocks; per block one GEMM for the scores, a softmax that
+// * general (any Q, K, V), over any range of rows (a whole run, or one process's share of a sharded
+//   run): rows in fixed blocks; per block one GEMM for the scores, a softmax that
 //   subtracts each row's maximum, and one GEMM for the weighted sum and the normalizer together.
 // * symmetric (Q = K = V = I, the default): with h_j = |θ_j|²/2,
 //       exp(β<θ_j, θ_k>) = exp(β h_j) · G_jk · exp(β h_k),   G_jk = exp(-β |θ_j - θ_k|² / 2),
@@ -60,9 +61,9 @@ class AttentionKernel {
 
   // Rows [begin, end) of A only, each against all n keys; `attention` is (end − begin)×d.
   // The share of one process in a sharded run (sharded_dynamics.hpp): O((end − begin) n d) work.
-  // Same formula and the same row-max softmax as compute(); it agrees with the corresponding rows of
-  // compute() to round-off (the products are formed over different row blocks, so the last bits of
-  // a row may differ). Threads as in compute(), over blocks of these rows.
+  // The general path of compute() over these rows (compute() is the case [0, n)); it agrees with
+  // the corresponding rows of compute() to round-off (the blocks start at `begin`, and compute()
+  // may take the symmetric path, so the last bits of a row may differ).
   void compute_rows(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
                     const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
 
@@ -74,11 +75,12 @@ class AttentionKernel {
 
  private:
   void compute_general(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
-                       const Vector& masses, Eigen::Ref<RowMatrix> attention);
+                       const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
   void compute_symmetric(Eigen::Ref<const RowMatrix> theta, double beta, const Vector& masses,
                          Eigen::Ref<RowMatrix> attention);
   void fused_tile(Index b0, Index rb, Index c0, Index rc, bool both, double beta, Vector& buffer);
-  int threads_for(Index n, Index d, Index parallel_tasks) const;
+  // Threads for `rows` rows against n keys: one below the work that pays for a team.
+  int threads_for(Index rows, Index n, Index d, Index parallel_tasks) const;
   // One task of the symmetric schedule: tile (b, c), b ≤ c (none if b == c and !diagonals), after
   // the diagonal tiles of b and c if `diagonals`, then the normalization of both if `finalize`.
   struct Task {

@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "normdyn/schemes.hpp"
+#include "normdyn/steppers.hpp"
 #include "normdyn/tokens.hpp"
 
 namespace normdyn {
 
 enum class QkvKind { identity, gaussian, gaussian_per_layer, file };
 enum class InitKind { uniform, gaussian, orthonormal, cap, file, perturbed_uniform, von_mises };
-enum class Method { dopri5, cash_karp54, fehlberg78, bulirsch_stoer, rk4, euler, discrete };
 // What is simulated: n tokens (weighted or not), or the mean-field density on the circle.
 enum class ModelKind { particles, meanfield };
 // How particles discretize an initial density (init.sampling).
@@ -28,13 +28,11 @@ enum class Limiter { van_leer, minmod, upwind };
 
 std::string_view to_string(QkvKind k);
 std::string_view to_string(InitKind k);
-std::string_view to_string(Method m);
 std::string_view to_string(ModelKind k);
 std::string_view to_string(Sampling s);
 std::string_view to_string(Limiter l);
 // Whether the initial-condition kind is a density (perturbed_uniform, von_mises; uniform counts).
 bool is_density_kind(InitKind k);
-bool is_adaptive(Method m);
 
 struct ModelConfig {
   ModelKind kind = ModelKind::particles;
@@ -75,7 +73,7 @@ struct MeanFieldConfig {
 };
 
 struct SolverConfig {
-  Method method = Method::dopri5;
+  Method method = Method::dopri5;  // a row of steppers.hpp
   double rtol = 1e-8;
   double atol = 1e-10;
   double dt = 0.01;       // fixed-step methods: the step; discrete: the layer step h; adaptive: first trial step

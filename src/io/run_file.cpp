@@ -11,6 +11,7 @@
 #include "io/h5md.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/version.hpp"
+#include "normdyn/stopwatch.hpp"
 
 namespace normdyn {
 namespace {
@@ -26,17 +27,6 @@ constexpr const char* kFields = "/fields";
 constexpr std::int64_t kSchemaVersion[2] = {1, 0};
 // One checkpoint record: encode_checkpoint_record (checkpoint.hpp).
 constexpr std::size_t kRecordSize = kCheckpointRecordSize;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::string utc_now() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
 
 std::string host_name() {
   char buffer[256] = {};
@@ -442,7 +432,6 @@ struct RunWriter::Impl {
     else if (seconds_since(last_flush) >= flush_interval) flush();
   }
   void write_pending() {
-    const auto start = Clock::now();
     for (Element* e : elements()) e->write_pending();
     for (FieldStream& f : fields)
       for (std::size_t k = 0; k < f.moving.size(); ++k) {
@@ -451,7 +440,6 @@ struct RunWriter::Impl {
         f.moving[k].append(std::span<const double>(f.pending_moving[k]), f.pending_moving[k].size() / cells);
         f.pending_moving[k].clear();
       }
-    stats.write_seconds += seconds_since(start);
   }
 
   void flush() {
@@ -641,7 +629,6 @@ void RunWriter::finish(const RunSummary& s) {
 
 const std::filesystem::path& RunWriter::path() const { return impl_->path; }
 std::int64_t RunWriter::frames() const { return impl_->frames; }
-const WriterStats& RunWriter::stats() const { return impl_->stats; }
 
 // ---------------------------------------------------------------------------------------------
 struct RunReader::Impl {

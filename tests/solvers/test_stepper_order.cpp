@@ -4,6 +4,7 @@
 // proportionality (error decreasing with the tolerance).
 #define BOOST_TEST_MODULE stepper_order
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -29,9 +30,9 @@ struct AllSamples final : SampleObserver {
 };
 
 // Steppers that land on sample times get only the end point (interior samples would shorten
-// their steps); dopri5 gets interior samples, which come from its dense output.
-std::vector<double> sample_times(StepperKind k) {
-  if (k != StepperKind::dopri5) return {0.0, kTEnd};
+// their steps); those with dense output get interior samples, which come from it.
+std::vector<double> sample_times(Method k) {
+  if (!method_info(k).dense_output) return {0.0, kTEnd};
   std::vector<double> t;
   for (double v = 0.0; v < kTEnd; v += 0.37) t.push_back(v);
   t.push_back(kTEnd);
@@ -80,7 +81,7 @@ double log_slope(const std::vector<double>& x, const std::vector<double>& y) {
 
 std::vector<double> reference(const Scheme& scheme, const std::vector<double>& times) {
   IntegratorOptions o;
-  o.stepper = StepperKind::fehlberg78;
+  o.method = Method::fehlberg78;
   o.rtol = 1e-14;
   o.atol = 1e-15;
   return solve(scheme, o, times).x;
@@ -90,24 +91,34 @@ const std::vector<Scheme> kSchemes{PostLN{}, PreLN{}};
 
 }  // namespace
 
+// The steps of the order study of a fixed-step method, by its order (from the method table).
+std::vector<double> order_study_steps(int order) {
+  switch (order) {
+    case 1: return {0.02, 0.01, 0.005, 0.0025};
+    case 4: return {0.2, 0.1, 0.05, 0.025};
+    default: return {};
+  }
+}
+
 BOOST_AUTO_TEST_CASE(fixed_step_methods_have_their_nominal_order) {
   for (const Scheme& scheme : kSchemes) {
     const auto ref = reference(scheme, {0.0, kTEnd});
-    for (auto [kind, order, steps] :
-         {std::tuple{StepperKind::rk4, 4.0, std::vector<double>{0.2, 0.1, 0.05, 0.025}},
-          std::tuple{StepperKind::euler, 1.0, std::vector<double>{0.02, 0.01, 0.005, 0.0025}}}) {
+    for (const MethodInfo& m : kMethods) {
+      if (m.control != StepControl::fixed) continue;
+      const auto steps = order_study_steps(m.order);
+      BOOST_TEST_INFO("method " << m.name);
+      BOOST_REQUIRE_MESSAGE(!steps.empty(), "no order study for a fixed-step method of order " << m.order);
       std::vector<double> errors;
       for (double dt : steps) {
         IntegratorOptions o;
-        o.stepper = kind;
+        o.method = m.method;
         o.dt = dt;
         errors.push_back(distance(solve(scheme, o, {0.0, kTEnd}).x, ref));
       }
       const double observed = log_slope(steps, errors);
-      std::printf("order %-4s %-5s observed %.3f (nominal %.0f), errors %.2e .. %.2e\n",
-                  kind == StepperKind::rk4 ? "rk4" : "euler", std::string(scheme_key(scheme)).c_str(), observed, order,
-                  errors.front(), errors.back());
-      BOOST_TEST(std::abs(observed - order) < test::kOrderSlack);
+      std::printf("order %-4s %-5s observed %.3f (nominal %d), errors %.2e .. %.2e\n", std::string(m.name).c_str(),
+                  std::string(scheme_key(scheme)).c_str(), observed, m.order, errors.front(), errors.back());
+      BOOST_TEST(std::abs(observed - m.order) < test::kOrderSlack);
     }
   }
 }
@@ -115,8 +126,7 @@ BOOST_AUTO_TEST_CASE(fixed_step_methods_have_their_nominal_order) {
 BOOST_AUTO_TEST_CASE(adaptive_methods_converge_at_their_order_in_work) {
   const std::vector<double> tolerances{1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12};
   struct Expect {
-    StepperKind kind;
-    const char* name;
+    Method kind;
     double order_low, order_high;
   };
   // Work-precision slopes approach the order from above at coarse tolerances (a high-order pair
@@ -124,16 +134,21 @@ BOOST_AUTO_TEST_CASE(adaptive_methods_converge_at_their_order_in_work) {
   // a lower bound one below the nominal order: a loop that spoiled the method (e.g. samples by
   // linear interpolation between steps, or steps over a breakpoint) falls to order 2 or less.
   // Bulirsch–Stoer adapts its order.
-  for (const Expect e : {Expect{StepperKind::dopri5, "dopri5", 4.0, 16.0}, Expect{StepperKind::cash_karp54, "cash_karp54", 4.0, 16.0},
-                         Expect{StepperKind::fehlberg78, "fehlberg78", 6.5, 16.0},
-                         Expect{StepperKind::bulirsch_stoer, "bulirsch_stoer", 6.0, 16.0}}) {
+  // Lower bounds by method; every adaptive row of the method table must have one.
+  const std::vector<Expect> expectations{{Method::dopri5, 4.0, 16.0}, {Method::cash_karp54, 4.0, 16.0},
+                                         {Method::fehlberg78, 6.5, 16.0}, {Method::bulirsch_stoer, 6.0, 16.0}};
+  for (const MethodInfo& m : kMethods) {
+    if (m.control != StepControl::adaptive) continue;
+    const auto it = std::find_if(expectations.begin(), expectations.end(), [&](const Expect& e) { return e.kind == m.method; });
+    BOOST_REQUIRE_MESSAGE(it != expectations.end(), "no order expectation for the adaptive method " << m.name);
+    const Expect e = *it;
     for (const Scheme& scheme : kSchemes) {
       const auto times = sample_times(e.kind);
       const auto ref = reference(scheme, times);
       std::vector<double> errors, work;
       for (double tol : tolerances) {
         IntegratorOptions o;
-        o.stepper = e.kind;
+        o.method = e.kind;
         o.rtol = tol;
         o.atol = tol * 1e-2;
         const Outcome out = solve(scheme, o, times);
@@ -143,7 +158,7 @@ BOOST_AUTO_TEST_CASE(adaptive_methods_converge_at_their_order_in_work) {
       const double observed = -log_slope(work, errors);
       const double proportionality = log_slope(tolerances, errors);
       std::printf("order %-14s %-5s observed %.2f in work, error ~ tol^%.2f, errors %.2e .. %.2e, work %g .. %g\n",
-                  e.name, std::string(scheme_key(scheme)).c_str(), observed, proportionality, errors.front(),
+                  std::string(m.name).c_str(), std::string(scheme_key(scheme)).c_str(), observed, proportionality, errors.front(),
                   errors.back(), work.front(), work.back());
       BOOST_TEST(observed > e.order_low);
       BOOST_TEST(observed < e.order_high);

@@ -195,3 +195,24 @@ BOOST_AUTO_TEST_CASE(meanfield_configuration_resolves_and_round_trips) {
   BOOST_TEST(p.init.mode == 3);
   BOOST_TEST(to_toml(parse_config(to_toml(p), "r")) == to_toml(p));
 }
+
+// solver.method, the keys that apply only to adaptive methods and their documentation follow the
+// method table (steppers.hpp).
+BOOST_AUTO_TEST_CASE(method_keys_follow_the_method_table) {
+  std::string method_doc;
+  for (const auto& k : config_reference())
+    if (k.key == "solver.method") method_doc = k.doc;
+  for (const MethodInfo& m : kMethods) {
+    const std::string name(m.name);
+    BOOST_TEST_INFO("method " << name);
+    BOOST_TEST(method_doc.find(name) != std::string::npos);
+    const RunConfig c = parse_config("[solver]\nmethod = \"" + name + "\"\n", "test");
+    BOOST_TEST((c.solver.method == m.method));
+    BOOST_TEST((parse_config(to_toml(c), "round trip").solver.method == m.method));
+    const std::string with_rtol = "[solver]\nmethod = \"" + name + "\"\nrtol = 1e-6\n";
+    if (is_adaptive(m.method))
+      BOOST_TEST(parse_config(with_rtol, "test").solver.rtol == 1e-6);
+    else
+      BOOST_CHECK_THROW(parse_config(with_rtol, "test"), InputError);
+  }
+}

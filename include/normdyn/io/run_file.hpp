@@ -93,11 +93,10 @@ struct ResumeState {
   bool crashed = false;  // the earlier session never wrote its summary
 };
 
-// Counters of the writer itself, to measure the cost of crash safety.
+// Counters of the writer itself, to measure the cost of crash safety (written to /summary).
 struct WriterStats {
   std::int64_t flushes = 0;
   double flush_seconds = 0.0;  // time spent in flushes (including checkpoints)
-  double write_seconds = 0.0;  // time spent appending frames
 };
 
 class RunWriter {
@@ -132,7 +131,6 @@ class RunWriter {
 
   const std::filesystem::path& path() const;
   std::int64_t frames() const;
-  const WriterStats& stats() const;
 
  private:
   struct Impl;

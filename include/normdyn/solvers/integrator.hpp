@@ -10,7 +10,7 @@
 //    chosen by the observer), never exceptions;
 //  * a run can be resumed from a Checkpoint and repeats the same steps (bitwise for dopri5,
 //    cash_karp54, fehlberg78, rk4 and euler; bulirsch_stoer restarts its order control).
-// Only solvers/integrator.cpp includes odeint.
+// The methods are the rows of steppers.hpp; only solvers/integrator.cpp includes odeint.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -20,13 +20,14 @@
 #include "normdyn/checkpoint.hpp"
 #include "normdyn/ode_system.hpp"
 #include "normdyn/status.hpp"
+#include "normdyn/steppers.hpp"
 
 namespace normdyn {
 
-enum class StepperKind { dopri5, cash_karp54, fehlberg78, bulirsch_stoer, rk4, euler };
+struct SolverConfig;
 
 struct IntegratorOptions {
-  StepperKind stepper = StepperKind::dopri5;
+  Method method = Method::dopri5;  // any row of steppers.hpp but the layer maps (run_layers)
   double rtol = 1e-8;
   double atol = 1e-10;
   double dt = 0.01;        // fixed steppers: largest step; adaptive: first trial step
@@ -35,7 +36,8 @@ struct IntegratorOptions {
   bool retract = true;
 };
 
-bool is_adaptive(StepperKind k);
+// The integrator settings of a configuration's [solver] section (every method but "discrete").
+IntegratorOptions integrator_options(const SolverConfig& solver);
 
 class SampleObserver {
  public:
@@ -59,7 +61,8 @@ struct IntegrationResult {
 };
 
 // Integrates from (t0, x0) through `sample_times` (increasing, >= t0). A sample at exactly t0 is
-// produced from x0. With `resume`, starts from the checkpoint instead of (t0, x0).
+// produced from x0. With `resume`, starts from the checkpoint instead of (t0, x0). Throws
+// std::invalid_argument for a method of StepControl::layers (those run through run_layers).
 IntegrationResult integrate(OdeSystem& system, std::span<const double> x0, double t0,
                             std::span<const double> sample_times, const IntegratorOptions& options,
                             SampleObserver& observer, const Checkpoint* resume = nullptr);

@@ -128,7 +128,7 @@ class MeanFieldCircle final : public OdeSystem {
   std::vector<double> marginal_;
   std::vector<double> face_tda_, face_tangent_, face_norm_;
   std::vector<double> centre_tda_, centre_tangent_, centre_norm_;
-  std::vector<double> slope_, flux_, velocity_, row_flux_, radii_;
+  std::vector<double> slope_, flux_, row_flux_, radii_;
 };
 
 // ---- Linear stability of the uniform density (docs/meanfield.md derives these) ---------------------

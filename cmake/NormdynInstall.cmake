@@ -1,0 +1,41 @@
+# Installation: the `normdyn` program, the static libraries, the public headers and an exported
+# CMake package, so that after `cmake --install build --prefix P` a C++ project finds the libraries
+# with `find_package(normdyn CONFIG)` (CMAKE_PREFIX_PATH=P) and links `normdyn::core`,
+# `normdyn::solvers`, `normdyn::analysis` or `normdyn::experiment`.
+#
+# A library joins the package with one line: normdyn_install_library(<target> <exported name>).
+# Its build-tree include directories must be wrapped in $<BUILD_INTERFACE:...>.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(NORMDYN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/normdyn)
+
+function(normdyn_install_library target export_name)
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${export_name})
+  install(TARGETS ${target} EXPORT normdynTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endfunction()
+
+# The compile settings every user of the libraries inherits: the architecture flags (Eigen's
+# vectorization and alignment must agree between the libraries and their users) and the
+# sanitizers. The warnings travel with the static libraries as link-only dependencies.
+normdyn_install_library(normdyn_options options)
+normdyn_install_library(normdyn_warnings warnings)
+normdyn_install_library(normdyn_core core)
+normdyn_install_library(normdyn_solvers solvers)
+normdyn_install_library(normdyn_analysis analysis)
+normdyn_install_library(normdyn_experiment experiment)
+
+install(TARGETS normdyn RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/normdyn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+install(EXPORT normdynTargets NAMESPACE normdyn:: DESTINATION ${NORMDYN_INSTALL_CMAKEDIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/normdynConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/normdynConfig.cmake
+                              INSTALL_DESTINATION ${NORMDYN_INSTALL_CMAKEDIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/normdynConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/normdynConfig.cmake ${PROJECT_BINARY_DIR}/normdynConfigVersion.cmake
+        DESTINATION ${NORMDYN_INSTALL_CMAKEDIR})

@@ -1,0 +1,70 @@
+#pragma once
+// The time-stepping methods of a particle run (solver.method), one row each. The rows generate the
+// `Method` enumeration, its names, `is_adaptive`, the validation of the solver keys that apply only
+// to some methods, the method table of `normdyn config-reference` (and so of the README), and the
+// integrator's dispatch: solvers/integrator.cpp picks the loop from the row (dense output: samples
+// from the continuous extension; adaptive: controlled steps landing on every sample time; fixed:
+// equal steps of at most solver.dt) and needs only the odeint type of the new method. The recipe
+// is in docs/ARCHITECTURE.md.
+//
+// This header is free of odeint: the configuration sits below the solvers.
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+namespace normdyn {
+
+// How a method advances the state.
+enum class StepControl {
+  adaptive,  // error-controlled steps (solver.rtol, solver.atol, solver.dt_min)
+  fixed,     // equal steps of at most solver.dt
+  layers,    // the scheme's discrete layer maps of step solver.dt (solvers/layer_maps.hpp), not an ODE solver
+};
+
+// X(name, control, order, dense_output, description). `order` is the order of the solution the
+// method carries forward (0: variable); `dense_output`: samples come from a continuous extension of
+// each step, so sample times do not shorten the steps.
+#define NORMDYN_METHODS(X)                                                                               \
+  X(dopri5, adaptive, 5, true, "Dormand-Prince 5(4), FSAL; samples from its 4th-order dense output")    \
+  X(cash_karp54, adaptive, 5, false, "Cash-Karp 5(4)")                                                  \
+  X(fehlberg78, adaptive, 8, false, "Runge-Kutta-Fehlberg 7(8)")                                        \
+  X(bulirsch_stoer, adaptive, 0, false, "Bulirsch-Stoer extrapolation; adapts its order")               \
+  X(rk4, fixed, 4, false, "classical Runge-Kutta")                                                      \
+  X(euler, fixed, 1, false, "explicit Euler")                                                           \
+  X(discrete, layers, 1, false, "the discrete transformer: one layer map of step h = solver.dt per layer")
+
+enum class Method {
+#define NORMDYN_METHOD_ENUM(name, control, order, dense, description) name,
+  NORMDYN_METHODS(NORMDYN_METHOD_ENUM)
+#undef NORMDYN_METHOD_ENUM
+};
+
+struct MethodInfo {
+  Method method;
+  std::string_view name;  // the value of solver.method
+  StepControl control;
+  int order;  // 0: variable
+  bool dense_output;
+  std::string_view description;
+};
+
+inline constexpr std::array kMethods{
+#define NORMDYN_METHOD_ROW(name, control, order, dense, description) \
+  MethodInfo{Method::name, #name, StepControl::control, order, dense, description},
+    NORMDYN_METHODS(NORMDYN_METHOD_ROW)
+#undef NORMDYN_METHOD_ROW
+};
+
+constexpr const MethodInfo& method_info(Method m) { return kMethods[static_cast<std::size_t>(m)]; }
+constexpr std::string_view to_string(Method m) { return method_info(m).name; }
+constexpr bool is_adaptive(Method m) { return method_info(m).control == StepControl::adaptive; }
+constexpr std::string_view to_string(StepControl c) {
+  switch (c) {
+    case StepControl::adaptive: return "adaptive";
+    case StepControl::fixed: return "fixed step";
+    case StepControl::layers: return "layer maps";
+  }
+  return "?";
+}
+
+}  // namespace normdyn
