@@ -97,8 +97,15 @@ int main(int argc, char** argv) {
   auto* output_opt = run_cmd->add_option("-o,--output", output, "output file (overrides output.path)");
   auto* set_opt = run_cmd->add_option("--set", run.sets, "override a key: --set section.key=value (repeatable)")
                       ->allow_extra_args(false);
+  std::string continue_from;
+  double t_end = 0.0;
+  auto* continue_opt = run_cmd->add_option(
+      "--continue", continue_from, "continue a finished run from its last state into a new file (needs --t-end and -o)");
+  auto* t_end_opt = run_cmd->add_option("--t-end", t_end, "with --continue: the new final time")->check(CLI::PositiveNumber);
   resume_opt->excludes(config_opt)->excludes(output_opt)->excludes(set_opt);
   from_opt->excludes(config_opt)->excludes(resume_opt);
+  continue_opt->excludes(config_opt)->excludes(resume_opt)->excludes(from_opt);
+  t_end_opt->needs(continue_opt);
   run_cmd->add_option("--threads", threads, "threads of the attention kernel (overrides solver.threads)")
       ->check(CLI::Range(0, 4096));
   auto* force_opt = run_cmd->add_flag("--force", run.options.force, "overwrite an existing output file");
@@ -159,6 +166,8 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) {
       if (!resume.empty()) run.resume = resume;
       if (!from.empty()) run.from = from;
+      if (!continue_from.empty()) run.continue_from = continue_from;
+      if (t_end_opt->count() > 0) run.t_end = t_end;
       run.progress = app::progress_mode_from_string(progress_mode);
       if (!output.empty()) run.output = output;
       if (threads >= 0) run.threads = threads;

@@ -5,6 +5,7 @@
 #include "normdyn/errors.hpp"
 
 #include "normdyn/experiment/experiment.hpp"
+#include "normdyn/experiment/setup.hpp"
 #include "normdyn/experiment/team.hpp"
 #include "progress.hpp"
 #include "signals.hpp"
@@ -62,9 +63,55 @@ ProgressLine::Style progress_style(const RunRequest& request) {
   return ProgressLine::Style::line;
 }
 
-// The configuration of `run`: a file, the built-in defaults, or the one stored in a run file
-// (--from), with --set on top.
+// A finished run continued from its last frame: the stored configuration, starting at the last
+// frame's time from that frame (read back from the input file, which the configuration names),
+// with samples at the input's last spacing up to the new end.
+RunConfig continued_config(const std::filesystem::path& input, double t_end, const std::vector<std::string>& sets) {
+  require_run_file(input, "--continue");
+  const RunReader reader(input);
+  const auto summary = reader.summary();
+  if (!summary || exit_code(summary->status) != ExitCode::ok)
+    throw InputError("--continue", input.string() + " is not a finished run (continue it with --resume first)");
+  RunConfig c = reader.config();
+  if (c.model.kind != ModelKind::particles || !reader.has_particles())
+    throw InputError("--continue", "mean-field runs cannot be continued yet; rerun with a later solver.t_end");
+  if (uses_density_tokens(c))
+    throw InputError("--continue", "runs of weighted tokens cannot be continued yet; rerun with a later solver.t_end");
+  const std::vector<double> times = reader.times();
+  if (times.empty()) throw InputError("--continue", input.string() + " holds no frame");
+  const double t_last = times.back();
+  if (!(t_end > t_last))
+    throw InputError("--t-end", "must be later than the input's last frame at t = " + std::to_string(t_last));
+  const double spacing = times.size() >= 2 ? times[times.size() - 1] - times[times.size() - 2] : (t_end - t_last);
+  std::vector<double> samples{t_last};
+  for (std::int64_t k = 1;; ++k) {
+    const double t = t_last + static_cast<double>(k) * spacing;
+    if (t >= t_end - 1e-9 * spacing) break;
+    samples.push_back(t);
+  }
+  samples.push_back(t_end);
+  c.init.kind = InitKind::file;
+  c.init.file = std::filesystem::absolute(input);
+  c.init.frame = -1;
+  c.init.dataset = "/particles/tokens/direction/value";
+  c.init.radius_dataset = "/particles/tokens/radius/value";
+  c.solver.t_start = t_last;
+  c.solver.t_end = t_end;
+  c.output.samples.reset();
+  c.output.times = samples;
+  // Validated like any configuration, with --set on top.
+  return parse_config(to_toml(c), input.string(), sets);
+}
+
+// The configuration of `run`: a file, the built-in defaults, the one stored in a run file
+// (--from), or a finished run's continued (--continue), with --set on top.
 RunConfig requested_config(const RunRequest& request) {
+  if (request.continue_from) {
+    if (!request.output)
+      throw InputError("--continue", "give the file of the new run with -o OUT (the input is never written)");
+    if (!request.t_end) throw InputError("--continue", "give the new end with --t-end T");
+    return continued_config(*request.continue_from, *request.t_end, request.sets);
+  }
   if (request.from) {
     require_run_file(*request.from, "--from");
     if (!request.output) throw InputError("--from", "give the file of the new run with -o OUT (the input is never written)");
@@ -102,8 +149,9 @@ int run_command(const RunRequest& request) {
   }
   RunConfig config = requested_config(request);
   if (request.output) config.output.path = *request.output;
-  if (request.from && same_file(*request.from, config.output.path))
-    throw InputError("-o", "the new run would overwrite its input " + request.from->string());
+  for (const auto& input : {request.from, request.continue_from})
+    if (input && same_file(*input, config.output.path))
+      throw InputError("-o", "the new run would overwrite its input " + input->string());
   if (request.threads) config.solver.threads = *request.threads;
   // Processes sharing a machine share its cores.
   else if (Team* team = sharing_team(request.options); team && config.solver.threads == 0)

@@ -29,6 +29,8 @@ struct RunRequest {
   std::filesystem::path config;                 // empty: the built-in defaults
   std::optional<std::filesystem::path> resume;  // --resume FILE instead of a configuration
   std::optional<std::filesystem::path> from;    // --from RUN.h5: its stored configuration
+  std::optional<std::filesystem::path> continue_from;  // --continue RUN.h5: from its last state ...
+  std::optional<double> t_end;                          // ... to --t-end
   std::vector<std::string> sets;
   std::optional<std::filesystem::path> output;
   std::optional<int> threads;

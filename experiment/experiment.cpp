@@ -76,8 +76,8 @@ Team* sharing_team(const ExperimentOptions& options) {
 RunSummary integrate_into(Recorder* recorder, const RunConfig& config, AttentionDynamics& dynamics,
                           const std::vector<double>& x0, const Checkpoint* resume, double earlier_wall_seconds,
                           const ExperimentOptions& options) {
-  const std::vector<double> samples = config.output.sample_times(config.solver.t_end);
-  const SessionClock clock = SessionClock::of(samples, resume, earlier_wall_seconds);
+  const std::vector<double> samples = config.output.sample_times(config.solver.t_end, config.solver.t_start);
+  const SessionClock clock = SessionClock::of(samples, config.solver.t_start, resume, earlier_wall_seconds);
   ParticleSession session(recorder, config, dynamics.layout(), options, clock);
   // Sharded: each process evaluates its rows; every stop is decided together.
   OdeSystem* system = &dynamics;
@@ -93,9 +93,9 @@ RunSummary integrate_into(Recorder* recorder, const RunConfig& config, Attention
 
   IntegrationResult result;
   if (config.solver.method == Method::discrete)
-    result = run_layers(dynamics, x0, 0.0, config.solver.dt, samples, config.solver.max_steps, *observer, resume);
+    result = run_layers(dynamics, x0, config.solver.t_start, config.solver.dt, samples, config.solver.max_steps, *observer, resume);
   else
-    result = integrate(*system, x0, 0.0, samples, integrator_options(config.solver), *observer, resume);
+    result = integrate(*system, x0, config.solver.t_start, samples, integrator_options(config.solver), *observer, resume);
   RunSummary summary = session.summarize(result, config);
   summary.max_norm_drift = result.counters.max_constraint_drift;
   if (recorder) recorder->end(summary);
@@ -147,7 +147,7 @@ RunSummary run_sharded(const RunConfig& config, const ExperimentOptions& options
     recorders.emplace(fresh_file(config, options), others);
     if (Recorder* r = recorders->get())
       r->begin(RunLayout{&config, Provenance{options.command_line, dynamics.threads(), team.size()},
-                         particle_contents(dynamics), config.output.sample_times(config.solver.t_end), 0});
+                         particle_contents(dynamics), config.output.sample_times(config.solver.t_end, config.solver.t_start), 0});
   }
   if (const int code = team.agree(0); code != 0) {
     if (recorders && recorders->get()) recorders->get()->abandon();  // leave no file that looks like a run
@@ -202,7 +202,7 @@ RunSummary resume_sharded(const std::filesystem::path& path, std::optional<int> 
   Recorder* recorder = nullptr;
   if (file) {
     file->begin(RunLayout{&config, Provenance{options.command_line, dynamics->threads(), team.size()},
-                          particle_contents(*dynamics), config.output.sample_times(config.solver.t_end),
+                          particle_contents(*dynamics), config.output.sample_times(config.solver.t_end, config.solver.t_start),
                           state.checkpoint ? state.checkpoint->next_sample : 0});
     recorder = file.get();
   }
@@ -251,7 +251,7 @@ RunSummary run_experiment(const RunConfig& config, const ExperimentOptions& opti
   Recorders out(fresh_file(config, options), recorders);
   if (Recorder* r = out.get())
     r->begin(RunLayout{&config, Provenance{options.command_line, dynamics.threads()}, particle_contents(dynamics),
-                       config.output.sample_times(config.solver.t_end), 0});
+                       config.output.sample_times(config.solver.t_end, config.solver.t_start), 0});
   return integrate_into(out.get(), config, dynamics, x0, nullptr, 0.0, options);
 }
 
@@ -276,7 +276,7 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
   if (state.checkpoint && state.checkpoint->x.size() != dynamics.layout().size())
     throw IoError(path.string() + ": checkpoint state has the wrong size");
   file->begin(RunLayout{&config, Provenance{options.command_line, dynamics.threads()}, particle_contents(dynamics),
-                        config.output.sample_times(config.solver.t_end),
+                        config.output.sample_times(config.solver.t_end, config.solver.t_start),
                         state.checkpoint ? state.checkpoint->next_sample : 0});
   if (!state.checkpoint) return integrate_into(file.get(), config, dynamics, x0, nullptr, 0.0, options);
   return integrate_into(file.get(), config, dynamics, state.checkpoint->x, &*state.checkpoint, state.wall_seconds,

@@ -81,10 +81,10 @@ namespace {
 RunSummary integrate_field(Recorder* recorder, const RunConfig& config, MeanFieldCircle& system,
                            const std::vector<double>& x0, const Checkpoint* resume, double earlier_wall_seconds,
                            const ExperimentOptions& options) {
-  const std::vector<double> samples = config.output.sample_times(config.solver.t_end);
-  FieldSession session(recorder, system, options, SessionClock::of(samples, resume, earlier_wall_seconds));
+  const std::vector<double> samples = config.output.sample_times(config.solver.t_end, config.solver.t_start);
+  FieldSession session(recorder, system, options, SessionClock::of(samples, config.solver.t_start, resume, earlier_wall_seconds));
   const IntegrationResult result =
-      integrate(system, x0, 0.0, samples, integrator_options(config.solver), session, resume);
+      integrate(system, x0, config.solver.t_start, samples, integrator_options(config.solver), session, resume);
   RunSummary summary = session.summarize(result, config);
   summary.max_norm_drift = 0.0;  // no directions to renormalize
   // Mass and positivity over the frames of this session.
@@ -163,7 +163,7 @@ RunSummary run_meanfield(const RunConfig& config, const ExperimentOptions& optio
   all.insert(all.end(), recorders.begin(), recorders.end());
   RecorderFan fan(all);
   fan.begin(RunLayout{&config, Provenance{options.command_line, 1}, field_contents(config, *setup.system),
-                      config.output.sample_times(config.solver.t_end), 0});
+                      config.output.sample_times(config.solver.t_end, config.solver.t_start), 0});
   return integrate_field(&fan, config, *setup.system, setup.x0, nullptr, 0.0, options);
 }
 
@@ -175,7 +175,7 @@ RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& 
   if (state.checkpoint && state.checkpoint->x.size() != setup.system->size())
     throw IoError(path.string() + ": checkpoint state has the wrong size");
   file->begin(RunLayout{&config, Provenance{options.command_line, 1}, field_contents(config, *setup.system),
-                        config.output.sample_times(config.solver.t_end),
+                        config.output.sample_times(config.solver.t_end, config.solver.t_start),
                         state.checkpoint ? state.checkpoint->next_sample : 0});
   if (!state.checkpoint) return integrate_field(file.get(), config, *setup.system, setup.x0, nullptr, 0.0, options);
   return integrate_field(file.get(), config, *setup.system, state.checkpoint->x, &*state.checkpoint,

@@ -4,10 +4,11 @@
 
 namespace normdyn {
 
-SessionClock SessionClock::of(const std::vector<double>& samples, const Checkpoint* resume,
+SessionClock SessionClock::of(const std::vector<double>& samples, double t_start, const Checkpoint* resume,
                               double earlier_wall_seconds) {
   SessionClock c;
-  c.t_begin = resume ? resume->t : 0.0;
+  c.t_start = t_start;
+  c.t_begin = resume ? resume->t : t_start;
   c.t_end = samples.empty() ? 0.0 : samples.back();
   c.steps_before = resume ? resume->counters.accepted_steps : 0;
   c.frames_before = resume ? resume->next_sample : 0;
@@ -23,6 +24,7 @@ Session::Session(Recorder* recorder, const ExperimentOptions& options, const Ses
 void Session::emit(double t, std::int64_t steps, bool done) {
   ProgressEvent e;
   e.t = t;
+  e.t_start = clock_.t_start;
   e.t_begin = clock_.t_begin;
   e.t_end = clock_.t_end;
   e.steps = steps;

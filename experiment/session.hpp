@@ -20,6 +20,7 @@ using Clock = SteadyClock;
 
 // Where a session starts within its run.
 struct SessionClock {
+  double t_start = 0.0;
   double t_begin = 0.0;
   double t_end = 0.0;
   std::int64_t steps_before = 0;    // accepted steps of earlier sessions
@@ -27,7 +28,8 @@ struct SessionClock {
   std::size_t total_frames = 0;
   double earlier_wall_seconds = 0.0;
 
-  static SessionClock of(const std::vector<double>& samples, const Checkpoint* resume, double earlier_wall_seconds);
+  static SessionClock of(const std::vector<double>& samples, double t_start, const Checkpoint* resume,
+                         double earlier_wall_seconds);
 };
 
 class Session : public SampleObserver {

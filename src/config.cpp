@@ -118,12 +118,13 @@ bool is_density_kind(InitKind k) {
   return k == InitKind::uniform || k == InitKind::perturbed_uniform || k == InitKind::von_mises;
 }
 
-std::vector<double> OutputConfig::sample_times(double t_end) const {
+std::vector<double> OutputConfig::sample_times(double t_end, double t_start) const {
   if (!samples) return times;
   const auto count = *samples;
   std::vector<double> out(static_cast<std::size_t>(count));
   for (std::int64_t i = 0; i < count; ++i)
-    out[static_cast<std::size_t>(i)] = t_end * static_cast<double>(i) / static_cast<double>(count - 1);
+    out[static_cast<std::size_t>(i)] =
+        t_start + (t_end - t_start) * static_cast<double>(i) / static_cast<double>(count - 1);
   out.back() = t_end;
   return out;
 }
@@ -580,7 +581,7 @@ Key weights_row() {
 // Explicit sample times replace the equally spaced ones (and are written only then).
 Key times_row() {
   Key k = then(field("output.times", &RunConfig::output, &OutputConfig::times,
-                     "explicit sample times, increasing, in [0, t_end] (instead of samples)", not_empty()),
+                     "explicit sample times, increasing, in [t_start, t_end] (instead of samples)", not_empty()),
                [](RunConfig& c, const std::string& key) {
                  const auto& t = c.output.times;
                  for (std::size_t i = 1; i < t.size(); ++i)
@@ -709,6 +710,10 @@ const std::vector<Key>& keys() {
                   "), layer step h (discrete), first trial step (adaptive)",
               {above(0)}),
         field("solver.t_end", &C::solver, &SolverConfig::t_end, "final time (depth) t_end > 0", {above(0)}),
+        field("solver.t_start", &C::solver, &SolverConfig::t_start,
+              "start time t_start >= 0: 0 for a new run; a run continued from another's last state "
+              "(normdyn run --continue) starts where that one ended",
+              {at_least(0)}),
         field("solver.dt_min", &C::solver, &SolverConfig::dt_min,
               "adaptive: a step below dt_min > 0 ends the run with status step_underflow", {above(0)}, adaptive_only),
         field("solver.max_steps", &C::solver, &SolverConfig::max_steps,
@@ -733,7 +738,7 @@ const std::vector<Key>& keys() {
         // ---- [output]
         field("output.path", &C::output, &OutputConfig::path, "HDF5 file of the run (the -o flag overrides it)", not_empty()),
         field("output.samples", &C::output, &OutputConfig::samples,
-              "number >= 2 of frames, equally spaced on [0, t_end] (default 201)", {at_least(2)}),
+              "number >= 2 of frames, equally spaced on [t_start, t_end] (default 201)", {at_least(2)}),
         times_row(),
         field("output.flush_frames", &C::output, &OutputConfig::flush_frames,
               "flush the file after this many frames (>= 1); frames before the last flush survive a crash",
@@ -907,6 +912,11 @@ RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
     throw InputError("init.file", "is required when init.kind = \"file\"");
   if (c.model.qkv == QkvKind::file && c.model.qkv_file.empty())
     throw InputError("model.qkv_file", "is required when model.qkv = \"file\"");
+  if (!(c.solver.t_start < c.solver.t_end))
+    throw InputError("solver.t_start", "must be less than solver.t_end = " + format_number(c.solver.t_end));
+  if (!c.output.samples && c.output.times.front() < c.solver.t_start)
+    throw InputError("output.times", "the first sample time " + format_number(c.output.times.front()) +
+                                         " is before solver.t_start = " + format_number(c.solver.t_start));
   if (!c.output.samples && c.output.times.back() > c.solver.t_end)
     throw InputError("output.times", "the last sample time " + format_number(c.output.times.back()) +
                                          " exceeds solver.t_end = " + format_number(c.solver.t_end));
@@ -920,7 +930,10 @@ RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
     if (!is_multiple(c.solver.t_end))
       throw InputError("solver.dt", "with solver.method = \"discrete\", solver.t_end = " + format_number(c.solver.t_end) +
                                         " must be a whole number of layers of step " + format_number(c.solver.dt));
-    for (double t : c.output.sample_times(c.solver.t_end))
+    if (!is_multiple(c.solver.t_start))
+      throw InputError("solver.t_start", "with solver.method = \"discrete\", must be a whole number of layers of step " +
+                                             format_number(c.solver.dt));
+    for (double t : c.output.sample_times(c.solver.t_end, c.solver.t_start))
       if (!is_multiple(t))
         throw InputError(c.output.samples ? "output.samples" : "output.times",
                          "with solver.method = \"discrete\", sample time " + format_number(t) +

@@ -78,6 +78,7 @@ struct SolverConfig {
   double atol = 1e-10;
   double dt = 0.01;       // fixed-step methods: the step; discrete: the layer step h; adaptive: first trial step
   double t_end = 20.0;
+  double t_start = 0.0;   // where integration starts: 0, or where the run this one continues ended
   double dt_min = 1e-12;  // adaptive: a step below this ends the run with status step_underflow
   std::int64_t max_steps = 0;  // 0: unlimited
   bool project = true;         // renormalize directions after every step (retraction)
@@ -95,7 +96,8 @@ struct OutputConfig {
   int compression = 1;               // deflate level 0-9 (with shuffle) of the frame datasets
 
   // The resolved sample times.
-  std::vector<double> sample_times(double t_end) const;
+  // The resolved sample times on [t_start, t_end].
+  std::vector<double> sample_times(double t_end, double t_start = 0.0) const;
 };
 
 struct RunConfig {

@@ -287,3 +287,36 @@ BOOST_AUTO_TEST_CASE(config_template_runs_as_it_is) {
   got.output.path = expected.output.path;
   BOOST_TEST(to_toml(got) == to_toml(expected));
 }
+
+BOOST_AUTO_TEST_CASE(run_continue_extends_a_finished_run_into_a_new_file) {
+  Scratch s;
+  s.write("base.toml", kBase);  // t_end = 2, 11 samples
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o a.h5").exit_code, 0);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o whole.h5 --set solver.t_end=4 --set output.samples=21").exit_code, 0);
+  const auto before = std::filesystem::last_write_time(s / "a.h5");
+  const auto r = s.normdyn("run --continue a.h5 --t-end 4 -q -o b.h5");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, "stderr: " << r.err);
+  BOOST_TEST((std::filesystem::last_write_time(s / "a.h5") == before));
+  const RunReader a(s / "a.h5"), b(s / "b.h5"), whole(s / "whole.h5");
+  // The new file starts at the input's last frame, at the same spacing, and says where it came from.
+  const auto times = b.times();
+  BOOST_TEST_REQUIRE(times.size() == 11u);
+  BOOST_TEST(times.front() == 2.0);
+  BOOST_TEST(times.back() == 4.0);
+  BOOST_TEST((b.frame(0).theta == a.frame(a.frames() - 1).theta));
+  const RunConfig c = b.config();
+  BOOST_TEST(c.solver.t_start == 2.0);
+  BOOST_TEST(c.init.file == std::filesystem::absolute(s / "a.h5"));
+  // It continues the same trajectory: the run to t = 4 in one go agrees to the tolerance.
+  const Tokens end = b.frame(b.frames() - 1), reference = whole.frame(whole.frames() - 1);
+  BOOST_TEST((end.theta - reference.theta).cwiseAbs().maxCoeff() < 1e-6);
+  // Refusals: no --t-end, an end before the last frame, the input as output.
+  for (const char* args : {"run --continue a.h5 -o c.h5", "run --continue a.h5 --t-end 1 -o c.h5",
+                           "run --continue a.h5 --t-end 5 -o a.h5 --force"}) {
+    const auto bad = s.normdyn(args);
+    BOOST_TEST_INFO(args);
+    BOOST_TEST(bad.exit_code == 2, "stderr: " << bad.err);
+    BOOST_TEST(!std::filesystem::exists(s / "c.h5"));
+  }
+  BOOST_TEST((std::filesystem::last_write_time(s / "a.h5") == before));
+}

@@ -29,7 +29,8 @@ class Team;
 // checkpoint's t); rates are of this session.
 struct ProgressEvent {
   double t = 0.0;              // the integrator's time
-  double t_begin = 0.0;        // where this session started (0, or the resume point)
+  double t_start = 0.0;        // where the run started (solver.t_start)
+  double t_begin = 0.0;        // where this session started (t_start, or the resume point)
   double t_end = 0.0;          // the last sample time
   std::int64_t steps = 0;      // accepted steps, over every session
   std::int64_t session_steps = 0;
@@ -38,7 +39,8 @@ struct ProgressEvent {
   std::size_t total_frames = 0;  // frames of the whole run
   bool done = false;             // the last event of the session
 
-  double fraction() const { return t_end > 0.0 ? std::min(1.0, t / t_end) : 1.0; }
+  // The fraction of the whole run done, over every session.
+  double fraction() const { return t_end > t_start ? std::clamp((t - t_start) / (t_end - t_start), 0.0, 1.0) : 1.0; }
 };
 
 using ProgressListener = std::function<void(const ProgressEvent&)>;
