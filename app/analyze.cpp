@@ -8,7 +8,7 @@
 #include "normdyn/dynamics.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/io/observables_file.hpp"
-#include "run.hpp"
+#include "normdyn/experiment/experiment.hpp"
 
 namespace normdyn::app {
 namespace {

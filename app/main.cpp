@@ -8,7 +8,7 @@
 
 #include "analysis_cli.hpp"
 #include "commands.hpp"
-#include "mpi.hpp"
+#include "normdyn/experiment/team.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/version.hpp"
 #include "run.hpp"
@@ -34,7 +34,7 @@ int fail(normdyn::ExitCode code, const std::string& message) {
 // collectives, this one joins the set-up agreement with its exit code, so that nobody waits for it;
 // bad input is found alike by every process, so only rank 0 reports it. Once engaged, an error ends
 // every process (MPI_Abort).
-int fail_in_team(normdyn::app::Team& team, normdyn::ExitCode code, const std::string& message, bool bad_input) {
+int fail_in_team(normdyn::Team& team, normdyn::ExitCode code, const std::string& message, bool bad_input) {
   if (team.size() <= 1) return fail(code, message);
   if (team.engaged()) {
     std::fprintf(stderr, "normdyn: error (rank %d): %s\n", team.rank(), message.c_str());
@@ -53,13 +53,13 @@ int fail_in_team(normdyn::app::Team& team, normdyn::ExitCode code, const std::st
 int main(int argc, char** argv) {
   using namespace normdyn;
   // MPI starts only under an MPI launcher (mpi.hpp).
-  std::optional<app::Team> team_storage;
+  std::optional<Team> team_storage;
   try {
     team_storage.emplace(argc, argv);
   } catch (const InputError& e) {
     return fail(ExitCode::bad_input, e.what());
   }
-  app::Team& team = *team_storage;
+  Team& team = *team_storage;
   CLI::App cli{"normdyn: dynamics of tokens in deep transformers as interacting particles on the sphere"};
   cli.set_version_flag("--version", std::string(version()) + " (" + std::string(revision()) + ")");
   cli.require_subcommand(1);
@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
     if (cli.got_subcommand("config-reference")) return app::print_config_reference(std::cout);
     if (analysis_cli.parsed()) return analysis_cli.run();
     if (sweep_cli.parsed()) return sweep_cli.run(team, join_argv(argc, argv));
-  } catch (const app::PeerFailure& e) {  // another process failed and reported it
+  } catch (const PeerFailure& e) {  // another process failed and reported it
     return e.exit_code;
   } catch (const InputError& e) {
     return fail_in_team(team, ExitCode::bad_input, e.what(), true);

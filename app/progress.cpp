@@ -2,30 +2,25 @@
 
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdio>
 
 namespace normdyn::app {
 
 bool ProgressLine::stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
 
-ProgressLine::ProgressLine(double t_begin, double t_end, bool enabled)
-    : t_begin_(t_begin), t_end_(t_end), enabled_(enabled), start_(std::chrono::steady_clock::now()), last_(start_) {}
-
 ProgressLine::~ProgressLine() { finish(); }
 
-void ProgressLine::update(double t, std::int64_t steps) {
-  if (!enabled_) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (drawn_ && now - last_ < std::chrono::milliseconds(200)) return;
-  last_ = now;
-  const double elapsed = std::chrono::duration<double>(now - start_).count();
-  const double fraction = t_end_ > t_begin_ ? (t - t_begin_) / (t_end_ - t_begin_) : 1.0;
-  const double rate = elapsed > 0.0 ? static_cast<double>(steps) / elapsed : 0.0;
+void ProgressLine::show(const ProgressEvent& e) {
+  if (!enabled_ || e.done) return;
+  // This session's share of the way, for its rate and the time left.
+  const double span = e.t_end - e.t_begin;
+  const double session_fraction = span > 0.0 ? (e.t - e.t_begin) / span : 1.0;
+  const double rate = e.session_seconds > 0.0 ? static_cast<double>(e.session_steps) / e.session_seconds : 0.0;
   char eta[32] = "--";
-  if (fraction > 1e-6 && fraction < 1.0) std::snprintf(eta, sizeof eta, "%.0fs", elapsed * (1.0 - fraction) / fraction);
-  std::fprintf(stderr, "\r\033[Knormdyn: t = %.4g / %.4g (%3.0f%%)  %lld steps  %.3g steps/s  ETA %s", t, t_end_,
-               100.0 * fraction, static_cast<long long>(steps), rate, eta);
+  if (session_fraction > 1e-6 && session_fraction < 1.0)
+    std::snprintf(eta, sizeof eta, "%.0fs", e.session_seconds * (1.0 - session_fraction) / session_fraction);
+  std::fprintf(stderr, "\r\033[Knormdyn: t = %.4g / %.4g (%3.0f%%)  %lld steps  %.3g steps/s  ETA %s", e.t, e.t_end,
+               100.0 * e.fraction(), static_cast<long long>(e.steps), rate, eta);
   std::fflush(stderr);
   drawn_ = true;
 }

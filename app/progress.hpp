@@ -1,16 +1,15 @@
 #pragma once
-// A one-line progress report on stderr: only when stderr is a terminal and not --quiet, so that
-// scripts and CI logs stay clean. Rate-limited to a few updates per second.
-#include <chrono>
-#include <cstdint>
+// A one-line progress report on stderr, drawn from the experiment's progress events: only when
+// stderr is a terminal and not --quiet, so that scripts and CI logs stay clean.
+#include "normdyn/experiment/experiment.hpp"
 
 namespace normdyn::app {
 
 class ProgressLine {
  public:
-  ProgressLine(double t_begin, double t_end, bool enabled);
+  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
   ~ProgressLine();
-  void update(double t, std::int64_t steps);
+  void show(const ProgressEvent& event);
   void finish();  // erases the line
   bool enabled() const { return enabled_; }
 
@@ -18,10 +17,8 @@ class ProgressLine {
   static bool stderr_is_terminal();
 
  private:
-  double t_begin_, t_end_;
   bool enabled_;
   bool drawn_ = false;
-  std::chrono::steady_clock::time_point start_, last_;
 };
 
 }  // namespace normdyn::app

@@ -18,7 +18,7 @@
 
 #include <Eigen/Core>
 
-#include "mpi.hpp"
+#include "normdyn/experiment/team.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/io/run_file.hpp"
 #include "normdyn/sweep.hpp"

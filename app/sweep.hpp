@@ -10,9 +10,11 @@
 #include <filesystem>
 #include <string>
 
-namespace normdyn::app {
-
+namespace normdyn {
 class Team;
+}
+
+namespace normdyn::app {
 
 struct SweepRequest {
   std::filesystem::path sweep_file;

@@ -3,9 +3,11 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
-namespace normdyn::app {
-
+namespace normdyn {
 class Team;
+}
+
+namespace normdyn::app {
 
 class SweepCli {
  public:

@@ -24,9 +24,8 @@ constexpr const char* kCheckpoint = "/checkpoint";
 constexpr const char* kFields = "/fields";
 // Version of the normdyn-specific parts of the layout (/checkpoint, /summary, /parameters keys).
 constexpr std::int64_t kSchemaVersion[2] = {1, 0};
-// One checkpoint record: t, dt, accepted, rejected, rhs evaluations, max drift, next sample,
-// integration seconds. Counts are exact in float64 up to 2^53.
-constexpr std::size_t kRecordSize = 8;
+// One checkpoint record: encode_checkpoint_record (checkpoint.hpp).
+constexpr std::size_t kRecordSize = kCheckpointRecordSize;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -392,15 +391,7 @@ struct RunWriter::Impl {
     if (!has_pending) return;
     const int s = next_slot;
     slot_state[s].write(std::span<const double>(pending.x));
-    const Counters& c = pending.counters;
-    const double record[kRecordSize] = {pending.t,
-                                        pending.dt,
-                                        static_cast<double>(c.accepted_steps),
-                                        static_cast<double>(c.rejected_steps),
-                                        static_cast<double>(c.rhs_evaluations),
-                                        c.max_constraint_drift,
-                                        static_cast<double>(pending.next_sample),
-                                        pending_wall_seconds};
+    const auto record = encode_checkpoint_record(pending, pending_wall_seconds);
     slot_record[s].write(std::span<const double>(record));
     // The slot must be complete on disk before `current` points at it.
     file.flush();
@@ -527,7 +518,7 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
     const auto current = impl->file.open_dataset(std::string(kCheckpoint) + "/current").read_ints();
     const auto record = impl->file.open_dataset(std::string(kCheckpoint) + (current[0] == 0 ? "/a" : "/b") + "/record")
                             .read_doubles();
-    state.wall_seconds = record[7];
+    decode_checkpoint_record(record, state.wall_seconds);
     impl->next_slot = 1 - static_cast<int>(current[0]);
   }
   impl->open_datasets(state.config);
@@ -758,15 +749,9 @@ std::optional<Checkpoint> RunReader::checkpoint() const {
   const std::string slot = base + (current[0] == 0 ? "/a" : "/b");
   const auto record = impl_->file.open_dataset(slot + "/record").read_doubles();
   if (record.size() != kRecordSize) throw IoError(impl_->path.string() + ": malformed checkpoint record");
-  Checkpoint c;
+  double wall_seconds = 0.0;
+  Checkpoint c = decode_checkpoint_record(record, wall_seconds);
   c.x = impl_->file.open_dataset(slot + "/state").read_doubles();
-  c.t = record[0];
-  c.dt = record[1];
-  c.counters.accepted_steps = static_cast<std::int64_t>(record[2]);
-  c.counters.rejected_steps = static_cast<std::int64_t>(record[3]);
-  c.counters.rhs_evaluations = static_cast<std::int64_t>(record[4]);
-  c.counters.max_constraint_drift = record[5];
-  c.next_sample = static_cast<std::size_t>(record[6]);
   if (c.next_sample != static_cast<std::size_t>(current[1]))
     throw IoError(impl_->path.string() + ": checkpoint slot and index disagree");
   return c;

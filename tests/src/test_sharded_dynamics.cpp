@@ -1,4 +1,4 @@
-// One system sharded across MPI processes (issue 7). An MPI program: CTest runs it through mpirun
+// One system sharded across MPI processes. An MPI program: CTest runs it through mpirun
 // with 2 processes (tests/CMakeLists.txt); every process runs every test case.
 //
 // The sharded right-hand side equals the single-process one to round-off for every scheme and kind
@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "mpi.hpp"
+#include "normdyn/experiment/team.hpp"
 #include "normdyn/sharded_dynamics.hpp"
 #include "normdyn/solvers/integrator.hpp"
 #include "test_support.hpp"
@@ -20,14 +20,14 @@ using namespace normdyn;
 
 namespace {
 
-app::Team* g_team = nullptr;
+Team* g_team = nullptr;
 
 struct MpiSession {
   MpiSession() {
     auto& suite = boost::unit_test::framework::master_test_suite();
     static int argc = suite.argc;
     static char** argv = suite.argv;
-    g_team = new app::Team(argc, argv);
+    g_team = new Team(argc, argv);
     BOOST_TEST_MESSAGE("rank " << g_team->rank() << " of " << g_team->size());
   }
   ~MpiSession() { delete g_team; }
@@ -91,7 +91,7 @@ BOOST_AUTO_TEST_CASE(row_shares_cover_every_row_once) {
 }
 
 BOOST_AUTO_TEST_CASE(sharded_right_hand_side_equals_the_whole_one) {
-  app::Team& team = *g_team;
+  Team& team = *g_team;
   double worst = 0.0;
   for (Index n : {1, 7, 64}) {
     const Index d = 5;
@@ -122,7 +122,7 @@ BOOST_AUTO_TEST_CASE(sharded_right_hand_side_equals_the_whole_one) {
 }
 
 BOOST_AUTO_TEST_CASE(sharded_trajectory_takes_the_same_steps_and_agrees_to_1e_12) {
-  app::Team& team = *g_team;
+  Team& team = *g_team;
   for (const std::string_view key : {"post", "pre", "mix"}) {
     const Index n = 41, d = 4;
     DynamicsSpec spec;

@@ -3,9 +3,8 @@
 #include <cstring>
 
 #include "normdyn/errors.hpp"
-#include "signals.hpp"
 
-namespace normdyn::app {
+namespace normdyn {
 namespace {
 
 // FNV-1a over the bytes of the state and the step count.
@@ -43,8 +42,8 @@ std::optional<RunStatus> TeamObserver::on_sample(std::size_t index, double t, st
 std::optional<RunStatus> TeamObserver::on_step(double t, const Counters& counters) {
   std::optional<RunStatus> local;
   if (inner_) local = inner_->on_step(t, counters);
-  else if (interrupt_requested()) local = RunStatus::interrupted;
+  else if (stop_requested_ && stop_requested_() != 0) local = RunStatus::interrupted;
   return agree_on(local);
 }
 
-}  // namespace normdyn::app
+}  // namespace normdyn

@@ -8,15 +8,18 @@
 // sample they check that they hold the same state (a 64-bit hash of its bytes): they take the same
 // steps by construction, and a difference (e.g. processes of different builds) ends the run with an
 // error rather than a wrong file.
-#include "mpi.hpp"
+#include <functional>
+
+#include "normdyn/experiment/team.hpp"
 #include "normdyn/solvers/integrator.hpp"
 
-namespace normdyn::app {
+namespace normdyn {
 
 class TeamObserver final : public SampleObserver {
  public:
-  // `inner`: rank 0's recorder; nullptr on the other ranks.
-  TeamObserver(Team& team, SampleObserver* inner) : team_(team), inner_(inner) {}
+  // `inner`: rank 0's recorder; nullptr on the other ranks, which poll `stop_requested` themselves.
+  TeamObserver(Team& team, SampleObserver* inner, std::function<int()> stop_requested)
+      : team_(team), inner_(inner), stop_requested_(std::move(stop_requested)) {}
 
   std::optional<RunStatus> on_sample(std::size_t index, double t, std::int64_t step, std::span<const double> x,
                                      const CheckpointView& checkpoint) override;
@@ -27,6 +30,7 @@ class TeamObserver final : public SampleObserver {
 
   Team& team_;
   SampleObserver* inner_;
+  std::function<int()> stop_requested_;
 };
 
-}  // namespace normdyn::app
+}  // namespace normdyn

@@ -1,4 +1,4 @@
-#include "mpi.hpp"
+#include "normdyn/experiment/team.hpp"
 
 #include <sched.h>
 
@@ -14,7 +14,7 @@
 #include <mpi.h>
 #endif
 
-namespace normdyn::app {
+namespace normdyn {
 namespace {
 
 bool env_set(const char* name) {
@@ -181,4 +181,4 @@ std::optional<Team::Message> Team::try_receive() {
 #endif
 }
 
-}  // namespace normdyn::app
+}  // namespace normdyn

@@ -1,30 +1,25 @@
-#include "run_meanfield.hpp"
-
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numbers>
 
 #include "normdyn/errors.hpp"
+#include "normdyn/experiment/setup.hpp"
 #include "normdyn/io/inputs.hpp"
 #include "normdyn/solvers/integrator.hpp"
-#include "progress.hpp"
-#include "signals.hpp"
+#include "session.hpp"
 
-namespace normdyn::app {
+namespace normdyn {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// Writes the density frames with the checkpoint of the solver state, and tracks mass and positivity.
-class FieldRecorder final : public RunRecorder {
+// Records the density frames with the checkpoint of the solver state, and tracks mass and positivity.
+class FieldSession final : public Session {
  public:
-  FieldRecorder(RunWriter& writer, const MeanFieldCircle& system, ProgressLine& progress, double earlier_wall_seconds)
-      : RunRecorder(writer, progress, earlier_wall_seconds), system_(system) {}
+  FieldSession(Recorder* recorder, const MeanFieldCircle& system, const ExperimentOptions& options,
+               const SessionClock& clock)
+      : Session(recorder, options, clock), system_(system) {}
 
-  std::optional<RunStatus> on_sample(std::size_t, double t, std::int64_t step, std::span<const double> x,
+  std::optional<RunStatus> on_sample(std::size_t index, double t, std::int64_t step, std::span<const double> x,
                                      const CheckpointView& checkpoint) override {
     const auto start = Clock::now();
     const std::vector<double> density = system_.density(x.data());
@@ -37,11 +32,12 @@ class FieldRecorder final : public RunRecorder {
       values.push_back(angular);
       moving = {centres, {}};
     }
-    writer_.append_field_frame(t, step, values, moving, checkpoint, integration_seconds());
+    if (recorder_) recorder_->field_frame(t, step, values, moving, checkpoint, integration_seconds());
     const double mass = system_.mass(x.data());
     if (!initial_mass_) initial_mass_ = mass;
     mass_drift_ = std::max(mass_drift_, std::abs(mass - *initial_mass_));
     min_density_ = std::min(min_density_, *std::min_element(density.begin(), density.end()));
+    sampled(index);
     own_seconds_ += seconds_since(start);
     return std::nullopt;
   }
@@ -58,6 +54,8 @@ class FieldRecorder final : public RunRecorder {
 
 // The /fields layout of a mean-field run: the density on the (φ) or (φ, r) grid, and its angular
 // marginal for radius schemes.
+}  // namespace
+
 std::vector<FieldSpec> field_layout(const RunConfig& config, const MeanFieldCircle& system) {
   const auto m = static_cast<std::size_t>(system.cells());
   const std::string scheme(scheme_key(config.model.scheme));
@@ -77,23 +75,23 @@ std::vector<FieldSpec> field_layout(const RunConfig& config, const MeanFieldCirc
                     "1/rad", {phi}}};
 }
 
-// Integrates (fresh or from a checkpoint) into an open writer and finishes the file.
-RunSummary integrate_field(RunWriter& writer, const RunConfig& config, MeanFieldCircle& system,
+namespace {
+
+// Integrates (fresh or from a checkpoint) into the recorder and ends it.
+RunSummary integrate_field(Recorder* recorder, const RunConfig& config, MeanFieldCircle& system,
                            const std::vector<double>& x0, const Checkpoint* resume, double earlier_wall_seconds,
-                           const RunOptions& options) {
+                           const ExperimentOptions& options) {
   const std::vector<double> samples = config.output.sample_times(config.solver.t_end);
-  ProgressLine progress(resume ? resume->t : 0.0, samples.back(), !options.quiet && ProgressLine::stderr_is_terminal());
-  FieldRecorder recorder(writer, system, progress, earlier_wall_seconds);
+  FieldSession session(recorder, system, options, SessionClock::of(samples, resume, earlier_wall_seconds));
   const IntegrationResult result =
-      integrate(system, x0, 0.0, samples, integrator_options(config.solver), recorder, resume);
-  progress.finish();
-  RunSummary summary = summarize(result, writer.frames(), config, earlier_wall_seconds);
+      integrate(system, x0, 0.0, samples, integrator_options(config.solver), session, resume);
+  RunSummary summary = session.summarize(result, config);
   summary.max_norm_drift = 0.0;  // no directions to renormalize
   // Mass and positivity over the frames of this session.
-  summary.extra = {{"mass_drift", recorder.mass_drift()},
-                   {"min_density", recorder.min_density()},
+  summary.extra = {{"mass_drift", session.mass_drift()},
+                   {"min_density", session.min_density()},
                    {"max_negative_density", result.counters.max_constraint_drift}};
-  writer.finish(summary);
+  if (recorder) recorder->end(summary);
   return summary;
 }
 
@@ -140,27 +138,48 @@ MeanFieldSetup make_meanfield(const RunConfig& config) {
   return setup;
 }
 
-RunSummary run_meanfield(const RunConfig& config, const RunOptions& options) {
-  // Everything that can fail on bad input happens before the output file is created.
-  MeanFieldSetup setup = make_meanfield(config);
-  RunFileOptions file_options;
-  file_options.overwrite = options.force;
-  file_options.particles = false;
-  file_options.fields = field_layout(config, *setup.system);
-  file_options.state_size = setup.system->size();
-  RunWriter writer(config.output.path, config, Provenance{options.command_line, 1}, file_options);
-  return integrate_field(writer, config, *setup.system, setup.x0, nullptr, 0.0, options);
+namespace {
+
+RunFileOptions field_contents(const RunConfig& config, const MeanFieldCircle& system) {
+  RunFileOptions contents;
+  contents.particles = false;
+  contents.fields = field_layout(config, system);
+  contents.state_size = system.size();
+  return contents;
 }
 
-RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& config, const RunOptions& options) {
+}  // namespace
+
+RunSummary run_meanfield(const RunConfig& config, const ExperimentOptions& options,
+                         const std::vector<Recorder*>& recorders) {
+  // Everything that can fail on bad input happens before anything is recorded.
+  MeanFieldSetup setup = make_meanfield(config);
+  std::vector<Recorder*> all;
+  std::unique_ptr<RunFileRecorder> file;
+  if (options.write_file) {
+    file = std::make_unique<RunFileRecorder>(config.output.path, options.force);
+    all.push_back(file.get());
+  }
+  all.insert(all.end(), recorders.begin(), recorders.end());
+  RecorderFan fan(all);
+  fan.begin(RunLayout{&config, Provenance{options.command_line, 1}, field_contents(config, *setup.system),
+                      config.output.sample_times(config.solver.t_end), 0});
+  return integrate_field(&fan, config, *setup.system, setup.x0, nullptr, 0.0, options);
+}
+
+RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& config,
+                            const ExperimentOptions& options) {
   MeanFieldSetup setup = make_meanfield(config);
   ResumeState state;
-  RunWriter writer = RunWriter::reopen_for_resume(path, Provenance{options.command_line, 1}, state);
-  if (!state.checkpoint) return integrate_field(writer, config, *setup.system, setup.x0, nullptr, 0.0, options);
-  if (state.checkpoint->x.size() != setup.system->size())
+  auto file = RunFileRecorder::reopen(path, Provenance{options.command_line, 1}, state);
+  if (state.checkpoint && state.checkpoint->x.size() != setup.system->size())
     throw IoError(path.string() + ": checkpoint state has the wrong size");
-  return integrate_field(writer, config, *setup.system, state.checkpoint->x, &*state.checkpoint, state.wall_seconds,
-                         options);
+  file->begin(RunLayout{&config, Provenance{options.command_line, 1}, field_contents(config, *setup.system),
+                        config.output.sample_times(config.solver.t_end),
+                        state.checkpoint ? state.checkpoint->next_sample : 0});
+  if (!state.checkpoint) return integrate_field(file.get(), config, *setup.system, setup.x0, nullptr, 0.0, options);
+  return integrate_field(file.get(), config, *setup.system, state.checkpoint->x, &*state.checkpoint,
+                         state.wall_seconds, options);
 }
 
 bool uses_density_tokens(const RunConfig& c) {
@@ -182,4 +201,4 @@ Vector initial_masses(const RunConfig& c) {
   return masses;
 }
 
-}  // namespace normdyn::app
+}  // namespace normdyn

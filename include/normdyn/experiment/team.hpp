@@ -1,5 +1,5 @@
 #pragma once
-// MPI, wrapped once: every MPI call of normdyn is made in mpi.cpp, and no MPI type crosses this
+// MPI, wrapped once: every MPI call of normdyn is made in experiment/team.cpp, and no MPI type crosses this
 // header.
 //
 // normdyn is linked with MPI (CMake option NORMDYN_MPI, default ON) but initializes it only when an
@@ -18,7 +18,7 @@
 
 #include "normdyn/sharded_dynamics.hpp"
 
-namespace normdyn::app {
+namespace normdyn {
 
 // Thrown on the processes of a team that agreed to stop because another one failed during set-up:
 // that process reports the error, these exit with its code in silence.
@@ -36,8 +36,6 @@ class Team final : public RowExchange {
   Team(const Team&) = delete;
   Team& operator=(const Team&) = delete;
 
-  // Whether MPI is initialized.
-  bool active() const { return active_; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   bool is_root() const { return rank_ == 0; }
@@ -88,4 +86,4 @@ class Team final : public RowExchange {
 // Whether this build has MPI (CMake option NORMDYN_MPI).
 bool built_with_mpi();
 
-}  // namespace normdyn::app
+}  // namespace normdyn

@@ -1,17 +1,17 @@
 #pragma once
-// The mean-field path of `normdyn run` (model.kind = "meanfield"), and the initial
-// weighted tokens of particle runs that discretize a density (init.kind = perturbed_uniform,
-// von_mises, or uniform with init.sampling / init.radius_width).
+// The pieces of a mean-field run (model.kind = "meanfield"), and the initial weighted tokens of
+// particle runs that discretize a density (init.kind = perturbed_uniform, von_mises, or uniform
+// with init.sampling / init.radius_width). They read input files and write nothing.
 #include <memory>
 #include <vector>
 
 #include "normdyn/config.hpp"
 #include "normdyn/density.hpp"
+#include "normdyn/experiment/experiment.hpp"
 #include "normdyn/io/run_file.hpp"
 #include "normdyn/solvers/meanfield_circle.hpp"
-#include "run.hpp"
 
-namespace normdyn::app {
+namespace normdyn {
 
 // The circle form of the configured attention matrices, one per layer. Throws InputError naming
 // model.qkv_file when a layer's Q^T K or V does not commute with rotations.
@@ -27,11 +27,14 @@ struct MeanFieldSetup {
 // The solver and its initial state (reads input files; writes nothing).
 MeanFieldSetup make_meanfield(const RunConfig& config);
 
-// Runs a mean-field experiment and writes its file (/fields/density, /parameters, /summary, /h5md).
-RunSummary run_meanfield(const RunConfig& config, const RunOptions& options);
-// Continues an interrupted or killed mean-field run from its last checkpoint (`config` is its
-// stored configuration).
-RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& config, const RunOptions& options);
+// The /fields layout of a mean-field run.
+std::vector<FieldSpec> field_layout(const RunConfig& config, const MeanFieldCircle& system);
+
+// The mean-field entries of run_experiment / resume_experiment.
+RunSummary run_meanfield(const RunConfig& config, const ExperimentOptions& options,
+                         const std::vector<Recorder*>& recorders);
+RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& config,
+                            const ExperimentOptions& options);
 
 // Particle runs: whether the initial tokens come from a density (weighted or sampled).
 bool uses_density_tokens(const RunConfig& config);
@@ -40,4 +43,4 @@ WeightedTokens initial_weighted_tokens(const RunConfig& config);
 // The token masses of a particle run: empty (equal masses) unless the discretization weights them.
 Vector initial_masses(const RunConfig& config);
 
-}  // namespace normdyn::app
+}  // namespace normdyn

@@ -1,0 +1,286 @@
+#include "normdyn/experiment/experiment.hpp"
+
+#include <chrono>
+
+#include "normdyn/analysis/observables.hpp"
+#include "normdyn/errors.hpp"
+#include "normdyn/experiment/setup.hpp"
+#include "normdyn/experiment/team.hpp"
+#include "normdyn/init.hpp"
+#include "normdyn/io/inputs.hpp"
+#include "normdyn/sharded_dynamics.hpp"
+#include "normdyn/solvers/integrator.hpp"
+#include "normdyn/solvers/layer_maps.hpp"
+#include "session.hpp"
+#include "team_observer.hpp"
+
+namespace normdyn {
+namespace {
+
+QkvSource make_qkv(const ModelConfig& m) {
+  switch (m.qkv) {
+    case QkvKind::identity: return QkvSource::identity();
+    case QkvKind::gaussian: return QkvSource::gaussian(m.d, m.qkv_seed);
+    case QkvKind::gaussian_per_layer: return QkvSource::gaussian_per_layer(m.d, m.qkv_seed);
+    case QkvKind::file: return QkvSource::layers(read_attention_matrices(m.qkv_file, m.d));
+  }
+  return QkvSource::identity();
+}
+
+// Records every sample of a particle run with its observables and checkpoint, and stops the run
+// when the synchronization condition holds.
+class ParticleSession final : public Session {
+ public:
+  ParticleSession(Recorder* recorder, const RunConfig& config, const StateLayout& layout,
+                  const ExperimentOptions& options, const SessionClock& clock)
+      : Session(recorder, options, clock), config_(config), layout_(layout) {}
+
+  std::optional<RunStatus> on_sample(std::size_t index, double t, std::int64_t step, std::span<const double> x,
+                                     const CheckpointView& checkpoint) override {
+    const auto start = Clock::now();
+    const Tokens tokens = layout_.unpack(x.data());
+    std::vector<double> observables;
+    if (config_.output.observables) {
+      const auto pairs = analysis::pairwise_summary(tokens.theta, config_.model.beta);
+      observables = {pairs.energy, analysis::variance(tokens.theta), pairs.min_cosine};
+    }
+    if (recorder_) recorder_->particle_frame(t, step, tokens, observables, checkpoint, integration_seconds());
+    std::optional<RunStatus> stop;
+    const double eps = config_.solver.sync_epsilon;
+    if (eps > 0.0 && analysis::all_cosines_above(tokens.theta, 1.0 - eps)) stop = RunStatus::synchronized;
+    sampled(index);
+    own_seconds_ += seconds_since(start);
+    return stop;
+  }
+
+ private:
+  const RunConfig& config_;
+  const StateLayout& layout_;
+};
+
+// The contents of a particle run: the token masses of weighted tokens.
+RunFileOptions particle_contents(const AttentionDynamics& dynamics) {
+  RunFileOptions contents;
+  const Vector& masses = dynamics.spec().masses;
+  contents.masses.assign(masses.data(), masses.data() + masses.size());
+  return contents;
+}
+
+// The team of a sharded run: the processes sharing it, when there are several.
+Team* sharing_team(const ExperimentOptions& options) {
+  return options.team && options.team->size() > 1 ? options.team : nullptr;
+}
+
+// Integrates (fresh or from a checkpoint) into the recorder (nullptr on the other processes of a
+// sharded run) and ends it.
+RunSummary integrate_into(Recorder* recorder, const RunConfig& config, AttentionDynamics& dynamics,
+                          const std::vector<double>& x0, const Checkpoint* resume, double earlier_wall_seconds,
+                          const ExperimentOptions& options) {
+  const std::vector<double> samples = config.output.sample_times(config.solver.t_end);
+  const SessionClock clock = SessionClock::of(samples, resume, earlier_wall_seconds);
+  ParticleSession session(recorder, config, dynamics.layout(), options, clock);
+  // Sharded: each process evaluates its rows; every stop is decided together.
+  OdeSystem* system = &dynamics;
+  SampleObserver* observer = &session;
+  std::optional<ShardedDynamics> sharded;
+  std::optional<TeamObserver> team_observer;
+  if (Team* team = sharing_team(options)) {
+    sharded.emplace(dynamics, *team);
+    system = &*sharded;
+    team_observer.emplace(*team, recorder ? &session : nullptr, options.stop_requested);
+    observer = &*team_observer;
+  }
+
+  IntegrationResult result;
+  if (config.solver.method == Method::discrete)
+    result = run_layers(dynamics, x0, 0.0, config.solver.dt, samples, config.solver.max_steps, *observer, resume);
+  else
+    result = integrate(*system, x0, 0.0, samples, integrator_options(config.solver), *observer, resume);
+  RunSummary summary = session.summarize(result, config);
+  summary.max_norm_drift = result.counters.max_constraint_drift;
+  if (recorder) recorder->end(summary);
+  return summary;
+}
+
+void reject_unshardable(const RunConfig& config) {
+  if (config.model.kind == ModelKind::meanfield)
+    throw InputError("model.kind", "mean-field runs cannot be sharded across MPI processes; run them without mpirun");
+  if (config.solver.method == Method::discrete)
+    throw InputError("solver.method", "the discrete layer maps are not sharded over MPI processes; run them without mpirun");
+}
+
+// The recorders of a session: the run file (when written) followed by the caller's.
+struct Recorders {
+  std::unique_ptr<RunFileRecorder> file;
+  std::vector<Recorder*> all;
+  std::optional<RecorderFan> fan;
+
+  Recorders(std::unique_ptr<RunFileRecorder> run_file, const std::vector<Recorder*>& others)
+      : file(std::move(run_file)) {
+    if (file) all.push_back(file.get());
+    all.insert(all.end(), others.begin(), others.end());
+    if (all.size() > 1) fan.emplace(all);
+  }
+  Recorder* get() {
+    if (fan) return &*fan;
+    return all.empty() ? nullptr : all.front();
+  }
+};
+
+std::unique_ptr<RunFileRecorder> fresh_file(const RunConfig& config, const ExperimentOptions& options) {
+  if (!options.write_file) return nullptr;
+  return std::make_unique<RunFileRecorder>(config.output.path, options.force);
+}
+
+// One run shared by the processes of an MPI launch. Every process builds the dynamics; rank 0
+// builds the initial state and creates the file. Then the team agrees that set-up succeeded (a
+// process that failed reports its error to main, which agrees with its exit code) and rank 0 hands
+// the initial state to the others.
+RunSummary run_sharded(const RunConfig& config, const ExperimentOptions& options,
+                       const std::vector<Recorder*>& others, Team& team) {
+  reject_unshardable(config);
+  AttentionDynamics dynamics = make_dynamics(config);
+  std::vector<double> x0(dynamics.layout().size());
+  std::optional<Recorders> recorders;
+  if (team.is_root()) {
+    dynamics.layout().pack(make_initial_tokens(config), x0.data());
+    recorders.emplace(fresh_file(config, options), others);
+    if (Recorder* r = recorders->get())
+      r->begin(RunLayout{&config, Provenance{options.command_line, dynamics.threads(), team.size()},
+                         particle_contents(dynamics), config.output.sample_times(config.solver.t_end), 0});
+  }
+  if (const int code = team.agree(0); code != 0) {
+    if (recorders && recorders->get()) recorders->get()->abandon();  // leave no file that looks like a run
+    throw PeerFailure{code};
+  }
+  team.broadcast(x0);
+  return integrate_into(recorders ? recorders->get() : nullptr, config, dynamics, x0, nullptr, 0.0, options);
+}
+
+RunSummary resume_sharded(const std::filesystem::path& path, std::optional<int> threads,
+                          const ExperimentOptions& options, RunConfig& config, Team& team) {
+  std::optional<AttentionDynamics> dynamics;
+  std::unique_ptr<RunFileRecorder> file;
+  ResumeState state;
+  std::vector<double> start;
+  std::string toml;
+  auto set_up = [&] {
+    config.output.path = path;
+    if (threads) config.solver.threads = *threads;
+    else if (config.solver.threads == 0) config.solver.threads = team.default_threads();
+    reject_unshardable(config);
+    dynamics.emplace(make_dynamics(config));
+  };
+  if (team.is_root()) {
+    config = RunReader(path).config();
+    set_up();
+    start.resize(dynamics->layout().size());
+    dynamics->layout().pack(make_initial_tokens(config), start.data());
+    file = RunFileRecorder::reopen(path, Provenance{options.command_line, dynamics->threads(), team.size()}, state);
+    if (state.checkpoint) {
+      if (state.checkpoint->x.size() != dynamics->layout().size())
+        throw IoError(path.string() + ": checkpoint state has the wrong size");
+      start = state.checkpoint->x;
+    }
+    toml = to_toml(config);
+  }
+  if (const int code = team.agree(0); code != 0) throw PeerFailure{code};
+  team.broadcast(toml);
+  if (!team.is_root()) {
+    config = parse_config(toml, path.string());
+    set_up();
+  }
+  team.broadcast(start);
+  // The checkpoint's record travels in the run file's own encoding.
+  std::vector<double> record;
+  if (team.is_root()) {
+    record = {state.checkpoint ? 1.0 : 0.0};
+    const auto scalars = encode_checkpoint_record(state.checkpoint.value_or(Checkpoint{}), state.wall_seconds);
+    record.insert(record.end(), scalars.begin(), scalars.end());
+  }
+  team.broadcast(record);
+  Recorder* recorder = nullptr;
+  if (file) {
+    file->begin(RunLayout{&config, Provenance{options.command_line, dynamics->threads(), team.size()},
+                          particle_contents(*dynamics), config.output.sample_times(config.solver.t_end),
+                          state.checkpoint ? state.checkpoint->next_sample : 0});
+    recorder = file.get();
+  }
+  if (record[0] == 0.0) return integrate_into(recorder, config, *dynamics, start, nullptr, 0.0, options);
+  double wall_seconds = 0.0;
+  Checkpoint checkpoint = decode_checkpoint_record(std::span<const double>(record).subspan(1), wall_seconds);
+  checkpoint.x = start;
+  return integrate_into(recorder, config, *dynamics, start, &checkpoint, wall_seconds, options);
+}
+
+}  // namespace
+
+AttentionDynamics make_dynamics(const RunConfig& config) {
+  DynamicsSpec spec;
+  spec.scheme = config.model.scheme;
+  spec.beta = config.model.beta;
+  spec.kernel.threads = config.solver.threads;
+  spec.masses = initial_masses(config);  // weighted tokens (empty: equal masses)
+  return AttentionDynamics(spec, make_qkv(config.model), config.model.n, config.model.d);
+}
+
+Tokens make_initial_tokens(const RunConfig& c) {
+  const InitConfig& i = c.init;
+  if (uses_density_tokens(c)) return initial_weighted_tokens(c).tokens;
+  switch (i.kind) {
+    case InitKind::uniform: return uniform_tokens(c.model.n, c.model.d, i.r0, i.seed);
+    case InitKind::gaussian: return gaussian_tokens(c.model.n, c.model.d, i.seed);
+    case InitKind::orthonormal: return orthonormal_tokens(c.model.n, c.model.d, i.r0, i.seed);
+    case InitKind::cap: return cap_tokens(c.model.n, c.model.d, i.r0, i.delta, i.seed);
+    case InitKind::file: return read_initial_tokens(i, c.model.n, c.model.d);
+    case InitKind::perturbed_uniform:  // handled above
+    case InitKind::von_mises: break;
+  }
+  return uniform_tokens(c.model.n, c.model.d, i.r0, i.seed);
+}
+
+RunSummary run_experiment(const RunConfig& config, const ExperimentOptions& options,
+                          const std::vector<Recorder*>& recorders) {
+  if (Team* team = sharing_team(options)) return run_sharded(config, options, recorders, *team);
+  if (config.model.kind == ModelKind::meanfield) return run_meanfield(config, options, recorders);
+  // Everything that can fail on bad input happens before anything is recorded.
+  AttentionDynamics dynamics = make_dynamics(config);
+  const Tokens start = make_initial_tokens(config);
+  std::vector<double> x0(dynamics.layout().size());
+  dynamics.layout().pack(start, x0.data());
+  Recorders out(fresh_file(config, options), recorders);
+  if (Recorder* r = out.get())
+    r->begin(RunLayout{&config, Provenance{options.command_line, dynamics.threads()}, particle_contents(dynamics),
+                       config.output.sample_times(config.solver.t_end), 0});
+  return integrate_into(out.get(), config, dynamics, x0, nullptr, 0.0, options);
+}
+
+RunSummary resume_experiment(const std::filesystem::path& path, std::optional<int> threads,
+                             const ExperimentOptions& options, RunConfig& config) {
+  if (Team* team = sharing_team(options)) return resume_sharded(path, threads, options, config, *team);
+  require_run_file(path, "--resume");
+  {
+    // Validate the stored configuration and inputs before touching the file.
+    const RunReader reader(path);
+    config = reader.config();
+  }
+  config.output.path = path;
+  if (threads) config.solver.threads = *threads;
+  if (config.model.kind == ModelKind::meanfield) return resume_meanfield(path, config, options);
+  AttentionDynamics dynamics = make_dynamics(config);
+  // A run killed before its first flush has no checkpoint: it starts over from its initial state.
+  std::vector<double> x0(dynamics.layout().size());
+  dynamics.layout().pack(make_initial_tokens(config), x0.data());
+  ResumeState state;
+  auto file = RunFileRecorder::reopen(path, Provenance{options.command_line, dynamics.threads()}, state);
+  if (state.checkpoint && state.checkpoint->x.size() != dynamics.layout().size())
+    throw IoError(path.string() + ": checkpoint state has the wrong size");
+  file->begin(RunLayout{&config, Provenance{options.command_line, dynamics.threads()}, particle_contents(dynamics),
+                        config.output.sample_times(config.solver.t_end),
+                        state.checkpoint ? state.checkpoint->next_sample : 0});
+  if (!state.checkpoint) return integrate_into(file.get(), config, dynamics, x0, nullptr, 0.0, options);
+  return integrate_into(file.get(), config, dynamics, state.checkpoint->x, &*state.checkpoint, state.wall_seconds,
+                        options);
+}
+
+}  // namespace normdyn

@@ -1,0 +1,104 @@
+#include "session.hpp"
+
+#include <string>
+
+namespace normdyn {
+
+IntegratorOptions integrator_options(const SolverConfig& s) {
+  IntegratorOptions io;
+  switch (s.method) {
+    case Method::dopri5: io.stepper = StepperKind::dopri5; break;
+    case Method::cash_karp54: io.stepper = StepperKind::cash_karp54; break;
+    case Method::fehlberg78: io.stepper = StepperKind::fehlberg78; break;
+    case Method::bulirsch_stoer: io.stepper = StepperKind::bulirsch_stoer; break;
+    case Method::rk4: io.stepper = StepperKind::rk4; break;
+    case Method::euler: io.stepper = StepperKind::euler; break;
+    case Method::discrete: break;  // run by run_layers, not an integrator
+  }
+  io.rtol = s.rtol;
+  io.atol = s.atol;
+  io.dt = s.dt;
+  io.dt_min = s.dt_min;
+  io.max_steps = s.max_steps;
+  io.retract = s.project;
+  return io;
+}
+
+SessionClock SessionClock::of(const std::vector<double>& samples, const Checkpoint* resume,
+                              double earlier_wall_seconds) {
+  SessionClock c;
+  c.t_begin = resume ? resume->t : 0.0;
+  c.t_end = samples.empty() ? 0.0 : samples.back();
+  c.steps_before = resume ? resume->counters.accepted_steps : 0;
+  c.frames_before = resume ? resume->next_sample : 0;
+  c.total_frames = samples.size();
+  c.earlier_wall_seconds = earlier_wall_seconds;
+  return c;
+}
+
+Session::Session(Recorder* recorder, const ExperimentOptions& options, const SessionClock& clock)
+    : recorder_(recorder), options_(options), clock_(clock), start_(Clock::now()), last_event_(start_),
+      frames_(clock.frames_before) {}
+
+void Session::emit(double t, std::int64_t steps, bool done) {
+  ProgressEvent e;
+  e.t = t;
+  e.t_begin = clock_.t_begin;
+  e.t_end = clock_.t_end;
+  e.steps = steps;
+  e.session_steps = steps - clock_.steps_before;
+  e.session_seconds = seconds_since(start_);
+  e.frames = frames_;
+  e.total_frames = clock_.total_frames;
+  e.done = done;
+  options_.progress(e);
+}
+
+std::optional<RunStatus> Session::on_step(double t, const Counters& c) {
+  const auto start = Clock::now();
+  if (options_.progress && std::chrono::duration<double>(start - last_event_).count() >= options_.progress_interval) {
+    last_event_ = start;
+    emit(t, c.accepted_steps, false);
+  }
+  if (recorder_) recorder_->flush_if_due();
+  own_seconds_ += seconds_since(start);
+  if (options_.stop_requested) {
+    if (const int reason = options_.stop_requested(); reason != 0) {
+      stop_reason_ = reason;
+      return RunStatus::interrupted;
+    }
+  }
+  return std::nullopt;
+}
+
+double Session::integration_seconds() const {
+  return clock_.earlier_wall_seconds + seconds_since(start_) - own_seconds_;
+}
+
+RunSummary Session::summarize(const IntegrationResult& result, const RunConfig& config) {
+  if (options_.progress) emit(result.t_reached, result.counters.accepted_steps, true);
+  RunSummary summary;
+  summary.status = result.status;
+  summary.t_reached = result.t_reached;
+  summary.frames = static_cast<std::int64_t>(result.samples_emitted);
+  summary.accepted_steps = result.counters.accepted_steps;
+  summary.rejected_steps = result.counters.rejected_steps;
+  summary.rhs_evaluations = result.counters.rhs_evaluations;
+  summary.wall_seconds = clock_.earlier_wall_seconds + result.wall_seconds;
+  const std::string at = " at t = " + std::to_string(result.t_reached);
+  switch (result.status) {
+    case RunStatus::ok: summary.message = "reached t = " + std::to_string(result.t_reached); break;
+    case RunStatus::synchronized:
+      summary.message = "synchronized: every pairwise cosine exceeds 1 - " +
+                        std::to_string(config.solver.sync_epsilon) + at;
+      break;
+    case RunStatus::interrupted:
+      summary.message = (stop_reason_ > 0 ? "interrupted by signal " + std::to_string(stop_reason_) : "interrupted") + at;
+      if (!options_.resume_hint.empty()) summary.message += "; " + options_.resume_hint;
+      break;
+    default: summary.message = result.message;
+  }
+  return summary;
+}
+
+}  // namespace normdyn

@@ -1,0 +1,64 @@
+#pragma once
+// What every run does between steps and samples, particles or mean field: progress events, the
+// recorder's flush cadence, interrupts, and the integration time excluding its own (summed over
+// resumed sessions). Subclasses record the samples. Private to experiment/.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "normdyn/checkpoint.hpp"
+#include "normdyn/config.hpp"
+#include "normdyn/experiment/experiment.hpp"
+#include "normdyn/solvers/integrator.hpp"
+
+namespace normdyn {
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The integrator settings of a configuration (all methods but "discrete").
+IntegratorOptions integrator_options(const SolverConfig& solver);
+
+// Where a session starts within its run.
+struct SessionClock {
+  double t_begin = 0.0;
+  double t_end = 0.0;
+  std::int64_t steps_before = 0;    // accepted steps of earlier sessions
+  std::size_t frames_before = 0;    // frames recorded by earlier sessions
+  std::size_t total_frames = 0;
+  double earlier_wall_seconds = 0.0;
+
+  static SessionClock of(const std::vector<double>& samples, const Checkpoint* resume, double earlier_wall_seconds);
+};
+
+class Session : public SampleObserver {
+ public:
+  Session(Recorder* recorder, const ExperimentOptions& options, const SessionClock& clock);
+  std::optional<RunStatus> on_step(double t, const Counters& counters) override;
+  // Integration time over every session, excluding the recorders'.
+  double integration_seconds() const;
+  // The summary of an integration: status, counters, wall time over every session, message.
+  RunSummary summarize(const IntegrationResult& result, const RunConfig& config);
+
+ protected:
+  // After sample `index` was recorded.
+  void sampled(std::size_t index) { frames_ = index + 1; }
+
+  Recorder* recorder_;
+  double own_seconds_ = 0.0;  // time spent here and in on_sample, not integrating
+
+ private:
+  void emit(double t, std::int64_t steps, bool done);
+
+  const ExperimentOptions& options_;
+  SessionClock clock_;
+  Clock::time_point start_, last_event_;
+  std::size_t frames_;
+  int stop_reason_ = 0;
+};
+
+}  // namespace normdyn
