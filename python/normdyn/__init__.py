@@ -22,7 +22,7 @@ import threading
 from collections.abc import Mapping
 
 from . import _core, _toml
-from ._dataset import from_core as _from_core, load as _load
+from ._dataset import from_core as _from_core, load as _load, open_in_this_process as _open_here
 from ._sweep import load_sweep as _load_sweep
 
 __version__ = _core.__version__
@@ -120,6 +120,8 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
     overrides = _overrides(set)
     if output is not None:
         output = os.fspath(output)
+        if force and _open_here(output):
+            raise OSError(f"{output}: open in this process (close the Dataset of normdyn.load first: ds.close())")
     callback, close = _progress_listener(progress, "normdyn.run")
     try:
         result = _core.run(text, source, overrides, output, bool(force), _threads(threads), callback, 0.2,
@@ -135,6 +137,8 @@ def resume(path, *, threads=None, progress=False):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such run file")
+    if _open_here(path):
+        raise OSError(f"{path}: open in this process (close the Dataset of normdyn.load first: ds.close())")
     callback, close = _progress_listener(progress, "normdyn.resume")
     try:
         _core.resume(path, _threads(threads), callback, 0.2, _main_thread(), _command_line("normdyn.resume"))
@@ -146,7 +150,9 @@ def resume(path, *, threads=None, progress=False):
 def load(path):
     """The Dataset of a run file (particles or mean field), read lazily: selecting frames or tokens
     reads only those. A file still being written is opened as a SWMR reader (call again to see new
-    frames); a killed run's file loads with every flushed frame."""
+    frames); a killed run's file loads with every flushed frame. The file stays open until
+    ds.close() (or `with normdyn.load(path) as ds:`); close it before resuming or overwriting it
+    from the same process."""
     return _load(path)
 
 

@@ -181,8 +181,27 @@ def _plain(value):
     return value
 
 
+def open_in_this_process(path):
+    """Whether h5py holds `path` open in this process (HDF5 then refuses to open it for writing)."""
+    import h5py
+    if not os.path.exists(path):
+        return False
+    for fid in h5py.h5f.get_obj_ids(types=h5py.h5f.OBJ_FILE):
+        try:
+            if os.path.samefile(fid.name.decode(), path):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
 def load(path):
     """The Dataset of a run file, read lazily (see normdyn.load)."""
+    ds = _load(path)
+    return ds
+
+
+def _load(path):
     import h5py
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -193,6 +212,7 @@ def load(path):
         raise OSError(f"{path}: cannot open as an HDF5 run file ({e})") from None
     f = h5.file
     if "parameters" not in f or "config" not in f["parameters"].attrs:
+        h5.file.close()
         raise ValueError(f"{path}: not a normdyn run file (no /parameters@config)")
     params = f["parameters"].attrs
     summary = {}
@@ -232,10 +252,12 @@ def load(path):
             observables.append((name, _lazy(h5, f"observables/{name}/value", frames), dims[: ds.ndim - 1],
                                 units, long_name))
         mass = _lazy(h5, "particles/tokens/mass") if "mass" in tokens else None
-        return _assemble(particles=True, time=time, step=step,
-                         direction=_lazy(h5, "particles/tokens/direction/value", frames),
-                         radius=_lazy(h5, "particles/tokens/radius/value", frames), mass=mass,
-                         observables=observables, attrs=attrs)
+        ds = _assemble(particles=True, time=time, step=step,
+                       direction=_lazy(h5, "particles/tokens/direction/value", frames),
+                       radius=_lazy(h5, "particles/tokens/radius/value", frames), mass=mass,
+                       observables=observables, attrs=attrs)
+        ds.set_close(h5.file.close)
+        return ds
 
     if "fields" in f:
         group = f["fields"]
@@ -264,6 +286,9 @@ def load(path):
             fields.append({"name": name, "unit": _plain(value.attrs.get("unit", "")),
                            "description": _plain(value.attrs.get("description", g.attrs.get("description", ""))),
                            "axes": axes, "value": _lazy(h5, f"fields/{name}/value", frames)})
-        return _assemble(particles=False, time=first["time"][:frames], step=first["step"][:frames],
-                         fields=fields, attrs=attrs)
+        ds = _assemble(particles=False, time=first["time"][:frames], step=first["step"][:frames],
+                       fields=fields, attrs=attrs)
+        ds.set_close(h5.file.close)
+        return ds
+    h5.file.close()
     raise ValueError(f"{path}: a run file without /particles/tokens or /fields")

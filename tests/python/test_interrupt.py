@@ -9,9 +9,11 @@ import normdyn
 from conftest import run_cli
 from h5compare import differences
 
-# Long enough that SIGINT arrives mid-run (seconds on one thread), short enough to finish on resume.
-LONG_RUN = {"model": {"scheme": "post", "n": 48, "d": 3, "beta": 4.0},
-            "solver": {"t_end": 400.0, "threads": 1}, "output": {"samples": 401, "flush_seconds": 0.05}}
+# Long enough that SIGINT arrives mid-run (10 000 fixed steps, about a second on one thread), short
+# enough to finish on resume.
+LONG_RUN = {"model": {"scheme": "post", "n": 64, "d": 3, "beta": 4.0},
+            "solver": {"method": "rk4", "dt": 0.01, "t_end": 100.0, "threads": 1},
+            "output": {"samples": 401, "flush_seconds": 0.05}}
 
 CHILD = textwrap.dedent("""
     import sys, time, signal, normdyn
@@ -54,6 +56,10 @@ def test_ctrl_c_raises_keyboard_interrupt_and_leaves_a_resumable_file(tmp_path):
     frames = interrupted.sizes["time"]
     assert 0 < frames < 401
     assert "normdyn.resume" in interrupted.attrs["message"]
+    import pytest
+    with pytest.raises(OSError, match="close"):
+        normdyn.resume(out)  # still open for reading here
+    interrupted.close()
 
     resumed = normdyn.resume(out)
     assert resumed.attrs["status"] == "ok" and resumed.sizes["time"] == 401
