@@ -175,6 +175,9 @@ def analyze(ds_or_path, **options):
     """
     if "fit_window" in options:
         options["fit_window"] = _window(options["fit_window"])
+    for key in ("json", "observables_file"):
+        if key in options:
+            options[key] = os.fspath(options[key])
     if isinstance(ds_or_path, (str, os.PathLike)):
         return json.loads(_core.analyze(os.fspath(ds_or_path), options))
     import xarray as xr

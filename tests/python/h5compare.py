@@ -14,6 +14,11 @@ def _equal(a, b):
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
+# The build's git revision, baked in when each program was linked (the command line and the module
+# may have been linked at different commits of a working tree).
+REVISION = {("h5md/creator", "version"), ("parameters", "normdyn_revision")}
+
+
 def differences(path_a, path_b, skip_attrs=PROVENANCE, skip_paths=("/checkpoint",)):
     out = []
     with h5py.File(path_a, "r") as fa, h5py.File(path_b, "r") as fb:
@@ -27,7 +32,7 @@ def differences(path_a, path_b, skip_attrs=PROVENANCE, skip_paths=("/checkpoint"
                 continue
             oa, ob = fa[name], fb[name]
             for k in sorted(set(oa.attrs) | set(ob.attrs)):
-                if k in skip_attrs or k in ("DIMENSION_LIST", "REFERENCE_LIST"):
+                if k in skip_attrs or k in ("DIMENSION_LIST", "REFERENCE_LIST") or (name.strip("/"), k) in REVISION:
                     continue
                 if k not in oa.attrs or k not in ob.attrs:
                     out.append(f"{name}@{k}: only in one file")

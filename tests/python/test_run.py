@@ -85,12 +85,18 @@ def test_a_file_being_written_loads_as_swmr_reader(tmp_path):
     import time
 
     from conftest import BINARY
-    (tmp_path / "c.toml").write_text('[model]\nn = 48\nbeta = 4.0\n[solver]\nt_end = 2000.0\nthreads = 1\n'
-                                     '[output]\nsamples = 2001\nflush_seconds = 0.05\n')
+    # 100 000 fixed steps: many seconds, killed long before its end.
+    (tmp_path / "c.toml").write_text('[model]\nn = 64\nbeta = 4.0\n[solver]\nmethod = "rk4"\ndt = 0.01\n'
+                                     't_end = 1000.0\nthreads = 1\n[output]\nsamples = 2001\nflush_seconds = 0.05\n')
     out = tmp_path / "live.h5"
     writer = subprocess.Popen([str(BINARY), "run", str(tmp_path / "c.toml"), "-o", str(out), "--quiet"])
     try:
         seen = 0
+        while not out.exists() and writer.poll() is None:
+            time.sleep(0.05)
+        # A reader that opens the file in the instant between its creation and the writer's switch
+        # to SWMR mode makes the writer fail (file locks): let the writer get there first.
+        time.sleep(1.0)
         for _ in range(600):
             time.sleep(0.05)
             if out.exists():
