@@ -4,6 +4,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import normdyn
 from conftest import run_cli
@@ -16,14 +17,8 @@ LONG_RUN = {"model": {"scheme": "post", "n": 64, "d": 3, "beta": 4.0},
             "output": {"samples": 401, "flush_seconds": 0.05}}
 
 CHILD = textwrap.dedent("""
-    import sys, time, signal, normdyn
+    import sys, time, normdyn
     config = eval(sys.argv[1])
-    received = []
-    default = signal.getsignal(signal.SIGINT)
-    def handler(signum, frame):
-        received.append(time.monotonic())
-        default(signum, frame)          # Python's own: raises KeyboardInterrupt
-    signal.signal(signal.SIGINT, handler)
     started = []
     def progress(event):
         if not started and event["frames"] > 3:
@@ -33,7 +28,7 @@ CHILD = textwrap.dedent("""
         normdyn.run(config, output=sys.argv[2], progress=progress)
         print("finished", flush=True)
     except KeyboardInterrupt:
-        print(f"KeyboardInterrupt {time.monotonic() - received[0]:.4f}", flush=True)
+        print(f"KeyboardInterrupt {time.monotonic():.6f}", flush=True)  # CLOCK_MONOTONIC: system-wide
 """)
 
 
@@ -42,13 +37,14 @@ def test_ctrl_c_raises_keyboard_interrupt_and_leaves_a_resumable_file(tmp_path):
     child = subprocess.Popen([sys.executable, "-c", CHILD, repr(LONG_RUN), str(out)], stdout=subprocess.PIPE,
                              text=True, env=os.environ)
     assert child.stdout.readline().strip() == "started"
+    sent = time.monotonic()
     child.send_signal(signal.SIGINT)
     line = child.stdout.readline().strip()
     child.wait(timeout=60)
     assert line.startswith("KeyboardInterrupt"), line
-    # The handler ran within one poll of the GIL (50 ms) and a step: printed for the log, bounded
-    # loosely here (tests are not timed; the 0.2 s target is measured by bench/python_overhead.py).
-    latency = float(line.split()[1])
+    # From the signal to the exception: one poll of the signal handlers (50 ms) and a step. Printed
+    # for the log and bounded loosely only (tests are not timed; a loaded machine delays anything).
+    latency = float(line.split()[1]) - sent
     print(f"SIGINT -> KeyboardInterrupt: {latency:.4f} s")
     assert latency < 5.0
     interrupted = normdyn.load(out)

@@ -37,3 +37,13 @@ def test_density_with_a_moving_radial_grid(tmp_path):
     assert loaded.density.values.tobytes() == ds.density.values.tobytes()
     for v in list(ds.data_vars) + list(ds.coords):
         assert "units" in ds[v].attrs and "long_name" in ds[v].attrs, v
+
+
+def test_weighted_particles_carry_their_masses(tmp_path):
+    config = {"model": {"n": 16, "d": 2}, "init": {"kind": "von_mises", "sampling": "weighted"},
+              "solver": {"t_end": 1.0}, "output": {"samples": 3}}
+    ds = normdyn.run(config, output=tmp_path / "w.h5")
+    assert ds.mass.dims == ("token",) and abs(float(ds.mass.sum()) - 1.0) < 1e-12
+    with normdyn.load(tmp_path / "w.h5") as loaded:
+        assert loaded.mass.values.tobytes() == ds.mass.values.tobytes()
+    assert "mass" not in normdyn.run({"model": {"n": 4}, "solver": {"t_end": 1.0}})
