@@ -197,11 +197,6 @@ def open_in_this_process(path):
 
 def load(path):
     """The Dataset of a run file, read lazily (see normdyn.load)."""
-    ds = _load(path)
-    return ds
-
-
-def _load(path):
     import h5py
     path = os.fspath(path)
     if not os.path.exists(path):
