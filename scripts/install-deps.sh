@@ -20,6 +20,9 @@ packages=(
   # Python helpers: readers, plots, peer benchmarks (run with /usr/bin/python3)
   python3-numpy python3-scipy python3-h5py python3-matplotlib python3-threadpoolctl
   python3-xarray python3-h5netcdf
+  # the Python package normdyn (python/): bindings, progress bars, its tests and example notebook
+  pybind11-dev python3-pybind11 python3-pytest python3-tqdm python3-ipywidgets
+  python3-nbclient python3-nbformat python3-ipykernel
 )
 if [[ -z ${NORMDYN_SKIP_APT_UPDATE:-} ]]; then $SUDO apt-get update -qq; fi
 $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}"

@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
+# The Python package normdyn, into the folder Debian's python3 searches (/usr/local/lib/python3.X/
+# dist-packages); build/install_manifest.txt lists what was installed (README "From Python").
+cmake --install build > /dev/null
 mkdir -p runs
 ./build/app/normdyn run data/configs/default.toml -o runs/default.h5 --force
 /usr/bin/python3 - <<'PY'
@@ -19,3 +22,4 @@ with h5py.File("runs/default.h5", "r") as f:
     print(f"variance 1 - |mean direction|^2: t = 0: {1 - np.sum(theta[0].mean(axis=0)**2):.3g}, "
           f"t = {t[-1]:g}: {1 - np.sum(mean**2):.3g}")
 PY
+(cd / && /usr/bin/python3 -c "import normdyn; print('import normdyn: version', normdyn.__version__, 'from', normdyn.__file__)")

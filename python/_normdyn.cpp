@@ -1,0 +1,442 @@
+// normdyn._core: the Python binding of the experiment API (experiment/experiment.hpp) and of the
+// configuration, scheme registry and analysis. The package normdyn (python/normdyn/) builds its
+// xarray Datasets on top of the plain dicts and numpy arrays returned here.
+//
+// Threads and signals: the GIL is released while a run integrates, so runs in several Python
+// threads proceed at once. The experiment polls stop_requested after every step; on the main thread
+// it takes the GIL at most every kStopPollInterval to let Python run its signal handlers
+// (PyErr_CheckSignals), so that Ctrl-C ends the run as `interrupted` (file complete and resumable)
+// and the handler's exception (KeyboardInterrupt) is raised once the run has returned.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyze.hpp"
+#include "normdyn/config.hpp"
+#include "normdyn/errors.hpp"
+#include "normdyn/experiment/experiment.hpp"
+#include "normdyn/experiment/recorder.hpp"
+#include "normdyn/io/run_file.hpp"
+#include "normdyn/schemes.hpp"
+#include "normdyn/status.hpp"
+#include "normdyn/version.hpp"
+
+namespace py = pybind11;
+using namespace normdyn;
+
+namespace {
+
+// How often the main thread's run looks at pending signals: well inside the 0.2 s a user waits for
+// Ctrl-C, and rare enough that taking the GIL costs nothing measurable.
+constexpr auto kStopPollInterval = std::chrono::milliseconds(50);
+
+// The vector becomes the array's buffer: the capsule owns it, nothing is copied.
+template <class T>
+py::array_t<T> adopt(std::vector<T>&& values, std::vector<py::ssize_t> shape) {
+  auto* owned = new std::vector<T>(std::move(values));
+  py::capsule owner(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>(std::move(shape), owned->data(), owner);
+}
+
+py::dict summary_dict(const RunSummary& s) {
+  py::dict d;
+  d["status"] = std::string(to_string(s.status));
+  d["message"] = s.message;
+  d["t_reached"] = s.t_reached;
+  d["frames"] = s.frames;
+  d["accepted_steps"] = s.accepted_steps;
+  d["rejected_steps"] = s.rejected_steps;
+  d["rhs_evaluations"] = s.rhs_evaluations;
+  d["wall_seconds"] = s.wall_seconds;
+  d["max_norm_drift"] = s.max_norm_drift;
+  for (const auto& [key, value] : s.extra) d[py::str(key)] = value;
+  return d;
+}
+
+py::dict event_dict(const ProgressEvent& e) {
+  py::dict d;
+  d["t"] = e.t;
+  d["t_begin"] = e.t_begin;
+  d["t_end"] = e.t_end;
+  d["steps"] = e.steps;
+  d["session_steps"] = e.session_steps;
+  d["session_seconds"] = e.session_seconds;
+  d["frames"] = e.frames;
+  d["total_frames"] = e.total_frames;
+  d["done"] = e.done;
+  d["fraction"] = e.fraction();
+  return d;
+}
+
+// Signals, progress callbacks and the exceptions they raise, for one run. Every member that holds a
+// Python object is touched only with the GIL held.
+class PythonSession {
+ public:
+  PythonSession(py::object progress, bool main_thread) : progress_(std::move(progress)), main_thread_(main_thread) {}
+
+  void attach(ExperimentOptions& options) {
+    options.stop_requested = [this] { return stop_requested(); };
+    if (!progress_.is_none()) options.progress = [this](const ProgressEvent& e) { on_progress(e); };
+  }
+
+  // With the GIL held, after the run: re-raises what a signal handler or the callback raised.
+  void rethrow_pending() {
+    if (pending_) {
+      py::error_already_set error = std::move(*pending_);
+      pending_.reset();
+      throw error;
+    }
+  }
+
+ private:
+  int stop_requested() {
+    if (stop_) return SIGINT;
+    if (!main_thread_) return 0;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_poll_ < kStopPollInterval) return 0;
+    last_poll_ = now;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {
+      pending_.emplace();  // fetches the handler's exception
+      stop_ = true;
+      return SIGINT;
+    }
+    return 0;
+  }
+
+  void on_progress(const ProgressEvent& e) {
+    if (stop_) return;
+    py::gil_scoped_acquire gil;
+    try {
+      progress_(event_dict(e));
+    } catch (py::error_already_set& error) {
+      pending_.emplace(std::move(error));
+      stop_ = true;
+    }
+  }
+
+  py::object progress_;
+  bool main_thread_;
+  bool stop_ = false;
+  std::chrono::steady_clock::time_point last_poll_ = std::chrono::steady_clock::now();
+  std::optional<py::error_already_set> pending_;
+};
+
+py::dict provenance_dict(const Provenance& p) {
+  py::dict d;
+  d["command_line"] = p.command_line;
+  d["threads"] = p.threads;
+  d["ranks"] = p.ranks;
+  return d;
+}
+
+py::dict version_dict() {
+  py::dict d;
+  d["version"] = std::string(version());
+  d["revision"] = std::string(revision());
+  d["compiler"] = std::string(compiler());
+  d["build_type"] = std::string(build_type());
+  return d;
+}
+
+// The recorder's buffers, moved into numpy arrays.
+py::dict memory_result(MemoryRecorder& rec) {
+  py::dict out;
+  const auto frames = static_cast<py::ssize_t>(rec.frames());
+  out["config"] = rec.config_toml;
+  out["provenance"] = provenance_dict(rec.provenance);
+  out["particles"] = rec.has_particles;
+  out["time"] = adopt(std::move(rec.times), {frames});
+  out["step"] = adopt(std::move(rec.steps), {frames});
+  if (rec.has_particles) {
+    const auto n = static_cast<py::ssize_t>(rec.n), d = static_cast<py::ssize_t>(rec.d);
+    rec.direction.resize(static_cast<std::size_t>(frames * n * d));
+    rec.radius.resize(static_cast<std::size_t>(frames * n));
+    out["direction"] = adopt(std::move(rec.direction), {frames, n, d});
+    out["radius"] = adopt(std::move(rec.radius), {frames, n});
+    if (!rec.mass.empty()) out["mass"] = adopt(std::move(rec.mass), {n});
+    py::dict observables;
+    for (std::size_t i = 0; i < rec.observable_names.size() && i < rec.observables.size(); ++i)
+      observables[py::str(rec.observable_names[i])] = adopt(std::move(rec.observables[i]), {frames});
+    out["observables"] = observables;
+  }
+  py::list fields;
+  for (auto& f : rec.fields) {
+    py::dict field;
+    field["name"] = f.spec.name;
+    field["description"] = f.spec.description;
+    field["unit"] = f.spec.unit;
+    std::vector<py::ssize_t> shape{frames};
+    py::list axes;
+    std::size_t moving = 0;
+    for (const auto& a : f.spec.axes) {
+      shape.push_back(static_cast<py::ssize_t>(a.cells));
+      py::dict axis;
+      axis["name"] = a.name;
+      axis["unit"] = a.unit;
+      axis["description"] = a.description;
+      axis["moving"] = a.moving;
+      if (a.moving) {
+        auto& values = f.moving.at(moving++);
+        axis["centres"] = adopt(std::move(values), {frames, static_cast<py::ssize_t>(a.cells)});
+      } else {
+        axis["centres"] = adopt(std::vector<double>(a.centres), {static_cast<py::ssize_t>(a.cells)});
+      }
+      axes.append(axis);
+    }
+    field["axes"] = axes;
+    field["value"] = adopt(std::move(f.values), std::move(shape));
+    fields.append(field);
+  }
+  out["fields"] = fields;
+  if (rec.summary) out["summary"] = summary_dict(*rec.summary);
+  out["versions"] = version_dict();
+  return out;
+}
+
+RunConfig parse(const std::string& toml_text, const std::string& source, const std::vector<std::string>& overrides) {
+  return parse_config(toml_text, source, overrides);
+}
+
+py::dict run(const std::string& toml_text, const std::string& source, const std::vector<std::string>& overrides,
+             std::optional<std::string> output, bool force, std::optional<int> threads, py::object progress,
+             double progress_interval, bool main_thread, const std::string& command_line) {
+  RunConfig config = parse(toml_text, source, overrides);
+  if (threads) {
+    if (*threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(*threads));
+    config.solver.threads = *threads;
+  }
+  ExperimentOptions options;
+  options.write_file = output.has_value();
+  if (output) config.output.path = *output;
+  options.force = force;
+  options.command_line = command_line;
+  options.resume_hint = output ? "normdyn.resume(\"" + *output + "\")" : "";
+  options.progress_interval = progress_interval;
+  PythonSession session(std::move(progress), main_thread);
+  session.attach(options);
+  MemoryRecorder recorder;
+  {
+    py::gil_scoped_release release;
+    run_experiment(config, options, {&recorder});
+  }
+  session.rethrow_pending();
+  return memory_result(recorder);
+}
+
+py::dict resume(const std::string& path, std::optional<int> threads, py::object progress, double progress_interval,
+                bool main_thread, const std::string& command_line) {
+  ExperimentOptions options;
+  options.command_line = command_line;
+  options.resume_hint = "normdyn.resume(\"" + path + "\")";
+  options.progress_interval = progress_interval;
+  PythonSession session(std::move(progress), main_thread);
+  session.attach(options);
+  RunConfig config;
+  RunSummary summary;
+  {
+    py::gil_scoped_release release;
+    summary = resume_experiment(path, threads, options, config);
+  }
+  session.rethrow_pending();
+  py::dict out;
+  out["summary"] = summary_dict(summary);
+  out["config"] = to_toml(config);
+  return out;
+}
+
+// A run file of frames held in memory (a Dataset of normdyn.run without output), so that the
+// analysis, which reads run files, can see it. Its checkpoints are the frames themselves.
+void write_run_file(const std::string& path, const std::string& toml_text, py::array_t<double, py::array::c_style> time,
+                    py::array_t<std::int64_t, py::array::c_style> step,
+                    py::array_t<double, py::array::c_style> direction, py::array_t<double, py::array::c_style> radius,
+                    std::optional<py::array_t<double, py::array::c_style>> mass, py::dict observables,
+                    py::dict summary) {
+  RunConfig config = parse_config(toml_text, "config");
+  config.output.path = path;
+  if (direction.ndim() != 3 || radius.ndim() != 2) throw InputError("direction", "expected [time, token, component]");
+  const auto frames = static_cast<std::size_t>(direction.shape(0));
+  const Index n = direction.shape(1), d = direction.shape(2);
+  RunFileOptions contents;
+  contents.overwrite = true;
+  if (mass) contents.masses.assign(mass->data(), mass->data() + mass->size());
+  const auto& names = frame_observable_names();
+  std::vector<py::array_t<double, py::array::c_style>> series;
+  for (const auto& name : names)
+    if (observables.contains(name)) series.push_back(observables[py::str(name)].cast<py::array_t<double, py::array::c_style>>());
+  const bool with_observables = config.output.observables && series.size() == names.size();
+  RunSummary s;
+  s.status = run_status_from_string(summary["status"].cast<std::string>()).value_or(RunStatus::ok);
+  s.message = summary.contains("message") ? summary["message"].cast<std::string>() : "";
+  auto get = [&](const char* key, auto fallback) {
+    return summary.contains(key) ? summary[key].cast<decltype(fallback)>() : fallback;
+  };
+  s.t_reached = get("t_reached", 0.0);
+  s.accepted_steps = get("accepted_steps", std::int64_t{0});
+  s.rejected_steps = get("rejected_steps", std::int64_t{0});
+  s.rhs_evaluations = get("rhs_evaluations", std::int64_t{0});
+  s.wall_seconds = get("wall_seconds", 0.0);
+  s.max_norm_drift = get("max_norm_drift", 0.0);
+  s.frames = static_cast<std::int64_t>(frames);
+  py::gil_scoped_release release;
+  RunWriter writer(config.output.path, config, Provenance{"normdyn.analyze (in-memory run)", 1, 1}, contents);
+  const StateLayout layout{n, d};
+  std::vector<double> x(layout.size()), values(names.size());
+  for (std::size_t i = 0; i < frames; ++i) {
+    Tokens tokens{RowMatrix(Eigen::Map<const RowMatrix>(direction.data(static_cast<py::ssize_t>(i)), n, d)),
+                  Vector(Eigen::Map<const Vector>(radius.data(static_cast<py::ssize_t>(i)), n))};
+    layout.pack(tokens, x.data());
+    for (std::size_t k = 0; with_observables && k < names.size(); ++k) values[k] = series[k].at(static_cast<py::ssize_t>(i));
+    const CheckpointView checkpoint{time.at(static_cast<py::ssize_t>(i)), config.solver.dt, x, Counters{}, i + 1};
+    writer.append_frame(time.at(static_cast<py::ssize_t>(i)), step.at(static_cast<py::ssize_t>(i)), tokens,
+                        with_observables ? std::span<const double>(values) : std::span<const double>(), checkpoint, 0.0);
+  }
+  writer.finish(s);
+}
+
+std::string analyze(const std::string& path, py::dict o) {
+  app::AnalyzeRequest request;
+  request.run_file = path;
+  request.quiet = true;
+  request.write_observables = false;
+  app::AnalyzeOptions& a = request.options;
+  auto range = [](const char* key, double v, double lo, double hi) {
+    if (!(v >= lo && v <= hi))
+      throw InputError(key, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(v));
+    return v;
+  };
+  for (auto [k, v] : o) {
+    const std::string key = k.cast<std::string>();
+    if (key == "cluster_epsilon") a.clusters.epsilon = range("cluster_epsilon", v.cast<double>(), 0.0, 2.0);
+    else if (key == "rank_threshold") a.rank_threshold = range("rank_threshold", v.cast<double>(), 0.0, 1.0);
+    else if (key == "plateau_energy_tolerance") a.plateaus.energy_tolerance = range(key.c_str(), v.cast<double>(), 0.0, HUGE_VAL);
+    else if (key == "plateau_min_frames") a.plateaus.min_frames = static_cast<decltype(a.plateaus.min_frames)>(range(key.c_str(), v.cast<double>(), 1, 1 << 30));
+    else if (key == "plateau_min_duration") a.plateaus.min_duration = range(key.c_str(), v.cast<double>(), 0.0, HUGE_VAL);
+    else if (key == "quantity") {
+      const auto q = app::rate_quantity_from_string(v.cast<std::string>());
+      if (!q) throw InputError("quantity", "unknown quantity \"" + v.cast<std::string>() + "\"");
+      a.quantity = *q;
+    } else if (key == "law") {
+      const std::string law = v.cast<std::string>();
+      if (law != "auto") {
+        if (law != "exponential" && law != "power" && law != "stretched_exponential")
+          throw InputError("law", "expected auto, exponential, power or stretched_exponential, got \"" + law + "\"");
+        a.rate.law = analysis::decay_law_from_string(law);
+      }
+    } else if (key == "fit_window") {
+      const auto w = v.cast<std::pair<double, double>>();
+      if (!(w.second > w.first)) throw InputError("fit_window", "needs t0 < t1");
+      a.rate.window = analysis::TimeWindow{w.first, w.second};
+    } else if (key == "fit_fraction") a.rate.late_fraction = range(key.c_str(), v.cast<double>(), 0.01, 1.0);
+    else if (key == "fit_floor") a.rate.floor = range(key.c_str(), v.cast<double>(), 0.0, HUGE_VAL);
+    else if (key == "no_correction") a.rate.correction = !v.cast<bool>();
+    else if (key == "energy_tolerance") a.checks.energy_tolerance = range(key.c_str(), v.cast<double>(), 0.0, HUGE_VAL);
+    else if (key == "no_velocity") a.use_velocity = !v.cast<bool>();
+    else if (key == "threads") a.threads = static_cast<int>(range("threads", v.cast<double>(), 0, 4096));
+    else if (key == "json") request.json = v.cast<std::string>();
+    else if (key == "observables_file") {
+      request.observables_file = v.cast<std::string>();
+      request.write_observables = true;
+    } else if (key == "no_write") request.write_observables = request.write_observables || !v.cast<bool>();
+    else throw InputError(key, "unknown option of normdyn.analyze");
+  }
+  py::gil_scoped_release release;
+  if (!request.write_observables && !request.json) {
+    const RunReader reader(request.run_file);
+    const app::AnalysisResult result = app::analyze_run(reader, request.options);
+    return app::report_json(result, request, app::ObservablesDestination{});
+  }
+  // Writing: the command's own path, so that the files are those `normdyn analyze` writes.
+  const std::filesystem::path json = request.json ? *request.json : std::filesystem::path(path + ".report.json.tmp");
+  const bool temporary = !request.json;
+  request.json = json;
+  app::analyze_command(request);
+  std::string text;
+  {
+    std::FILE* f = std::fopen(json.c_str(), "rb");
+    if (!f) throw IoError(json.string() + ": cannot read the report");
+    char buffer[65536];
+    for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, got);
+    std::fclose(f);
+  }
+  if (temporary) std::filesystem::remove(json);
+  return text;
+}
+
+py::list schemes() {
+  py::list out;
+  for_each_scheme([&](auto s) {
+    using S = decltype(s);
+    py::dict d;
+    d["key"] = std::string(S::key);
+    d["title"] = std::string(S::title);
+    py::dict formulas;
+    formulas["speed"] = std::string(S::speed_formula);
+    formulas["radial_rate"] = std::string(S::radial_formula);
+    formulas["layer_map"] = std::string(S::layer_formula);
+    d["formulas"] = formulas;
+    d["has_radius"] = S::has_radius;
+    py::list params;
+    for (const auto& p : S::params) {
+      py::dict param;
+      param["key"] = "model." + std::string(p.key);
+      param["default"] = s.*(p.member);
+      param["description"] = std::string(p.doc);
+      param["lower"] = p.lower;
+      param["lower_inclusive"] = p.lower_inclusive;
+      params.append(param);
+    }
+    d["parameters"] = params;
+    out.append(d);
+  });
+  return out;
+}
+
+py::list reference() {
+  py::list out;
+  for (const auto& k : config_reference()) {
+    py::dict d;
+    d["key"] = k.key;
+    d["type"] = k.type;
+    d["default"] = k.default_value;
+    d["description"] = k.doc;
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "normdyn's C++ core: runs, resumes, analysis, configuration (use the package normdyn)";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const IoError& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+    }
+  });
+  m.def("run", &run, py::arg("toml"), py::arg("source"), py::arg("overrides"), py::arg("output"), py::arg("force"),
+        py::arg("threads"), py::arg("progress"), py::arg("progress_interval"), py::arg("main_thread"),
+        py::arg("command_line"));
+  m.def("resume", &resume, py::arg("path"), py::arg("threads"), py::arg("progress"), py::arg("progress_interval"),
+        py::arg("main_thread"), py::arg("command_line"));
+  m.def("write_run_file", &write_run_file);
+  m.def("analyze", &analyze, py::arg("path"), py::arg("options"));
+  m.def("schemes", &schemes);
+  m.def("config_reference", &reference);
+  m.def("resolve_config", [](const std::string& toml_text, const std::string& source,
+                             const std::vector<std::string>& overrides) { return to_toml(parse(toml_text, source, overrides)); });
+  m.def("versions", &version_dict);
+  m.attr("__version__") = std::string(version());
+}

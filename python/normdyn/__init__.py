@@ -1,0 +1,249 @@
+"""normdyn from Python: run, resume and load experiments as labelled xarray Datasets.
+
+    import normdyn
+    ds = normdyn.run({"model": {"scheme": "pre", "n": 64}}, set={"model.beta": 4}, progress=True)
+    ds.direction.sel(time=10.0)          # (token, component)
+    ds.energy.plot()
+    report = normdyn.analyze(ds)         # the JSON report of `normdyn analyze`, as a dict
+
+The runs are the command line's: same configuration, validation, integrators and run files
+(`normdyn.run(c, output="r.h5")` writes what `normdyn run c -o r.h5` writes). Bad input raises
+ValueError with the command line's one-line message naming the key; file problems raise OSError;
+a numerical failure is the Dataset's `status` attribute, not an exception.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping
+
+from . import _core, _toml
+from ._dataset import from_core as _from_core, load as _load, open_in_this_process as _open_here
+from ._sweep import load_sweep as _load_sweep
+
+__version__ = _core.__version__
+__all__ = ["run", "resume", "load", "load_sweep", "analyze", "schemes", "config_reference", "to_toml"]
+
+
+def to_toml(config: Mapping) -> str:
+    """A configuration dict (nested sections, as the TOML file) as TOML text."""
+    return _toml.dumps(config)
+
+
+def _config_text(config):
+    """(TOML text, source name) of the `config` argument of run()."""
+    if config is None:
+        return "", "defaults"
+    if isinstance(config, Mapping):
+        return _toml.dumps(config), "config"
+    if isinstance(config, (pathlib.PurePath, os.PathLike)):
+        return _read_config(os.fspath(config))
+    if isinstance(config, str):
+        # A string naming an existing file is a path; anything else is TOML text.
+        if "\n" not in config and len(config) < 4096 and os.path.isfile(config):
+            return _read_config(config)
+        return config, "config"
+    raise ValueError(f"config: expected a dict, a path or TOML text, got {type(config).__name__}")
+
+
+def _read_config(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such configuration file") from None
+    except OSError as e:
+        raise OSError(f"{path}: cannot read the configuration ({e.strerror})") from None
+
+
+def _overrides(set):
+    if set is None:
+        return []
+    if not isinstance(set, Mapping):
+        raise ValueError(f"set: expected a dict of dotted keys, e.g. {{'model.beta': 4}}, got {type(set).__name__}")
+    out = []
+    for key, value in set.items():
+        if not isinstance(key, str) or "." not in key:
+            raise ValueError(f"set: {key!r}: expected a dotted key such as 'model.beta'")
+        out.append(f"{key}={_toml.value(value, key)}")
+    return out
+
+
+def _threads(threads):
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise ValueError(f"threads: expected an int (0: all cores), got {threads!r}")
+    return threads
+
+
+def _progress_listener(progress, description):
+    """(callback, close) for progress=True/False/a callable."""
+    if not progress:
+        return None, lambda: None
+    if callable(progress):
+        return progress, lambda: None
+    from ._progress import ProgressBar
+    bar = ProgressBar(description)
+    return bar.update, bar.close
+
+
+def _main_thread():
+    return threading.current_thread() is threading.main_thread()
+
+
+def _command_line(call):
+    return f"{call} (Python {sys.version.split()[0]}, normdyn {__version__})"
+
+
+def run(config=None, *, set=None, output=None, force=False, threads=None, progress=False):
+    """Runs one experiment and returns its xarray Dataset.
+
+    config: a dict of sections ({"model": {"scheme": "pre"}}), a pathlib.Path or a string naming
+      an existing TOML file, or any other string (TOML text); None: every default.
+    set: dotted keys applied like `--set` ({"model.beta": 4}), values written as TOML values.
+    output: also write the run file (as `normdyn run -o output`); refuses an existing file unless
+      force=True. normdyn.resume(output) continues an interrupted run.
+    threads: threads of the attention kernel (overrides solver.threads; 0: all cores).
+    progress: True shows a progress bar (tqdm: a widget in a notebook, a line on a terminal); a
+      callable receives every progress event (a dict: t, t_end, steps, frames, fraction, ...).
+
+    Ctrl-C ends the run (the file, if any, stays complete and resumable) and raises
+    KeyboardInterrupt. A numerical failure (diverged, step_underflow, max_steps) is
+    ds.attrs["status"] with every frame up to it.
+    """
+    text, source = _config_text(config)
+    overrides = _overrides(set)
+    if output is not None:
+        output = os.fspath(output)
+        if force and _open_here(output):
+            raise OSError(f"{output}: open in this process (close the Dataset of normdyn.load first: ds.close())")
+    callback, close = _progress_listener(progress, "normdyn.run")
+    try:
+        result = _core.run(text, source, overrides, output, bool(force), _threads(threads), callback, 0.2,
+                           _main_thread(), _command_line("normdyn.run"))
+    finally:
+        close()
+    return _from_core(result, source=output)
+
+
+def resume(path, *, threads=None, progress=False):
+    """Continues an interrupted or killed run file from its last checkpoint and returns
+    normdyn.load(path). The frames are those the uninterrupted run would have written."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such run file")
+    if _open_here(path):
+        raise OSError(f"{path}: open in this process (close the Dataset of normdyn.load first: ds.close())")
+    callback, close = _progress_listener(progress, "normdyn.resume")
+    try:
+        _core.resume(path, _threads(threads), callback, 0.2, _main_thread(), _command_line("normdyn.resume"))
+    finally:
+        close()
+    return _load(path)
+
+
+def load(path):
+    """The Dataset of a run file (particles or mean field), read lazily: selecting frames or tokens
+    reads only those. A file still being written is opened as a SWMR reader (call again to see new
+    frames); a killed run's file loads with every flushed frame. The file stays open until
+    ds.close() (or `with normdyn.load(path) as ds:`); close it before resuming or overwriting it
+    from the same process."""
+    return _load(path)
+
+
+def load_sweep(directory):
+    """The index of a `normdyn sweep` directory as a Dataset: the sweep's axes as dimensions (named
+    by the last part of each key, the full key where two collide; the key is in each coordinate's
+    attributes), the per-run results and series, and the ensemble statistics. Failed points hold
+    NaN and their status."""
+    return _load_sweep(directory)
+
+
+def analyze(ds_or_path, **options):
+    """The report of `normdyn analyze` as a dict.
+
+    ds_or_path: a run file, or a Dataset of normdyn.run / normdyn.load.
+    options: the command line's long options with underscores (cluster_epsilon=1e-3,
+      quantity="variance", law="power", fit_window=(t0, t1), no_velocity=True, threads=1, ...).
+      Nothing is written unless asked: json=PATH writes the report, observables_file=PATH (or
+      no_write=False: into the run file) writes the observables.
+    """
+    if "fit_window" in options:
+        options["fit_window"] = _window(options["fit_window"])
+    for key in ("json", "observables_file"):
+        if key in options:
+            options[key] = os.fspath(options[key])
+    if isinstance(ds_or_path, (str, os.PathLike)):
+        return json.loads(_core.analyze(os.fspath(ds_or_path), options))
+    import xarray as xr
+    if not isinstance(ds_or_path, xr.Dataset):
+        raise ValueError(f"ds_or_path: expected a run file or a Dataset, got {type(ds_or_path).__name__}")
+    ds = ds_or_path
+    source = ds.attrs.get("source")
+    if source and os.path.exists(source):
+        return json.loads(_core.analyze(source, options))
+    if "direction" not in ds:
+        raise ValueError("ds_or_path: the analysis reads particle runs (this Dataset has no direction)")
+    # A run held in memory: the analysis reads run files, so give it one for the moment.
+    with tempfile.TemporaryDirectory(prefix="normdyn-analyze-") as tmp:
+        path = os.path.join(tmp, "run.h5")
+        import numpy as np
+        summary = {k: ds.attrs[k] for k in ("status", "message", "t_reached", "accepted_steps", "rejected_steps",
+                                            "rhs_evaluations", "wall_seconds", "max_norm_drift") if k in ds.attrs}
+        observables = {n: np.ascontiguousarray(ds[n].values, dtype=float)
+                       for n in ("energy", "variance", "min_cosine") if n in ds}
+        mass = np.ascontiguousarray(ds["mass"].values, dtype=float) if "mass" in ds else None
+        _core.write_run_file(path, ds.attrs["config"], np.ascontiguousarray(ds["time"].values, dtype=float),
+                             np.ascontiguousarray(ds["step"].values, dtype=np.int64),
+                             np.ascontiguousarray(ds["direction"].values, dtype=float),
+                             np.ascontiguousarray(ds["radius"].values, dtype=float), mass, observables, summary)
+        report = json.loads(_core.analyze(path, {k: v for k, v in options.items()
+                                                 if k not in ("no_write", "observables_file")}))
+    return report
+
+
+def _window(w):
+    if isinstance(w, str):
+        t0, sep, t1 = w.partition(":")
+        if not sep:
+            raise ValueError(f'fit_window: expected T0:T1, got "{w}"')
+        try:
+            return (float(t0) if t0 else 0.0, float(t1) if t1 else float("inf"))
+        except ValueError:
+            raise ValueError(f'fit_window: "{w}" is not T0:T1 with numbers') from None
+    try:
+        t0, t1 = w
+        return (float(t0), float(t1))
+    except (TypeError, ValueError):
+        raise ValueError(f"fit_window: expected (t0, t1) or 'T0:T1', got {w!r}") from None
+
+
+def schemes():
+    """Every scheme: a list of dicts with key, title, formulas (speed, radial_rate, layer_map),
+    has_radius and parameters (key, default, description)."""
+    return _core.schemes()
+
+
+def config_reference():
+    """Every configuration key: a list of dicts with key, type, default, description."""
+    return _core.config_reference()
+
+
+def __getattr__(name):
+    # Figures load matplotlib only when asked for.
+    if name == "plots":
+        import importlib
+        try:
+            module = importlib.import_module(".plots", __name__)
+        except ModuleNotFoundError as e:
+            if e.name == f"{__name__}.plots":
+                raise AttributeError(f"module {__name__!r} has no attribute 'plots'") from None
+            raise
+        globals()["plots"] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

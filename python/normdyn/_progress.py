@@ -1,0 +1,28 @@
+"""A progress bar over the library's progress events: a widget in a notebook, a line on a
+terminal (tqdm.auto chooses), silent when neither is attached."""
+from __future__ import annotations
+
+import sys
+
+
+class ProgressBar:
+    def __init__(self, description):
+        from tqdm.auto import tqdm
+        self._bar = None
+        self._tqdm = tqdm
+        self._description = description
+
+    def update(self, event):
+        if self._bar is None:
+            self._bar = self._tqdm(total=event["t_end"], initial=event["t_begin"], desc=self._description,
+                                   unit="t", unit_scale=False, dynamic_ncols=True, file=sys.stderr,
+                                   bar_format="{desc}: {percentage:3.0f}%|{bar}| t = {n:.4g}/{total:.4g} "
+                                              "[{elapsed}<{remaining}{postfix}]")
+        self._bar.n = min(event["t"], event["t_end"])
+        rate = event["session_steps"] / event["session_seconds"] if event["session_seconds"] > 0 else 0.0
+        self._bar.set_postfix_str(f"{event['steps']} steps, {rate:.3g} steps/s", refresh=False)
+        self._bar.refresh()
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()

@@ -1,0 +1,170 @@
+"""The index of a sweep directory (index.h5 of `normdyn sweep`) as one labelled xarray Dataset."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import xarray as xr
+
+_RUN_LONG_NAMES = {
+    "index": "point number (nested loops over the axes, the first slowest)",
+    "name": "name of the point", "file": "run file, relative to the sweep directory",
+    "group": "ensemble group of the point", "status": "status of the run", "action": "what the sweep did",
+    "message": "message of the run", "exit_code": "exit code of the run process",
+    "rank": "MPI process that ran the point", "started": "start, seconds after the sweep started",
+    "finished": "end, seconds after the sweep started", "elapsed_seconds": "wall time of the job",
+    "run_seconds": "integration wall time", "t_reached": "time reached", "frames": "frames recorded",
+    "accepted_steps": "accepted steps", "rhs_evaluations": "right-hand side evaluations",
+    "final_variance": "variance at the last frame", "final_one_minus_mean_cosine": "1 - mean cosine at the last frame",
+    "final_cluster_count": "clusters at the last frame (-1: no frame)",
+    "final_pair_fraction": "fraction of pairs with cosine above pair_cosine at the last frame",
+    "t_sync": "first time with every pair synchronized (NaN: never)", "rate_law": "decay law of the late-time fit",
+    "rate_parameter": "rate of the late-time fit", "rate_stderr": "standard error of the rate",
+    "rate_problem": "why there is no fit",
+    "cluster_count": "number of clusters", "pair_fraction": "fraction of pairs with cosine above pair_cosine",
+    "variance": "variance 1 - |mean direction|^2", "one_minus_mean_cosine": "1 - mean pairwise cosine",
+    "runs_at": "runs contributing at this time", "cluster_mean": "mean number of clusters",
+    "cluster_std": "sample standard deviation of the number of clusters", "cluster_min": "fewest clusters",
+    "cluster_max": "most clusters", "pair_fraction_mean": "mean fraction of synchronized pairs",
+    "pair_fraction_std": "sample standard deviation of the fraction of synchronized pairs",
+    "sync_probability": "fraction of the runs synchronized by t",
+    "ensemble_runs": "runs in the ensemble group", "ensemble_runs_used": "runs that ended ok or synchronized",
+    "ensemble_problem": "why the group has no statistics",
+}
+_UNITS = {"started": "s", "finished": "s", "elapsed_seconds": "s", "run_seconds": "s"}
+
+
+def _read(ds):
+    if ds.dtype.kind in "SO" or ds.dtype.kind == "U":
+        return np.asarray(ds.asstr()[()], dtype=object)
+    return ds[()]
+
+
+def _text(v):
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _attrs(name, **more):
+    out = {"units": _UNITS.get(name, "1"), "long_name": _RUN_LONG_NAMES.get(name, name)}
+    out.update(more)
+    return out
+
+
+def _dim_names(keys):
+    last = [k.split(".")[-1] for k in keys]
+    return [k if last.count(short) > 1 else short for k, short in zip(keys, last)]
+
+
+def _common_times(rows):
+    """The shared sample times of NaN-padded rows, or None if the rows sample different times."""
+    if rows.size == 0:
+        return np.zeros(0)
+    counts = np.sum(~np.isnan(rows), axis=1)
+    ref = rows[int(np.argmax(counts))]
+    for row, count in zip(rows, counts):
+        if np.any(np.isnan(row[:count])) or not np.array_equal(row[:count], ref[:count]):
+            return None
+    return ref[: int(counts.max())]
+
+
+def load_sweep(directory):
+    import h5py
+    directory = os.fspath(directory)
+    path = os.path.join(directory, "index.h5")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no sweep index (run `normdyn sweep` into {directory} first)")
+    with h5py.File(path, "r") as f:
+        if _text(f.attrs.get("schema", "")) != "normdyn.sweep/1":
+            raise ValueError(f"{path}: not a normdyn sweep index (schema {_text(f.attrs.get('schema', ''))!r})")
+        keys = [str(k) for k in _read(f["axes/key"])]
+        sizes = [int(s) for s in _read(f["axes/size"])]
+        dims = _dim_names(keys)
+        points = int(np.prod(sizes)) if sizes else 1
+        runs = f["runs"]
+        columns = {name: _read(runs[name]) for name in runs}
+        if len(columns.get("index", [])) != points:
+            raise ValueError(f"{path}: {len(columns.get('index', []))} points in /runs, the axes give {points}")
+        shape = tuple(sizes)
+
+        coords = {}
+        for a, (key, dim) in enumerate(zip(keys, dims)):
+            grid = np.asarray(columns[key]).reshape(shape)
+            values = grid[tuple(slice(None) if b == a else 0 for b in range(len(shape)))]
+            coords[dim] = (dim, values, {"key": key, "long_name": key, "units": "1"})
+        data_vars = {}
+        for name, values in columns.items():
+            if name in keys:
+                continue
+            data_vars[name] = (tuple(dims), np.asarray(values).reshape(shape), _attrs(name))
+
+        # Per-run series: on `time` when every run samples the same times, else on `frame`.
+        series = {name: f["series"][name][()] for name in f["series"]} if "series" in f else {}
+        if "time" in series:
+            times = series.pop("time")
+            common = _common_times(times)
+            frames = times.shape[1]
+            if common is not None:
+                coords["time"] = ("time", common, {"units": "1", "long_name": "time t (depth of the network)"})
+                tdim, width = "time", len(common)
+            else:
+                tdim, width = "frame", frames
+                data_vars["series_time"] = (tuple(dims) + ("frame",), times.reshape(shape + (frames,)),
+                                            {"units": "1", "long_name": "sample time of each run's frame"})
+            for name, values in series.items():
+                data_vars[name] = (tuple(dims) + (tdim,), values[:, :width].reshape(shape + (width,)), _attrs(name))
+
+        # Ensemble statistics: one group per configuration of the axes other than `over`.
+        attrs = {k: _text(v) for k, v in f.attrs.items()}
+        over = attrs.get("ensemble_over", "")
+        if "ensemble" in f:
+            e = f["ensemble"]
+            ens_axes = [a for a, k in enumerate(keys) if k != over]
+            ens_dims = tuple(dims[a] for a in ens_axes)
+            ens_shape = tuple(sizes[a] for a in ens_axes)
+            groups = int(np.prod(ens_shape)) if ens_shape else 1
+            names = list(e.keys())
+            values = {n: _read(e[n]) for n in names}
+            # Groups are numbered by first appearance in point order, i.e. nested loops over the
+            # remaining axes: check that against the stored axis values before reshaping.
+            consistent = all(len(v) == groups for v in values.values())
+            for a in ens_axes:
+                if keys[a] in values and consistent:
+                    grid = np.asarray(values[keys[a]]).reshape(ens_shape)
+                    expect = np.asarray(coords[dims[a]][1])
+                    axis = ens_dims.index(dims[a])
+                    expanded = np.moveaxis(np.broadcast_to(expect, ens_shape[:axis] + ens_shape[axis + 1:] + (len(expect),)),
+                                           -1, axis)
+                    consistent = consistent and np.array_equal(grid, expanded)
+            if not consistent:
+                raise ValueError(f"{path}: /ensemble groups do not follow the axes other than {over!r}")
+            etime = values.pop("time", None)
+            etdim = None
+            if etime is not None and etime.ndim == 2:
+                common = _common_times(etime)
+                if common is not None and "time" in coords and np.array_equal(common, coords["time"][1][: len(common)]):
+                    etdim, ewidth = "time", len(coords["time"][1])
+                    pad = np.full((groups, ewidth), np.nan)
+                    etime_width = min(ewidth, etime.shape[1])
+                else:
+                    etdim, ewidth = "ensemble_frame", etime.shape[1]
+                    data_vars["ensemble_time"] = (ens_dims + (etdim,), etime.reshape(ens_shape + (ewidth,)),
+                                                  {"units": "1", "long_name": "sample time of each ensemble frame"})
+            for n, v in values.items():
+                if n in keys:
+                    continue
+                v = np.asarray(v)
+                if v.ndim == 1:
+                    vname = f"ensemble_{n}"
+                    data_vars[vname] = (ens_dims, v.reshape(ens_shape), _attrs(vname))
+                elif etdim == "time":
+                    padded = pad.copy()
+                    padded[:, :etime_width] = v[:, :etime_width]
+                    data_vars[n] = (ens_dims + ("time",), padded.reshape(ens_shape + (ewidth,)), _attrs(n))
+                else:
+                    data_vars[n] = (ens_dims + (etdim,), v.reshape(ens_shape + (v.shape[1],)), _attrs(n))
+        attrs["source"] = directory
+    return xr.Dataset(data_vars=data_vars, coords=coords, attrs=attrs)

@@ -1,0 +1,68 @@
+"""Bad input raises ValueError with the command line's one-line message; files raise OSError."""
+import pytest
+
+import normdyn
+from conftest import run_cli
+
+
+@pytest.mark.parametrize("config, set, key", [
+    ({"model": {"bta": 1.0}}, None, "model.bta"),
+    ({"model": {"beta": -1.0}}, None, "model.beta"),
+    (None, {"solver.rtol": "x"}, "solver.rtol"),
+    ("[model]\nscheme = \"nope\"\n", None, "model.scheme"),
+    ({"solver": {"method": "rk99"}}, None, "solver.method"),
+])
+def test_value_error_names_the_key(config, set, key, tmp_path):
+    with pytest.raises(ValueError) as error:
+        normdyn.run(config, set=set, output=tmp_path / "x.h5")
+    message = str(error.value)
+    assert key in message and "\n" not in message
+    assert not (tmp_path / "x.h5").exists()
+
+
+def test_same_message_as_the_command_line(tmp_path):
+    (tmp_path / "c.toml").write_text("[model]\nbta = 1.0\n")
+    cli = run_cli("run", tmp_path / "c.toml", "-o", tmp_path / "x.h5", check=False)
+    assert cli.returncode == 2
+    with pytest.raises(ValueError) as error:
+        normdyn.run(tmp_path / "c.toml")
+    assert cli.stderr.strip() == f"normdyn: error: {error.value}"
+
+
+def test_python_arguments(tmp_path):
+    with pytest.raises(ValueError, match="set"):
+        normdyn.run(set={"beta": 1})
+    with pytest.raises(ValueError, match="threads"):
+        normdyn.run(threads="2")
+    with pytest.raises(ValueError, match="config"):
+        normdyn.run(3.5)
+
+
+def test_files(tmp_path):
+    with pytest.raises(OSError):
+        normdyn.run(tmp_path / "missing.toml")
+    with pytest.raises(OSError):
+        normdyn.load(tmp_path / "missing.h5")
+    (tmp_path / "junk.h5").write_text("not hdf5")
+    with pytest.raises(OSError):
+        normdyn.load(tmp_path / "junk.h5")
+    with pytest.raises(OSError):
+        normdyn.run({"model": {"n": 4}}, output=tmp_path / "no" / "such" / "dir" / "r.h5")
+
+
+def test_existing_output_is_not_overwritten(tmp_path):
+    out = tmp_path / "r.h5"
+    normdyn.run({"model": {"n": 4}, "solver": {"t_end": 1.0}}, output=out)
+    before = out.read_bytes()
+    with pytest.raises((ValueError, OSError)) as error:
+        normdyn.run({"model": {"n": 5}, "solver": {"t_end": 1.0}}, output=out)
+    assert "force" in str(error.value)
+    assert out.read_bytes() == before
+    ds = normdyn.run({"model": {"n": 5}, "solver": {"t_end": 1.0}}, output=out, force=True)
+    assert normdyn.load(out).sizes["token"] == 5 == ds.sizes["token"]
+
+
+def test_resume_refuses_a_finished_run(tmp_path):
+    normdyn.run({"model": {"n": 4}, "solver": {"t_end": 1.0}}, output=tmp_path / "r.h5")
+    with pytest.raises(ValueError):
+        normdyn.resume(tmp_path / "r.h5")

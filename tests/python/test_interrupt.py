@@ -1,0 +1,68 @@
+"""Ctrl-C: KeyboardInterrupt in Python, a complete file that normdyn.resume continues."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import normdyn
+from conftest import run_cli
+from h5compare import differences
+
+# Long enough that SIGINT arrives mid-run (10 000 fixed steps, about a second on one thread), short
+# enough to finish on resume.
+LONG_RUN = {"model": {"scheme": "post", "n": 64, "d": 3, "beta": 4.0},
+            "solver": {"method": "rk4", "dt": 0.01, "t_end": 100.0, "threads": 1},
+            "output": {"samples": 401, "flush_seconds": 0.05}}
+
+CHILD = textwrap.dedent("""
+    import sys, time, normdyn
+    config = eval(sys.argv[1])
+    started = []
+    def progress(event):
+        if not started and event["frames"] > 3:
+            started.append(1)
+            print("started", flush=True)
+    try:
+        normdyn.run(config, output=sys.argv[2], progress=progress)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print(f"KeyboardInterrupt {time.monotonic():.6f}", flush=True)  # CLOCK_MONOTONIC: system-wide
+""")
+
+
+def test_ctrl_c_raises_keyboard_interrupt_and_leaves_a_resumable_file(tmp_path):
+    out = tmp_path / "long.h5"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, repr(LONG_RUN), str(out)], stdout=subprocess.PIPE,
+                             text=True, env=os.environ)
+    assert child.stdout.readline().strip() == "started"
+    sent = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    line = child.stdout.readline().strip()
+    child.wait(timeout=60)
+    assert line.startswith("KeyboardInterrupt"), line
+    # From the signal to the exception: one poll of the signal handlers (50 ms) and a step. Printed
+    # for the log and bounded loosely only (tests are not timed; a loaded machine delays anything).
+    latency = float(line.split()[1]) - sent
+    print(f"SIGINT -> KeyboardInterrupt: {latency:.4f} s")
+    assert latency < 5.0
+    interrupted = normdyn.load(out)
+    assert interrupted.attrs["status"] == "interrupted"
+    frames = interrupted.sizes["time"]
+    assert 0 < frames < 401
+    assert "normdyn.resume" in interrupted.attrs["message"]
+    import pytest
+    with pytest.raises(OSError, match="close"):
+        normdyn.resume(out)  # still open for reading here
+    interrupted.close()
+
+    resumed = normdyn.resume(out)
+    assert resumed.attrs["status"] == "ok" and resumed.sizes["time"] == 401
+    # ... and it is the file an uninterrupted run writes.
+    (tmp_path / "long.toml").write_text(normdyn.to_toml(LONG_RUN))
+    run_cli("run", tmp_path / "long.toml", "-o", tmp_path / "whole.h5", "--quiet")
+    diff = differences(tmp_path / "whole.h5", out,
+                       skip_attrs={"command_line", "created_utc", "host", "wall_seconds", "flush_seconds",
+                                   "flushes", "config", "path", "resume_log", "message"})
+    assert diff == []
