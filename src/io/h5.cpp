@@ -12,8 +12,40 @@
 namespace normdyn::h5 {
 namespace {
 
+// The innermost message of HDF5's error stack: for a failed system call it carries errno's text
+// (sec2 driver: "..., errno = 28, error message = 'No space left on device', ..."), which names the
+// cause (disk full, file too large, I/O error) where the outer messages only name the call.
+herr_t innermost_error(unsigned n, const H5E_error2_t* e, void* data) {
+  auto* out = static_cast<std::string*>(data);
+  if (n == 0 && e && e->desc) *out = e->desc;
+  return 0;
+}
+
+std::string error_cause() {
+  std::string desc;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, innermost_error, &desc);
+  const std::string marker = "error message = '";
+  if (const auto at = desc.find(marker); at != std::string::npos) {
+    const auto start = at + marker.size();
+    return desc.substr(start, desc.find('\'', start) - start);
+  }
+  if (desc.find("checksum") != std::string::npos || desc.find("signature") != std::string::npos ||
+      desc.find("truncated") != std::string::npos || desc.find("eoa") != std::string::npos)
+    return "the file is damaged (" + desc + ")";
+  return desc;
+}
+
 [[noreturn]] void fail(const std::string& what, const std::string& object) {
-  throw IoError("HDF5 " + what + " failed for " + object);
+  const std::string cause = error_cause();
+  throw IoError("HDF5 " + what + " failed for " + object + (cause.empty() ? "" : ": " + cause));
+}
+
+// Only regular files are opened: a FIFO would block the open, a device would be read without end.
+void require_regular(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw IoError(path.string() + ": no such file");
+  if (!std::filesystem::is_regular_file(status)) throw IoError(path.string() + ": not a regular file");
 }
 
 hid_t check(hid_t id, const char* what, const std::string& object) {
@@ -608,20 +640,29 @@ File File::create(const std::filesystem::path& path, CreateMode mode, bool lates
   Handle fcpl(check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate", path.string()), Handle::Kind::plist);
   const hid_t id = H5Fcreate(path.c_str(), mode == CreateMode::exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, fcpl.get(),
                              fapl.get());
-  if (id < 0) throw IoError(path.string() + ": cannot create the HDF5 file");
+  if (id < 0) {
+    const std::string cause = error_cause();
+    throw IoError(path.string() + ": cannot create the HDF5 file" + (cause.empty() ? "" : ": " + cause));
+  }
   File f(Handle(id, Handle::Kind::file), "/");
   return f;
 }
 
-File File::open(const std::filesystem::path& path, OpenMode mode) {
+File File::open(const std::filesystem::path& path, OpenMode mode, const OpenOptions& options) {
   silence_error_stack();
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw IoError(path.string() + ": no such file");
+  require_regular(path);
   unsigned flags = H5F_ACC_RDONLY;
   if (mode == OpenMode::read_write || mode == OpenMode::read_write_recover) flags = H5F_ACC_RDWR;
   if (mode == OpenMode::swmr_read) flags = H5F_ACC_RDONLY | H5F_ACC_SWMR_READ;
   Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", path.string()), Handle::Kind::plist);
   bound_metadata_cache(fapl.get(), path.string());
+  // A SWMR reader retries metadata whose checksum fails (it may be half-written), by default 100
+  // times with doubling sleeps: hours on a damaged file. Without a live writer, fewer suffice.
+  if (options.metadata_read_attempts > 0)
+    check_status(H5Pset_metadata_read_attempts(fapl.get(), options.metadata_read_attempts),
+                 "H5Pset_metadata_read_attempts", path.string());
+  if (!options.file_locking)
+    check_status(H5Pset_file_locking(fapl.get(), false, true), "H5Pset_file_locking", path.string());
   if (mode == OpenMode::read_write_recover) {
     // The property h5clear sets; registered in the file-access class, so settable by name.
     hbool_t clear = 1;
@@ -631,13 +672,18 @@ File File::open(const std::filesystem::path& path, OpenMode mode) {
   if (id < 0) {
     if (mode != OpenMode::read_only && mode != OpenMode::swmr_read && H5Fis_hdf5(path.c_str()) > 0)
       throw IoError(path.string() + ": cannot open for writing (is it open in another program?)");
-    throw IoError(path.string() + ": cannot open as an HDF5 file");
+    const std::string cause = error_cause();
+    if (H5Fis_hdf5(path.c_str()) > 0)
+      throw IoError(path.string() + ": cannot open the HDF5 file" + (cause.empty() ? "" : ": " + cause));
+    throw IoError(path.string() + ": not an HDF5 file (or its superblock is damaged)");
   }
   return File(Handle(id, Handle::Kind::file), "/");
 }
 
 bool File::is_hdf5(const std::filesystem::path& path) {
   silence_error_stack();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
   return H5Fis_hdf5(path.c_str()) > 0;
 }
 
