@@ -7,6 +7,7 @@
 #include "normdyn/errors.hpp"
 #include "normdyn/init.hpp"
 #include "normdyn/io/inputs.hpp"
+#include "normdyn/resources.hpp"
 #include "normdyn/sharded_dynamics.hpp"
 #include "normdyn/solvers/integrator.hpp"
 #include "normdyn/solvers/layer_maps.hpp"
@@ -338,6 +339,8 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
 int run_command(const RunRequest& request) {
   install_interrupt_handlers();
   if (request.resume) {
+    require_run_file(*request.resume, "--resume");
+    if (request.options.size_check) check_resources(RunReader(*request.resume).config(), *request.resume, false);
     RunConfig config;
     const RunSummary s = resume_experiment(*request.resume, request.threads, request.options, config);
     return report(s, config, request.options);
@@ -348,6 +351,7 @@ int run_command(const RunRequest& request) {
   // Processes sharing a machine share its cores.
   else if (Team* team = sharing_team(request.options); team && config.solver.threads == 0)
     config.solver.threads = team->default_threads();
+  if (request.options.size_check) check_resources(config, config.output.path);
   const RunSummary s = run_experiment(config, request.options);
   return report(s, config, request.options);
 }

@@ -12,27 +12,37 @@
 namespace normdyn::h5 {
 namespace {
 
-// The innermost message of HDF5's error stack: for a failed system call it carries errno's text
-// (sec2 driver: "..., errno = 28, error message = 'No space left on device', ..."), which names the
-// cause (disk full, file too large, I/O error) where the outer messages only name the call.
-herr_t innermost_error(unsigned n, const H5E_error2_t* e, void* data) {
-  auto* out = static_cast<std::string*>(data);
-  if (n == 0 && e && e->desc) *out = e->desc;
+// The cause of a failure from HDF5's error stack: for a failed system call the sec2 driver's entry
+// carries the file name and errno's text ("..., filename = 'x.h5', ..., errno = 28, error message =
+// 'No space left on device', ..."), which name the cause (disk full, file too large, I/O error)
+// where the outer entries only name the call.
+herr_t collect_error(unsigned, const H5E_error2_t* e, void* data) {
+  if (e && e->desc) static_cast<std::vector<std::string>*>(data)->push_back(e->desc);
   return 0;
 }
 
+std::string quoted_after(const std::string& text, const std::string& marker) {
+  const auto at = text.find(marker);
+  if (at == std::string::npos) return "";
+  const auto start = at + marker.size();
+  const auto end = text.find('\'', start);
+  return end == std::string::npos ? "" : text.substr(start, end - start);
+}
+
 std::string error_cause() {
-  std::string desc;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, innermost_error, &desc);
-  const std::string marker = "error message = '";
-  if (const auto at = desc.find(marker); at != std::string::npos) {
-    const auto start = at + marker.size();
-    return desc.substr(start, desc.find('\'', start) - start);
+  std::vector<std::string> descs;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &descs);
+  for (const std::string& d : descs) {
+    const std::string message = quoted_after(d, "error message = '");
+    if (message.empty()) continue;
+    const std::string file = quoted_after(d, "filename = '");
+    return (file.empty() ? "" : file + ": ") + message;
   }
-  if (desc.find("checksum") != std::string::npos || desc.find("signature") != std::string::npos ||
-      desc.find("truncated") != std::string::npos || desc.find("eoa") != std::string::npos)
-    return "the file is damaged (" + desc + ")";
-  return desc;
+  for (const std::string& d : descs)
+    if (d.find("checksum") != std::string::npos || d.find("signature") != std::string::npos ||
+        d.find("truncated") != std::string::npos || d.find("addr overflow") != std::string::npos)
+      return "the file is damaged (" + d + ")";
+  return descs.empty() ? "" : descs.front();
 }
 
 [[noreturn]] void fail(const std::string& what, const std::string& object) {
