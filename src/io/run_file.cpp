@@ -870,6 +870,7 @@ struct RunReader::Impl {
   std::filesystem::path path;
   h5::File file;
   RunConfig config;  // the stored configuration, validated against the datasets
+  std::size_t known_frames = 0;  // complete frames when last counted
   // Kept open between frame() calls so that HDF5's chunk cache holds the last chunk: a chunk spans
   // many frames, and re-opening the datasets for every frame decompressed it again each time.
   h5::Dataset direction, radius;
@@ -885,7 +886,7 @@ struct RunReader::Impl {
 };
 
 RunReader::RunReader(const std::filesystem::path& path)
-    : impl_(std::make_unique<Impl>(Impl{path, open_for_reading(path), {}, {}, {}})) {
+    : impl_(std::make_unique<Impl>(Impl{path, open_for_reading(path), {}, 0, {}, {}})) {
   if (!impl_->file.contains(std::string(kDirection) + "/value") && !impl_->file.contains(kFields))
     throw IoError(path.string() + ": not a normdyn run file (no " + kDirection + "/value or " + kFields + ")");
   impl_->config = stored_config(path, impl_->file);
@@ -957,7 +958,9 @@ std::vector<std::int64_t> RunReader::steps() const {
 Tokens RunReader::frame(std::size_t index) const {
   const auto shape = impl_->direction_values().shape();
   const auto n_ = static_cast<Index>(shape.at(1)), d_ = static_cast<Index>(shape.at(2));
-  if (index >= frames())
+  // The frame count is looked up again only past the last one seen (it costs six dataset opens).
+  if (index >= impl_->known_frames) impl_->known_frames = frames();
+  if (index >= impl_->known_frames)
     throw IoError(impl_->path.string() + ": frame " + std::to_string(index) + " out of range (" +
                   std::to_string(frames()) + " frames)");
   Tokens t{RowMatrix(n_, d_), Vector(n_)};
