@@ -87,8 +87,8 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.analyze->add_option("--json", s.json,
                         "write the report as JSON to this file (with several runs: into this folder, one RUN.json each)");
   s.analyze->add_option("--observables-file", s.observables_file,
-                        "write the observables into this file (default: the run file, or RUN.observables.h5 if "
-                        "the run file is read-only)");
+                        "write the observables into this file (default: RUN.observables.h5 beside the run; "
+                        "never the run file or another run)");
   s.analyze->add_flag("--no-write", s.no_write, "do not write observables anywhere");
   s.analyze->add_option("--cluster-epsilon", o.clusters.epsilon,
                         "join two tokens into a cluster when their cosine exceeds 1 - epsilon")

@@ -1,19 +1,32 @@
 #include "analyze.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <memory>
 
 #include "normdyn/dynamics.hpp"
 #include "normdyn/errors.hpp"
+#include "normdyn/io/file_lock.hpp"
 #include "normdyn/io/observables_file.hpp"
 #include "normdyn/experiment/experiment.hpp"
+#include "signals.hpp"
 
 namespace normdyn::app {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// How far a stored direction may be from the unit sphere beyond the drift the run recorded: the
+// round-off of the retraction, or (without retraction, solver.project = false) the integrator's
+// own drift, about 1e-9 at rtol 1e-8 and far below this bound at any tolerance a run would use.
+constexpr double kSphereTolerance = 1e-6;
+constexpr double kSphereToleranceUnprojected = 1e-3;
 // Cluster centres are written when they take at most this many values (frames × clusters × d).
 constexpr std::uint64_t kMaxCentreValues = 20'000'000;
 
@@ -96,8 +109,17 @@ AnalysisResult analyze_run(const RunReader& reader, const AnalyzeOptions& option
   std::vector<double> secant;  // finite-difference speeds between consecutive frames
   RowMatrix velocity(n, d);
   Vector radial_velocity(n);
+  double max_norm_error = 0.0;
+  std::size_t worst_frame = 0;
   for (std::size_t i = 0; i < frames; ++i) {
     const Tokens x = reader.frame(i);
+    if (x.theta.rows() > 0) {
+      const double e = (x.theta.rowwise().norm().array() - 1.0).abs().maxCoeff();
+      if (e > max_norm_error) {
+        max_norm_error = e;
+        worst_frame = i;
+      }
+    }
     const RowMatrix h = analysis::half_squared_chords(x.theta);
     r.frames.push_back(analysis::frame_observables(x, h, observable_options));
     r.clusters.push_back(analysis::find_clusters(h, x.theta, options.clusters));
@@ -160,6 +182,25 @@ AnalysisResult analyze_run(const RunReader& reader, const AnalyzeOptions& option
   check_options.rate.late_fraction = options.rate.late_fraction;
   check_options.rate.window = options.rate.window;
   r.checks = analysis::theorem_checks(r.config, series, check_options);
+  {
+    // Every stored direction is a unit vector (up to the drift the run itself recorded): frames off
+    // the sphere were not written by the dynamics, and every number computed from them is suspect.
+    analysis::Check c;
+    c.name = "frames_on_sphere";
+    c.statement = "every stored direction theta_j is a unit vector";
+    const double allowed = (r.config.solver.project ? kSphereTolerance : kSphereToleranceUnprojected) +
+                           (r.summary ? r.summary->max_norm_drift : 0.0);
+    c.criterion = "max over frames and tokens of | |theta_j| - 1 | <= " + std::to_string(allowed);
+    c.theory = 0.0;
+    c.measured = max_norm_error;
+    c.ok = max_norm_error <= allowed;
+    if (!c.ok) {
+      c.note = "frame " + std::to_string(worst_frame) + " is off the sphere: the file is damaged or was not written by normdyn";
+      r.notes.push_back("frames off the unit sphere (max | |theta_j| - 1 | = " + std::to_string(max_norm_error) +
+                        " at frame " + std::to_string(worst_frame) + "): the results below are not trustworthy");
+    }
+    r.checks.checks.insert(r.checks.checks.begin(), c);
+  }
   return r;
 }
 
@@ -242,27 +283,121 @@ ObservablesDestination write_observables(ObservablesFile& file, const AnalysisRe
 
 }  // namespace
 
+namespace {
+
+namespace fs = std::filesystem;
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::equivalent(a, b, ec)) return true;
+  const fs::path ca = fs::weakly_canonical(a, ec), cb = fs::weakly_canonical(b, ec);
+  return !ca.empty() && ca == cb;
+}
+
+// An output may be absent, a regular file, or (for the report) a character device such as
+// /dev/stdout; a FIFO would block, a directory cannot be written.
+void require_writable_target(const fs::path& p, const std::string& flag, bool device_ok) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return;
+  if (S_ISREG(st.st_mode) || (device_ok && S_ISCHR(st.st_mode))) return;
+  throw InputError(flag, p.string() + " exists and is not a regular file");
+}
+
+// Outputs never replace the run being analyzed, each other, or another run.
+void check_outputs(const AnalyzeRequest& request, const fs::path& observables) {
+  if (request.json) {
+    if (same_file(*request.json, request.run_file))
+      throw InputError("--json", request.json->string() + " is the run file being analyzed");
+    if (request.write_observables && same_file(*request.json, observables))
+      throw InputError("--json", request.json->string() + " is also the observables file");
+    require_writable_target(*request.json, "--json", true);
+  }
+  if (!request.write_observables) return;
+  const std::string flag = request.observables_file ? "--observables-file" : "run";
+  if (same_file(observables, request.run_file))
+    throw InputError(flag, observables.string() + " is the run file: analyze never writes into a run file");
+  require_writable_target(observables, flag, false);
+  std::error_code ec;
+  if (fs::exists(observables, ec) && is_run_file(observables))
+    throw InputError(flag, observables.string() + " is a normdyn run file; observables go into a file of their own");
+}
+
+void sync_file(const fs::path& p) {
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError(p.string() + ": " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw IoError(p.string() + ": cannot write: " + std::strerror(err));
+}
+
+// `write` fills a temporary copy of `target`, which then replaces it in one rename: an interrupt,
+// a full disk or a file-size limit leaves the old file (or none) and never a half-written one.
+template <class Write>
+void replace_atomically(const fs::path& target, bool copy_existing, Write write) {
+  fs::path temp = target;
+  temp += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
+  remove_on_interrupt(temp);
+  try {
+    std::error_code ec;
+    fs::remove(temp, ec);
+    if (copy_existing && fs::exists(target, ec)) fs::copy_file(target, temp);
+    write(temp);
+    sync_file(temp);
+    if (::rename(temp.c_str(), target.c_str()) != 0)
+      throw IoError(target.string() + ": cannot move the new file into place: " + std::strerror(errno));
+  } catch (const fs::filesystem_error& e) {
+    std::error_code ec;
+    fs::remove(temp, ec);
+    remove_on_interrupt({});
+    throw IoError(target.string() + ": " + e.code().message());
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(temp, ec);
+    remove_on_interrupt({});
+    throw;
+  }
+  remove_on_interrupt({});
+}
+
+}  // namespace
+
 int analyze_command(const AnalyzeRequest& request) {
+  require_run_file(request.run_file, "run");
+  // The analysis never writes the run file (a live writer may be appending to it, and an
+  // interrupted write would leave it unreadable): the observables go to RUN.observables.h5.
+  const fs::path observables = request.observables_file ? *request.observables_file
+                                                        : ObservablesFile::sibling_path(request.run_file);
+  check_outputs(request, observables);
   AnalysisResult result;
   {
-    const RunReader reader(request.run_file);  // closed before the file is opened for writing
+    const RunReader reader(request.run_file);
     result = analyze_run(reader, request.options);
   }
   ObservablesDestination where;
   if (request.write_observables) {
-    ObservablesFile file = request.observables_file ? ObservablesFile::open(*request.observables_file, true)
-                                                    : ObservablesFile::open_for_run(request.run_file);
-    where = write_observables(file, result);
-    where.in_run_file = std::filesystem::equivalent(file.path(), request.run_file);
-    if (!where.in_run_file) file.set_text("observables", "run_file", request.run_file.filename().string());
-    file.set_text("analysis", "report_json", report_json(result, request, where));
-    file.close();
+    const WriterLock lock = WriterLock::acquire(observables);
+    replace_atomically(observables, true, [&](const fs::path& temp) {
+      ObservablesFile file = ObservablesFile::open(temp, true);
+      where = write_observables(file, result);
+      where.file = observables;
+      where.in_run_file = false;
+      file.set_text("observables", "run_file", request.run_file.filename().string());
+      file.set_text("analysis", "report_json", report_json(result, request, where));
+      file.close();
+    });
   }
   const std::string json = report_json(result, request, where);
   if (request.json) {
-    std::ofstream out(*request.json);
-    out << json << "\n";
-    if (!out) throw IoError(request.json->string() + ": cannot write the report");
+    auto write_json = [&](const fs::path& p) {
+      std::ofstream out(p);
+      out << json << "\n";
+      out.close();
+      if (!out) throw IoError(p.string() + ": cannot write the report");
+    };
+    struct stat st {};
+    if (::stat(request.json->c_str(), &st) == 0 && S_ISCHR(st.st_mode)) write_json(*request.json);
+    else replace_atomically(*request.json, false, write_json);
   }
   if (!request.quiet) print_report(stdout, result, request, where);
   if (request.fail_on_check)

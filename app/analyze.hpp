@@ -85,8 +85,8 @@ std::string report_json(const AnalysisResult& r, const AnalyzeRequest& request, 
 void print_report(std::FILE* out, const AnalysisResult& r, const AnalyzeRequest& request,
                   const ObservablesDestination& where);
 
-// The command: analyzes, writes the observables (into the run file, or RUN.observables.h5 when the
-// run file is read-only) and the report. Returns the process exit code.
+// The command: analyzes, writes the observables (into RUN.observables.h5, or --observables-file;
+// never into the run file) and the report, each replaced atomically. Returns the process exit code.
 int analyze_command(const AnalyzeRequest& request);
 
 }  // namespace normdyn::app

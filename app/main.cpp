@@ -1,10 +1,15 @@
 // normdyn: the command line. A thin layer over typed configuration: CLI11 parses the flags, the
 // commands do the work, and every error becomes one line on stderr and an exit code (errors.hpp).
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <new>
+#include <stdexcept>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis_cli.hpp"
@@ -14,6 +19,7 @@
 #include "normdyn/errors.hpp"
 #include "normdyn/version.hpp"
 #include "run.hpp"
+#include "signals.hpp"
 #include "sweep_cli.hpp"
 
 namespace {
@@ -45,6 +51,27 @@ std::optional<std::string> unknown_command(int argc, char** argv, const CLI::App
 int fail(normdyn::ExitCode code, const std::string& message) {
   std::fprintf(stderr, "normdyn: error: %s\n", message.c_str());
   return static_cast<int>(code);
+}
+
+// After a failed write HDF5 may still hold objects of the file it could not write, and its exit
+// handler then flushes them again (and crashed doing so after a full disk): a process that failed on
+// I/O ends without the library's exit handlers, once its own output is out.
+[[noreturn]] void end_after_io_failure(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(code);
+}
+
+// What is wrong with the subcommand named on the command line, if it is not one of ours.
+std::optional<std::string> unknown_subcommand(const CLI::App& cli, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::string name = argv[1];
+  std::string names;
+  for (const CLI::App* sub : cli.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->check_name(name)) return std::nullopt;
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  return "unknown command \"" + name + "\"; the commands are " + names;
 }
 
 // An error under an MPI launch with several processes. Before the processes engage in
@@ -88,7 +115,7 @@ int main(int argc, char** argv) {
   std::string resume;
   CLI::App* run_cmd = cli.add_subcommand("run", "Simulate one configuration and write its HDF5 run file");
   auto* config_opt =
-      run_cmd->add_option("config", run.config, "TOML configuration file (default: the built-in defaults, see config-reference)");
+      run_cmd->add_option("config", run.config, "TOML configuration file (- for standard input; default: the built-in defaults, see config-reference)");
   std::string from;
   auto* from_opt = run_cmd->add_option("--from", from,
                                        "repeat a run from the configuration stored in its run file (with --set on top; needs -o)");
@@ -117,6 +144,9 @@ int main(int argc, char** argv) {
                    "auto: a progress line on a terminal only; plain: a line every few seconds; jsonl: one JSON object "
                    "per line (both on stderr, also when it is not a terminal); none")
       ->check(CLI::IsMember({"auto", "plain", "jsonl", "none"}));
+  bool no_size_check = false;
+  run_cmd->add_flag("--no-size-check", no_size_check,
+                    "run even if the estimated memory or run-file size exceeds what the machine has");
 
   cli.add_subcommand("list-schemes", "List the normalization schemes with their speed factor and radial rate");
   bool reference_toml = false;
@@ -130,6 +160,9 @@ int main(int argc, char** argv) {
 
   if (const auto unknown = unknown_command(argc, argv, cli)) return fail_in_team(team, ExitCode::bad_input, *unknown, true);
 
+  app::install_interrupt_handlers();
+  if (const auto unknown = unknown_subcommand(std::as_const(cli), argc, argv))
+    return fail_in_team(team, ExitCode::bad_input, *unknown, true);
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -172,6 +205,7 @@ int main(int argc, char** argv) {
       if (!output.empty()) run.output = output;
       if (threads >= 0) run.threads = threads;
       run.options.command_line = join_argv(argc, argv);
+      run.options.size_check = !no_size_check;
       return app::run_command(run);
     }
     if (cli.got_subcommand("list-schemes")) return app::list_schemes(std::cout);
@@ -184,9 +218,22 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     return fail_in_team(team, ExitCode::bad_input, e.what(), true);
   } catch (const IoError& e) {
-    return fail_in_team(team, ExitCode::io_failure, e.what(), false);
+    const int code = fail_in_team(team, ExitCode::io_failure, e.what(), false);
+    if (team.size() <= 1) end_after_io_failure(code);
+    return code;
+  } catch (const std::bad_alloc&) {
+    // Sizes are checked before allocation (estimate_resources); this is what got past the check.
+    return fail_in_team(team, ExitCode::bad_input,
+                        "not enough memory for this configuration (model.n, model.d, output.samples); "
+                        "reduce them or raise the memory limit",
+                        true);
+  } catch (const std::length_error&) {
+    return fail_in_team(team, ExitCode::bad_input,
+                        "this configuration is too large to represent (model.n x model.d, output.samples)", true);
   } catch (const std::exception& e) {
-    return fail_in_team(team, ExitCode::io_failure, std::string("unexpected failure: ") + e.what(), false);
+    const int code = fail_in_team(team, ExitCode::io_failure, std::string("unexpected failure: ") + e.what(), false);
+    if (team.size() <= 1) end_after_io_failure(code);
+    return code;
   }
   return 0;
 }

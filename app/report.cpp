@@ -195,8 +195,7 @@ void print_report(std::FILE* out, const AnalysisResult& r, const AnalyzeRequest&
                static_cast<long long>(m.d), m.beta, r.t.size(), r.t.empty() ? 0.0 : r.t.front(),
                r.t.empty() ? 0.0 : r.t.back());
   if (!where.file.empty())
-    std::fprintf(out, "observables: %zu series -> %s:/observables%s\n", where.series.size(), where.file.c_str(),
-                 where.in_run_file ? "" : " (the run file is read-only)");
+    std::fprintf(out, "observables: %zu series -> %s:/observables\n", where.series.size(), where.file.c_str());
   for (const auto& note : r.notes) std::fprintf(out, "note: %s\n", note.c_str());
   if (const auto* f = last_frame(r))
     std::fprintf(out,

@@ -43,6 +43,7 @@ ExperimentOptions experiment_options(const RunOptions& options, const std::files
   o.team = options.team;
   o.stop_requested = [] { return interrupt_signal(); };
   o.resume_hint = "continue with: normdyn run --resume " + path.string();
+  o.size_check = options.size_check;
   if (progress.enabled()) {
     o.progress = [&progress](const ProgressEvent& e) { progress.show(e); };
     o.progress_interval = progress.interval();

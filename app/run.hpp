@@ -15,6 +15,7 @@ namespace normdyn::app {
 struct RunOptions {
   bool force = false;   // overwrite an existing output file
   bool quiet = false;   // no progress line, no closing line
+  bool size_check = true;  // refuse runs larger than memory or disk (--no-size-check turns it off)
   std::string command_line;
   // The processes of an MPI launch sharing this run (team.hpp): with more than one, the tokens are
   // sharded over them and rank 0 writes the file. nullptr: this process.

@@ -8,6 +8,7 @@
 #include "normdyn/experiment/team.hpp"
 #include "normdyn/init.hpp"
 #include "normdyn/io/inputs.hpp"
+#include "normdyn/resources.hpp"
 #include "normdyn/sharded_dynamics.hpp"
 #include "normdyn/solvers/integrator.hpp"
 #include "normdyn/solvers/layer_maps.hpp"
@@ -241,6 +242,8 @@ Tokens make_initial_tokens(const RunConfig& c) {
 
 RunSummary run_experiment(const RunConfig& config, const ExperimentOptions& options,
                           const std::vector<Recorder*>& recorders) {
+  // Bounds before allocation: nothing is built for a run the machine cannot hold.
+  if (options.size_check) check_resources(config, config.output.path, options.write_file);
   if (Team* team = sharing_team(options)) return run_sharded(config, options, recorders, *team);
   if (config.model.kind == ModelKind::meanfield) return run_meanfield(config, options, recorders);
   // Everything that can fail on bad input happens before anything is recorded.
@@ -266,6 +269,7 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
   }
   config.output.path = path;
   if (threads) config.solver.threads = *threads;
+  if (options.size_check) check_resources(config, path, false);
   if (config.model.kind == ModelKind::meanfield) return resume_meanfield(path, config, options);
   AttentionDynamics dynamics = make_dynamics(config);
   // A run killed before its first flush has no checkpoint: it starts over from its initial state.

@@ -1,4 +1,5 @@
 #include "normdyn/init.hpp"
+#include "normdyn/errors.hpp"
 
 #include <Eigen/QR>
 #include <cassert>
@@ -62,15 +63,25 @@ Tokens cap_tokens(Index n, Index d, double r0, double delta, std::uint64_t seed)
   assert(delta > 0.0 && delta < 2.0);
   Random rng(seed, RandomStream::initial_tokens);
   const Eigen::RowVectorXd centre = random_direction(d, rng);
-  // Two points within angle ρ of the centre are within 2ρ of each other: cos(2ρ) = 1 − δ.
-  const double rho = 0.5 * std::acos(1.0 - delta);
+  // Two points within angle ρ of the centre are within 2ρ of each other: cos(2ρ) = 1 − δ, i.e.
+  // sin²ρ = δ/2 (the form that stays exact for δ near round-off, where 1 − δ rounds to 1).
+  const double rho = std::asin(std::sqrt(0.5 * delta));
+  if (!(rho > 0.0) || !std::isfinite(rho))
+    throw InputError("init.delta", "too small for a cap of positive angle (got " + std::to_string(delta) + ")");
   const double log_sin_rho = std::log(std::sin(rho));
+  // The acceptance rate of the rejection below is about 1/(d − 1): this bound is never reached by
+  // a sampler that works, and ends one that cannot (e.g. a cap too small for double precision).
+  const double max_tries = 1000.0 * static_cast<double>(d + 16);
   Tokens t{RowMatrix(n, d), Vector::Constant(n, r0)};
   for (Index j = 0; j < n; ++j) {
     // The polar angle ψ of a uniform point in the cap has density ∝ sin^{d−2} ψ on [0, ρ]
     // (increasing, as ρ <= π/2): rejection from the uniform law with envelope sin^{d−2} ρ.
     double psi = 0.0;
-    for (;;) {
+    for (double tries = 0.0;; ++tries) {
+      if (tries >= max_tries)
+        throw InputError("init.delta", "the cap sampler found no point in " + std::to_string(max_tries) +
+                                           " tries (init.delta = " + std::to_string(delta) + " is too small for model.d = " +
+                                           std::to_string(d) + ")");
       psi = rho * rng.uniform();
       const double log_ratio = static_cast<double>(d - 2) * (std::log(std::sin(psi)) - log_sin_rho);
       if (d == 2 || std::log(rng.uniform()) < log_ratio) break;

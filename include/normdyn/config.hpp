@@ -112,6 +112,8 @@ struct RunConfig {
 // TOML values, and a bare word is taken as a string. Throws InputError naming the key.
 RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
                        const std::vector<std::string>& overrides = {});
+// Reads a regular file (never a FIFO, device or directory) or, for "-", standard input; at most
+// 4 MiB either way.
 RunConfig load_config(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
 
 // The fully resolved configuration as TOML; parse_config(to_toml(c)) reproduces c exactly.

@@ -13,8 +13,50 @@
 namespace normdyn::h5 {
 namespace {
 
+// The cause of a failure from HDF5's error stack: for a failed system call the sec2 driver's entry
+// carries the file name and errno's text ("..., filename = 'x.h5', ..., errno = 28, error message =
+// 'No space left on device', ..."), which name the cause (disk full, file too large, I/O error)
+// where the outer entries only name the call.
+herr_t collect_error(unsigned, const H5E_error2_t* e, void* data) {
+  if (e && e->desc) static_cast<std::vector<std::string>*>(data)->push_back(e->desc);
+  return 0;
+}
+
+std::string quoted_after(const std::string& text, const std::string& marker) {
+  const auto at = text.find(marker);
+  if (at == std::string::npos) return "";
+  const auto start = at + marker.size();
+  const auto end = text.find('\'', start);
+  return end == std::string::npos ? "" : text.substr(start, end - start);
+}
+
+std::string error_cause() {
+  std::vector<std::string> descs;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &descs);
+  for (const std::string& d : descs) {
+    const std::string message = quoted_after(d, "error message = '");
+    if (message.empty()) continue;
+    const std::string file = quoted_after(d, "filename = '");
+    return (file.empty() ? "" : file + ": ") + message;
+  }
+  for (const std::string& d : descs)
+    if (d.find("checksum") != std::string::npos || d.find("signature") != std::string::npos ||
+        d.find("truncated") != std::string::npos || d.find("addr overflow") != std::string::npos)
+      return "the file is damaged (" + d + ")";
+  return descs.empty() ? "" : descs.front();
+}
+
 [[noreturn]] void fail(const std::string& what, const std::string& object) {
-  throw IoError("HDF5 " + what + " failed for " + object);
+  const std::string cause = error_cause();
+  throw IoError("HDF5 " + what + " failed for " + object + (cause.empty() ? "" : ": " + cause));
+}
+
+// Only regular files are opened: a FIFO would block the open, a device would be read without end.
+void require_regular(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw IoError(path.string() + ": no such file");
+  if (!std::filesystem::is_regular_file(status)) throw IoError(path.string() + ": not a regular file");
 }
 
 hid_t check(hid_t id, const char* what, const std::string& object) {
@@ -649,20 +691,29 @@ File File::create(const std::filesystem::path& path, CreateMode mode, bool lates
   Handle fcpl(check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate", path.string()), Handle::Kind::plist);
   const hid_t id = H5Fcreate(path.c_str(), mode == CreateMode::exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, fcpl.get(),
                              fapl.get());
-  if (id < 0) throw IoError(path.string() + ": cannot create the HDF5 file");
+  if (id < 0) {
+    const std::string cause = error_cause();
+    throw IoError(path.string() + ": cannot create the HDF5 file" + (cause.empty() ? "" : ": " + cause));
+  }
   File f(Handle(id, Handle::Kind::file), "/");
   return f;
 }
 
-File File::open(const std::filesystem::path& path, OpenMode mode) {
+File File::open(const std::filesystem::path& path, OpenMode mode, const OpenOptions& options) {
   silence_error_stack();
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw IoError(path.string() + ": no such file");
+  require_regular(path);
   unsigned flags = H5F_ACC_RDONLY;
   if (mode == OpenMode::read_write || mode == OpenMode::read_write_recover) flags = H5F_ACC_RDWR;
   if (mode == OpenMode::swmr_read) flags = H5F_ACC_RDONLY | H5F_ACC_SWMR_READ;
   Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", path.string()), Handle::Kind::plist);
   bound_metadata_cache(fapl.get(), path.string());
+  // A SWMR reader retries metadata whose checksum fails (it may be half-written), by default 100
+  // times with doubling sleeps: hours on a damaged file. Without a live writer, fewer suffice.
+  if (options.metadata_read_attempts > 0)
+    check_status(H5Pset_metadata_read_attempts(fapl.get(), options.metadata_read_attempts),
+                 "H5Pset_metadata_read_attempts", path.string());
+  if (!options.file_locking)
+    check_status(H5Pset_file_locking(fapl.get(), false, true), "H5Pset_file_locking", path.string());
   if (mode == OpenMode::read_write_recover) {
     // The property h5clear sets; registered in the file-access class, so settable by name.
     hbool_t clear = 1;
@@ -672,13 +723,18 @@ File File::open(const std::filesystem::path& path, OpenMode mode) {
   if (id < 0) {
     if (mode != OpenMode::read_only && mode != OpenMode::swmr_read && H5Fis_hdf5(path.c_str()) > 0)
       throw IoError(path.string() + ": cannot open for writing (is it open in another program?)");
-    throw IoError(path.string() + ": cannot open as an HDF5 file");
+    const std::string cause = error_cause();
+    if (H5Fis_hdf5(path.c_str()) > 0)
+      throw IoError(path.string() + ": cannot open the HDF5 file" + (cause.empty() ? "" : ": " + cause));
+    throw IoError(path.string() + ": not an HDF5 file (or its superblock is damaged)");
   }
   return File(Handle(id, Handle::Kind::file), "/");
 }
 
 bool File::is_hdf5(const std::filesystem::path& path) {
   silence_error_stack();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
   return H5Fis_hdf5(path.c_str()) > 0;
 }
 

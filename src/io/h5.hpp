@@ -162,11 +162,17 @@ enum class OpenMode {
 };
 enum class CreateMode { exclusive, truncate };
 
+struct OpenOptions {
+  unsigned metadata_read_attempts = 0;  // SWMR reads: attempts per metadata read (0: HDF5's 100)
+  bool file_locking = true;             // HDF5's own flock(2) of the file (off where a WriterLock rules)
+};
+
 class File : public Group {
  public:
   File() : Group(Handle(), "") {}
   static File create(const std::filesystem::path& path, CreateMode mode, bool latest_format = true);
-  static File open(const std::filesystem::path& path, OpenMode mode);
+  // Only regular files: anything else is an IoError before HDF5 sees it.
+  static File open(const std::filesystem::path& path, OpenMode mode, const OpenOptions& options = {});
   static bool is_hdf5(const std::filesystem::path& path);
 
   void flush();

@@ -16,7 +16,10 @@ std::string shape_text(const std::vector<std::uint64_t>& s) {
 
 h5::File open_input(const std::filesystem::path& path, const std::string& key) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(key, path.string() + ": no such file");
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status)) throw InputError(key, path.string() + ": no such file");
+  // A FIFO would block the open; a device would be read without end.
+  if (!std::filesystem::is_regular_file(status)) throw InputError(key, path.string() + ": not a regular file");
   if (!h5::File::is_hdf5(path)) throw InputError(key, path.string() + ": not an HDF5 file");
   return h5::File::open(path, h5::OpenMode::read_only);
 }

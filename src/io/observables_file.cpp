@@ -113,14 +113,18 @@ ObservablesFile ObservablesFile::open_for_run(const std::filesystem::path& run_f
 }
 
 std::optional<std::filesystem::path> ObservablesFile::locate(const std::filesystem::path& run_file) {
-  {
-    // A run file always has the per-frame observables of the run itself; it is the analysis'
-    // file once `normdyn analyze` wrote its report there.
-    const h5::File f = h5::File::open(run_file, h5::OpenMode::read_only);
-    if (f.contains("analysis")) return run_file;
-  }
+  // `normdyn analyze` writes the sibling file; run files analyzed by earlier versions hold their
+  // analysis themselves.
   const std::filesystem::path sibling = sibling_path(run_file);
   if (std::filesystem::exists(sibling)) return sibling;
+  try {
+    // A run file always has the per-frame observables of the run itself; it is the analysis'
+    // file once an analysis wrote its report there.
+    const h5::File f = h5::File::open(run_file, h5::OpenMode::read_only);
+    if (f.contains("analysis")) return run_file;
+  } catch (const IoError&) {
+    // Being written (SWMR): it holds no analysis.
+  }
   return std::nullopt;
 }
 

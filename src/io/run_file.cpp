@@ -1,15 +1,22 @@
 #include "normdyn/io/run_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <limits>
 
 #include "io/h5.hpp"
 #include "io/h5md.hpp"
 #include "normdyn/errors.hpp"
+#include "normdyn/io/file_lock.hpp"
 #include "normdyn/version.hpp"
 #include "normdyn/stopwatch.hpp"
 
@@ -280,12 +287,113 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
   file.create_group("summary").set_attribute("status", std::string("running"));
 }
 
+// Metadata reads per attempt of a SWMR reader when no live writer holds the file's lock: metadata
+// that fails its checksum then is damaged, not half-written, and HDF5's default (100 attempts with
+// doubling sleeps) took hours to say so.
+constexpr unsigned kReadAttemptsWithoutWriter = 2;
+
 h5::File open_for_reading(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw IoError(path.string() + (std::filesystem::exists(path, ec) ? ": not a regular file" : ": no such file"));
   try {
     return h5::File::open(path, h5::OpenMode::read_only);
-  } catch (const IoError&) {
+  } catch (const IoError& plain) {
     // Being written, or left by a killed writer: SWMR readers can still open it.
-    return h5::File::open(path, h5::OpenMode::swmr_read);
+    h5::OpenOptions options;
+    const bool live = WriterLock::held(path);
+    if (!live) options.metadata_read_attempts = kReadAttemptsWithoutWriter;
+    try {
+      return h5::File::open(path, h5::OpenMode::swmr_read, options);
+    } catch (const IoError& swmr) {
+      throw IoError(std::string(swmr.what()) + (live ? "" : " (no process is writing it: the file is damaged)"));
+    }
+  }
+}
+
+std::string shape_text(const std::vector<std::uint64_t>& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// A file that contradicts itself is damaged (or forged): an IoError naming the file and dataset.
+[[noreturn]] void damaged(const std::filesystem::path& path, const std::string& dataset, const std::string& problem) {
+  throw IoError(path.string() + ": damaged run file: " + dataset + " " + problem);
+}
+
+void expect_shape(const std::filesystem::path& path, const h5::File& file, const std::string& dataset,
+                  std::vector<std::int64_t> expected, h5::ElementType type) {
+  // expected: -1 for the free (frame) axis.
+  if (!file.contains(dataset)) damaged(path, dataset, "is missing");
+  const h5::Dataset ds = file.open_dataset(dataset);
+  const auto shape = ds.shape();
+  bool ok = shape.size() == expected.size();
+  for (std::size_t i = 0; ok && i < shape.size(); ++i)
+    ok = expected[i] < 0 || shape[i] == static_cast<std::uint64_t>(expected[i]);
+  if (!ok) {
+    std::string want = "[";
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      want += (i ? ", " : "") + (expected[i] < 0 ? std::string("frames") : std::to_string(expected[i]));
+    damaged(path, dataset, "has shape " + shape_text(shape) + ", expected " + want + "] (from /parameters/config)");
+  }
+  if (ds.element_type() != type)
+    damaged(path, dataset, std::string("has elements of the wrong type (expected ") +
+                               (type == h5::ElementType::i64 ? "integers" : "floating point") + ")");
+}
+
+// Every dataset a reader or a resume uses, against each other and the stored configuration.
+void validate_layout(const std::filesystem::path& path, const h5::File& file, const RunConfig& config) {
+  using h5::ElementType;
+  const bool particles = file.contains(std::string(kDirection) + "/value");
+  if (particles) {
+    const auto n = static_cast<std::int64_t>(config.model.n), d = static_cast<std::int64_t>(config.model.d);
+    expect_shape(path, file, std::string(kDirection) + "/value", {-1, n, d}, ElementType::f64);
+    expect_shape(path, file, std::string(kRadius) + "/value", {-1, n}, ElementType::f64);
+    for (const char* g : {kDirection, kRadius}) {
+      expect_shape(path, file, std::string(g) + "/time", {-1}, ElementType::f64);
+      expect_shape(path, file, std::string(g) + "/step", {-1}, ElementType::i64);
+    }
+    if (file.contains("/observables"))
+      for (const auto& name : frame_observable_names())
+        if (file.contains("/observables/" + name + "/value"))
+          expect_shape(path, file, "/observables/" + name + "/value", {-1}, ElementType::f64);
+  }
+  if (file.contains(kFields)) {
+    const auto names = split_names(file.open_group(kFields).attribute_string("order").value_or(""));
+    if (names.empty()) damaged(path, kFields, "lists no fields (@order)");
+    for (const auto& name : names) {
+      const std::string base = std::string(kFields) + "/" + name;
+      if (!file.contains(base + "/value")) damaged(path, base + "/value", "is missing");
+      if (file.open_dataset(base + "/value").shape().size() < 2) damaged(path, base + "/value", "has no cell axis");
+      expect_shape(path, file, base + "/time", {-1}, ElementType::f64);
+      expect_shape(path, file, base + "/step", {-1}, ElementType::i64);
+    }
+  }
+  if (file.contains("/h5md/modules/normdyn")) {
+    const auto scheme = file.open_group("/h5md/modules/normdyn").attribute_string("scheme");
+    if (scheme && *scheme != scheme_key(config.model.scheme))
+      damaged(path, "/h5md/modules/normdyn@scheme", "says \"" + *scheme + "\" but /parameters/config says \"" +
+                                                    std::string(scheme_key(config.model.scheme)) + "\"");
+  }
+  if (file.contains(kCheckpoint)) {
+    for (const char* slot : {"/a", "/b"}) {
+      expect_shape(path, file, std::string(kCheckpoint) + slot + "/state", {-1}, ElementType::f64);
+      expect_shape(path, file, std::string(kCheckpoint) + slot + "/record", {static_cast<std::int64_t>(kRecordSize)},
+                   ElementType::f64);
+    }
+    expect_shape(path, file, std::string(kCheckpoint) + "/current", {2}, ElementType::i64);
+  }
+}
+
+RunConfig stored_config(const std::filesystem::path& path, const h5::File& file) {
+  if (!file.contains("parameters")) damaged(path, "/parameters", "is missing");
+  const auto text = file.open_group("parameters").attribute_string("config");
+  if (!text) damaged(path, "/parameters@config", "is missing");
+  try {
+    return parse_config(*text, path.string() + ":/parameters/config");
+  } catch (const InputError& e) {
+    damaged(path, "/parameters@config", std::string("is not a valid configuration (") + e.what() + ")");
   }
 }
 
@@ -301,8 +409,14 @@ struct FieldStream {
 };
 
 struct RunWriter::Impl {
+  // Declared first, released last: held from before the file is looked at until it is closed.
+  std::optional<WriterLock> lock;
   std::filesystem::path path;
   std::filesystem::path staging;  // where the file is built until its first durable state
+  // A descriptor of the file itself, through which finish() reopens it (never through the path,
+  // which another program could have pointed elsewhere meanwhile).
+  int fd = -1;
+  bool overwrite = false;
   h5::File file;
   bool particles = false;
   Element direction, radius;
@@ -322,15 +436,64 @@ struct RunWriter::Impl {
   bool has_pending = false;
   WriterStats stats;
 
-  // The file appears under its name only once it is a valid SWMR file; rename() replaces an
-  // existing file (--force) atomically, so a run killed during set-up leaves the old file intact
-  // and no half-made new one.
+  ~Impl() {
+    file.close();
+    if (fd >= 0) ::close(fd);
+  }
+
+  // The file appears under its name only once it is a valid SWMR file, so a run killed during
+  // set-up leaves the old file intact and no half-made new one. Without --force nothing at the path
+  // is ever replaced (renameat2 RENAME_NOREPLACE, or link + unlink where the file system lacks it);
+  // with --force rename() replaces a regular file atomically.
   void publish() {
     if (staging.empty()) return;
-    std::error_code ec;
-    std::filesystem::rename(staging, path, ec);
-    if (ec) throw IoError(path.string() + ": cannot move the new run file into place: " + ec.message());
+    if (overwrite) {
+      require_replaceable(path);
+      if (::rename(staging.c_str(), path.c_str()) != 0)
+        throw IoError(path.string() + ": cannot move the new run file into place: " + std::strerror(errno));
+    } else if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
+      const int err = errno;
+      if (err == EEXIST) throw InputError("output.path", path.string() + " exists; pass --force to overwrite it");
+      if (err != EINVAL && err != ENOSYS)
+        throw IoError(path.string() + ": cannot move the new run file into place: " + std::strerror(err));
+      if (::link(staging.c_str(), path.c_str()) != 0) {
+        const int link_err = errno;
+        if (link_err == EEXIST) throw InputError("output.path", path.string() + " exists; pass --force to overwrite it");
+        throw IoError(path.string() + ": cannot move the new run file into place: " + std::strerror(link_err));
+      }
+      ::unlink(staging.c_str());
+    }
     staging.clear();
+  }
+
+  // --force replaces regular files only (never a FIFO, a device, a directory or a symbolic link).
+  static void require_replaceable(const std::filesystem::path& p) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) return;  // nothing there
+    if (!S_ISREG(st.st_mode))
+      throw InputError("output.path", p.string() + " exists and is not a regular file; --force replaces only regular files");
+  }
+
+  // Reopens the file through its descriptor for the summary.
+  h5::File reopen_through_handle() {
+    struct stat by_fd {};
+    if (fd < 0 || ::fstat(fd, &by_fd) != 0) throw IoError(path.string() + ": the run file's descriptor is gone");
+    h5::OpenOptions options;
+    options.file_locking = false;  // the writer lock rules; SWMR readers may still hold HDF5's
+    const std::filesystem::path self = "/proc/self/fd/" + std::to_string(fd);
+    struct stat by_proc {};
+    if (::stat(self.c_str(), &by_proc) == 0 && by_proc.st_ino == by_fd.st_ino && by_proc.st_dev == by_fd.st_dev)
+      return h5::File::open(self, h5::OpenMode::read_write, options);
+    // No /proc: the path, if it still names this file.
+    struct stat by_path {};
+    if (::stat(path.c_str(), &by_path) != 0 || by_path.st_ino != by_fd.st_ino || by_path.st_dev != by_fd.st_dev)
+      throw IoError(path.string() + ": the run file was moved or replaced by another program while it was written");
+    return h5::File::open(path, h5::OpenMode::read_write, options);
+  }
+
+  void open_descriptor(const std::filesystem::path& p) {
+    fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) throw IoError(p.string() + ": cannot open the run file: " + std::strerror(errno));
   }
 
   std::vector<Element*> elements() {
@@ -461,18 +624,26 @@ RunWriter::RunWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config, const Provenance& provenance,
                      const RunFileOptions& options) {
   std::error_code ec;
-  if (!options.overwrite && std::filesystem::exists(path, ec))
-    throw InputError("output.path", path.string() + " exists; pass --force to overwrite it");
   const std::filesystem::path parent = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
   if (!std::filesystem::is_directory(parent, ec))
     throw IoError(path.string() + ": directory " + parent.string() + " does not exist");
+  if (path.filename().string().size() + 32 > 255)  // room for the staging and lock suffixes (NAME_MAX)
+    throw InputError("output.path", path.filename().string() + ": file name too long (at most 223 bytes)");
 
   auto impl = std::make_unique<Impl>();
+  // The lock first: the existence check, the creation and the publication are then one writer's.
+  impl->lock.emplace(WriterLock::acquire(path));
+  if (std::filesystem::symlink_status(path, ec).type() != std::filesystem::file_type::not_found) {
+    if (!options.overwrite) throw InputError("output.path", path.string() + " exists; pass --force to overwrite it");
+    Impl::require_replaceable(path);
+  }
   impl->path = path;
+  impl->overwrite = options.overwrite;
   impl->staging = path;
   impl->staging += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
   impl->file = h5::File::create(impl->staging, h5::CreateMode::truncate);
   try {
+    impl->open_descriptor(impl->staging);
     write_structure(impl->file, config, provenance, options);
     impl->open_datasets(config);
     impl->file.start_swmr_write();
@@ -491,15 +662,73 @@ RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config,
 
 void require_run_file(const std::filesystem::path& path, const std::string& flag) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(flag, path.string() + ": no such file");
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status)) throw InputError(flag, path.string() + ": no such file");
+  if (!std::filesystem::is_regular_file(status)) throw InputError(flag, path.string() + ": not a regular file");
   if (!h5::File::is_hdf5(path)) throw InputError(flag, path.string() + ": not an HDF5 file");
   const h5::File f = open_for_reading(path);
   if ((!f.contains(std::string(kDirection) + "/value") && !f.contains(kFields)) || !f.contains("parameters"))
     throw InputError(flag, path.string() + ": not a normdyn run file");
 }
 
+namespace {
+
+// A checkpoint is trusted only if it fits the frames, times and configuration stored beside it:
+// a resume from a forged or damaged one would write frames that are not the run's.
+void validate_checkpoint(const std::filesystem::path& path, const RunReader& reader, const RunConfig& config,
+                         const Checkpoint& c) {
+  const std::string where = std::string(kCheckpoint);
+  const double t_end = config.solver.t_end;
+  if (!std::isfinite(c.t) || c.t < config.solver.t_start || c.t > t_end * (1.0 + 1e-12))
+    damaged(path, where, "holds t = " + std::to_string(c.t) + ", outside [solver.t_start, solver.t_end = " + std::to_string(t_end) + "]");
+  if (!std::isfinite(c.dt) || !(c.dt > 0.0))
+    damaged(path, where, "holds step size dt = " + std::to_string(c.dt) + " (must be finite and positive)");
+  if (c.counters.accepted_steps < 0 || c.counters.rejected_steps < 0 || c.counters.rhs_evaluations < 0)
+    damaged(path, where, "holds negative step counters");
+  if (config.solver.max_steps > 0 && c.counters.accepted_steps > config.solver.max_steps)
+    damaged(path, where, "holds more steps than solver.max_steps");
+  for (double v : c.x)
+    if (!std::isfinite(v)) damaged(path, where, "holds a non-finite state");
+  if (reader.has_particles()) {
+    const std::size_t expected = static_cast<std::size_t>(config.model.n) * static_cast<std::size_t>(config.model.d + 1);
+    if (c.x.size() != expected)
+      damaged(path, where, "state has " + std::to_string(c.x.size()) + " values, expected n (d + 1) = " +
+                               std::to_string(expected));
+  }
+  const std::vector<double> samples = config.output.sample_times(t_end, config.solver.t_start);
+  if (c.next_sample > samples.size())
+    damaged(path, where, "points at sample " + std::to_string(c.next_sample) + " of " + std::to_string(samples.size()));
+  const std::size_t frames = reader.frames();
+  if (c.next_sample > frames)
+    damaged(path, where, "points at frame " + std::to_string(c.next_sample) + " but the file holds " +
+                             std::to_string(frames) + " complete frames");
+  // The stored frames are the configuration's samples.
+  const std::vector<double> times = reader.times();
+  for (std::size_t i = 0; i < c.next_sample; ++i)
+    if (!(std::abs(times[i] - samples[i]) <= 1e-12 * std::max(1.0, std::abs(samples[i]))))
+      damaged(path, reader.has_particles() ? std::string(kDirection) + "/time" : std::string(kFields), "frame " + std::to_string(i) + " has t = " + std::to_string(times[i]) +
+                                                    ", but the stored configuration samples t = " +
+                                                    std::to_string(samples[i]));
+  // The last durable frame must read back (chunk filters and checksums detect some damage).
+  if (reader.has_particles() && c.next_sample > 0) (void)reader.frame(c.next_sample - 1);
+}
+
+}  // namespace
+
+bool is_run_file(const std::filesystem::path& path) {
+  try {
+    require_run_file(path, "");
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const Provenance& provenance,
                                        ResumeState& state) {
+  auto impl = std::make_unique<Impl>();
+  // Held before the file is inspected: a file another process writes is never touched.
+  impl->lock.emplace(WriterLock::acquire(path));
   require_run_file(path, "--resume");
   // Inspect first through a reader (works on files left by a killed writer).
   {
@@ -514,9 +743,10 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
                                          "; only interrupted or killed runs can be resumed");
     }
     state.checkpoint = reader.checkpoint();
+    if (state.checkpoint) validate_checkpoint(path, reader, state.config, *state.checkpoint);
   }
-  auto impl = std::make_unique<Impl>();
   impl->path = path;
+  impl->open_descriptor(path);
   impl->file = h5::File::open(path, h5::OpenMode::read_write_recover);
   // The wall seconds of earlier sessions are in the valid slot's record.
   if (state.checkpoint) {
@@ -610,7 +840,7 @@ void RunWriter::finish(const RunSummary& s) {
   }
   w.slot_current = h5::Dataset();
   w.file.close();
-  w.file = h5::File::open(w.path, h5::OpenMode::read_write);
+  w.file = w.reopen_through_handle();
   h5::Group g = w.file.open_group("summary");
   g.set_attribute("status", std::string(to_string(s.status)));
   g.set_attribute("message", s.message);
@@ -634,6 +864,8 @@ std::int64_t RunWriter::frames() const { return impl_->frames; }
 struct RunReader::Impl {
   std::filesystem::path path;
   h5::File file;
+  RunConfig config;  // the stored configuration, validated against the datasets
+  std::size_t known_frames = 0;  // complete frames when last counted
   // Kept open between frame() calls so that HDF5's chunk cache holds the last chunk: a chunk spans
   // many frames, and re-opening the datasets for every frame decompressed it again each time.
   h5::Dataset direction, radius;
@@ -649,9 +881,11 @@ struct RunReader::Impl {
 };
 
 RunReader::RunReader(const std::filesystem::path& path)
-    : impl_(std::make_unique<Impl>(Impl{path, open_for_reading(path), {}, {}})) {
+    : impl_(std::make_unique<Impl>(Impl{path, open_for_reading(path), {}, 0, {}, {}})) {
   if (!impl_->file.contains(std::string(kDirection) + "/value") && !impl_->file.contains(kFields))
     throw IoError(path.string() + ": not a normdyn run file (no " + kDirection + "/value or " + kFields + ")");
+  impl_->config = stored_config(path, impl_->file);
+  validate_layout(path, impl_->file, impl_->config);
 }
 
 bool RunReader::has_particles() const { return impl_->file.contains(std::string(kDirection) + "/value"); }
@@ -676,7 +910,7 @@ std::string RunReader::config_toml() const {
   return *text;
 }
 
-RunConfig RunReader::config() const { return parse_config(config_toml(), impl_->path.string() + ":/parameters/config"); }
+RunConfig RunReader::config() const { return impl_->config; }
 
 std::string RunReader::revision() const {
   return impl_->file.open_group("parameters").attribute_string("normdyn_revision").value_or("unknown");
@@ -700,22 +934,39 @@ std::size_t RunReader::frames() const {
   return groups.empty() ? 0 : m;
 }
 std::vector<double> RunReader::times() const {
-  auto t = impl_->file.open_dataset(frame_index_group(impl_->file) + "/time").read_doubles();
-  t.resize(frames());
+  const std::string dataset = frame_index_group(impl_->file) + "/time";
+  auto t = impl_->file.open_dataset(dataset).read_doubles();
+  t.resize(std::min(t.size(), frames()));
+  // Sample times are finite and increase: anything else was not written by a run.
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (!std::isfinite(t[i]) || (i > 0 && !(t[i] > t[i - 1])))
+      damaged(impl_->path, dataset, "frame " + std::to_string(i) + " has t = " + std::to_string(t[i]) +
+                                        (std::isfinite(t[i]) ? ", not after the frame before" : ""));
   return t;
 }
 std::vector<std::int64_t> RunReader::steps() const {
   auto s = impl_->file.open_dataset(frame_index_group(impl_->file) + "/step").read_ints();
-  s.resize(frames());
+  s.resize(std::min(s.size(), frames()));
   return s;
 }
 
 Tokens RunReader::frame(std::size_t index) const {
   const auto shape = impl_->direction_values().shape();
   const auto n_ = static_cast<Index>(shape.at(1)), d_ = static_cast<Index>(shape.at(2));
+  // The frame count is looked up again only past the last one seen (it costs six dataset opens).
+  if (index >= impl_->known_frames) impl_->known_frames = frames();
+  if (index >= impl_->known_frames)
+    throw IoError(impl_->path.string() + ": frame " + std::to_string(index) + " out of range (" +
+                  std::to_string(frames()) + " frames)");
   Tokens t{RowMatrix(n_, d_), Vector(n_)};
   const auto theta = impl_->direction_values().read_frames(index, 1);
   const auto r = impl_->radius_values().read_frames(index, 1);
+  for (double v : theta)
+    if (!std::isfinite(v))
+      damaged(impl_->path, std::string(kDirection) + "/value", "frame " + std::to_string(index) + " has non-finite values");
+  for (double v : r)
+    if (!std::isfinite(v))
+      damaged(impl_->path, std::string(kRadius) + "/value", "frame " + std::to_string(index) + " has non-finite values");
   std::copy(theta.begin(), theta.end(), t.theta.data());
   std::copy(r.begin(), r.end(), t.r.data());
   return t;
@@ -756,6 +1007,11 @@ std::optional<Checkpoint> RunReader::checkpoint() const {
   double wall_seconds = 0.0;
   Checkpoint c = decode_checkpoint_record(record, wall_seconds);
   c.x = impl_->file.open_dataset(slot + "/state").read_doubles();
+  for (double v : record)
+    if (!std::isfinite(v)) damaged(impl_->path, slot + "/record", "holds non-finite values");
+  if (record[6] < 0.0 || record[6] > 9007199254740992.0 || record[2] < 0.0 || record[2] > 9007199254740992.0 ||
+      record[3] < 0.0 || record[3] > 9007199254740992.0 || record[4] < 0.0 || record[4] > 9007199254740992.0)
+    damaged(impl_->path, slot + "/record", "holds counts out of range");
   if (c.next_sample != static_cast<std::size_t>(current[1]))
     throw IoError(impl_->path.string() + ": checkpoint slot and index disagree");
   return c;

@@ -50,6 +50,9 @@ struct ExperimentOptions {
   // it, only the recorders passed to run_experiment see the frames.
   bool write_file = true;
   bool force = false;
+  // Refuse (InputError naming the key) a run whose memory or run file would not fit the machine
+  // (resources.hpp); off: run anyway.
+  bool size_check = true;
   std::string command_line;  // stored as provenance
   // Polled after every accepted step (keep it cheap): a non-zero value ends the run with status
   // `interrupted`; the value (e.g. a signal number) is named in the summary's message.

@@ -138,8 +138,10 @@ class RunWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// Throws InputError naming `flag` unless `path` is an existing normdyn run file.
+// Throws InputError naming `flag` unless `path` is an existing normdyn run file (a regular file).
 void require_run_file(const std::filesystem::path& path, const std::string& flag);
+// Whether `path` is a regular file that holds a normdyn run (never throws).
+bool is_run_file(const std::filesystem::path& path);
 
 class RunReader {
  public:

@@ -1,0 +1,38 @@
+#pragma once
+// What a run will need, computed from its configuration before anything is allocated, and the check
+// against what the machine has: physical memory, the cgroup memory limit and the address-space
+// limit (ulimit -v) for memory; free space (statvfs) and the file-size limit (ulimit -f) for the
+// run file. A run that cannot fit is refused as bad input naming the key that makes it large.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "normdyn/config.hpp"
+
+namespace normdyn {
+
+struct ResourceEstimate {
+  double memory_bytes = 0.0;  // peak resident memory of the run (an upper estimate)
+  double disk_bytes = 0.0;    // size of the finished run file, uncompressed
+  std::string memory_key;     // the key that sets the memory (model.n, meanfield.grid)
+  std::string disk_key;       // the key that sets the number of frames (output.samples, output.times)
+};
+
+ResourceEstimate estimate_resources(const RunConfig& config);
+
+struct ResourceLimits {
+  double memory_bytes = 0.0;  // the smallest of physical memory, cgroup limit, RLIMIT_AS
+  std::string memory_source;  // which of them
+  double disk_free_bytes = 0.0;  // free space for unprivileged users where the file goes, or RLIMIT_FSIZE
+  std::string disk_source;
+};
+
+// The limits for a run file at `output` (its directory's file system).
+ResourceLimits resource_limits(const std::filesystem::path& output);
+
+// Throws InputError naming the key when the estimate exceeds the limits (the message says how much
+// is needed and available, and that --no-size-check overrides).
+// `disk`: also the run file's size (off for a resume, whose file exists already).
+void check_resources(const RunConfig& config, const std::filesystem::path& output, bool disk = true);
+
+}  // namespace normdyn

@@ -1,0 +1,426 @@
+// Hostile inputs and scenarios through the command line, by family: concurrent access, damaged and
+// forged files, resource faults (small limits set in the child), special paths, numerical abuse.
+// Every case asserts the exit code, the message, that the command ends (each runs under a 30 s
+// `timeout`, whose exit code 124 would mean a hang) and that no file was damaged.
+#define BOOST_TEST_MODULE hostile_cli
+#include <boost/test/unit_test.hpp>
+
+#include <csignal>
+#include <chrono>
+#include <thread>
+
+#include "cli_harness.hpp"
+#include "normdyn/io/run_file.hpp"
+
+using namespace normdyn;
+using test::contains;
+using test::Scratch;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kBound = "timeout -s KILL 30 ";  // 124/137: the command hung
+
+constexpr const char* kSmall = R"([model]
+n = 16
+d = 3
+[init]
+kind = "uniform"
+seed = 3
+[solver]
+t_end = 2.0
+threads = 1
+[output]
+samples = 11
+)";
+
+// Long enough to be caught alive (seconds on the shared machine), short enough to finish.
+constexpr const char* kLong = R"([model]
+n = 300
+d = 3
+[init]
+kind = "uniform"
+seed = 5
+[solver]
+rtol = 1e-12
+atol = 1e-14
+t_end = 1e6
+threads = 1
+[output]
+samples = 2001
+flush_seconds = 0.2
+)";
+
+test::CommandResult bounded(const Scratch& s, const std::string& args) {
+  return s.shell(std::string(kBound) + NORMDYN_BINARY + " " + args);
+}
+
+std::string bytes_of(const fs::path& p) { return Scratch::slurp(p); }
+
+// Runs a Python snippet (h5py) in the scratch directory; requires success.
+void python(const Scratch& s, const std::string& code) {
+  s.write("forge.py", "import h5py, numpy as np\n" + code);
+  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " forge.py");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, "forge.py: " + r.err);
+}
+
+// A finished small run, `name`.
+void small_run(const Scratch& s, const std::string& name) {
+  s.write("small.toml", kSmall);
+  const auto r = bounded(s, "run small.toml -q -o " + name);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+}
+
+// A run whose summary says interrupted, so that --resume accepts it (its checkpoint is the last
+// flush, at the end).
+void resumable_run(const Scratch& s, const std::string& name) {
+  small_run(s, name);
+  python(s, "f = h5py.File('" + name + "', 'r+'); f['summary'].attrs['status'] = 'interrupted'\n");
+}
+
+bool wait_for(const fs::path& p, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (fs::exists(p)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(concurrent_access)
+
+BOOST_AUTO_TEST_CASE(a_live_writer_keeps_its_file) {
+  Scratch s;
+  s.write("long.toml", kLong);
+  const test::Child writer = test::spawn_normdyn(s.dir(), {"run", "long.toml", "-q", "-o", "live.h5"});
+  BOOST_REQUIRE(wait_for(s / "live.h5", 20.0));
+  const std::string pid = "pid " + std::to_string(writer.pid);
+
+  // A resume of the live file is refused, naming the writer; so is a --force run to the same path.
+  const auto resume = bounded(s, "run --resume live.h5 -q");
+  BOOST_TEST(resume.exit_code == 3, resume.err);
+  BOOST_TEST(contains(resume.err, "live.h5 is being written by another process (" + pid), resume.err);
+  const auto forced = bounded(s, "run long.toml -q -o live.h5 --force");
+  BOOST_TEST(forced.exit_code == 3, forced.err);
+  BOOST_TEST(contains(forced.err, pid), forced.err);
+
+  // analyze reads the live file and writes its observables beside it.
+  const auto analyzed = bounded(s, "analyze live.h5 -q --no-velocity --json live.json");
+  BOOST_TEST(analyzed.exit_code == 0, analyzed.err);
+  BOOST_TEST(fs::exists(s / "live.observables.h5"));
+
+  // The writer is undisturbed: interrupted cleanly, with a readable file, and resumable.
+  ::kill(writer.pid, SIGINT);
+  const test::ChildExit e = test::wait_child(writer);
+  BOOST_TEST(e.exit_code == 130);
+  const RunReader reader(s / "live.h5");
+  BOOST_TEST(reader.summary().has_value());
+  BOOST_TEST(reader.summary()->status == RunStatus::interrupted);
+  BOOST_TEST(!fs::exists(s / "live.h5.lock"));  // released on a clean end
+}
+
+BOOST_AUTO_TEST_CASE(no_replacement_without_force_and_force_replaces_regular_files_only) {
+  Scratch s;
+  small_run(s, "a.h5");
+  const std::string before = bytes_of(s / "a.h5");
+  const auto again = bounded(s, "run small.toml -q -o a.h5");
+  BOOST_TEST(again.exit_code == 2);
+  BOOST_TEST(contains(again.err, "output.path: a.h5 exists; pass --force to overwrite it"), again.err);
+  BOOST_TEST(bytes_of(s / "a.h5") == before);
+
+  BOOST_REQUIRE(s.shell("mkfifo fifo && mkdir dir").exit_code == 0);
+  for (const char* target : {"fifo", "dir"}) {
+    const auto r = bounded(s, std::string("run small.toml -q --force -o ") + target);
+    BOOST_TEST_INFO(target);
+    BOOST_TEST(r.exit_code == 2, r.err);
+    BOOST_TEST(contains(r.err, "is not a regular file; --force replaces only regular files"), r.err);
+  }
+  BOOST_TEST(fs::is_fifo(s / "fifo"));
+  BOOST_TEST(fs::is_directory(s / "dir"));
+  // Nothing left behind by the refused runs.
+  for (const auto& entry : fs::directory_iterator(s.dir()))
+    BOOST_TEST(!contains(entry.path().filename().string(), ".tmp"), entry.path());
+}
+
+BOOST_AUTO_TEST_CASE(analyze_outputs_never_overwrite_an_input_or_another_run) {
+  Scratch s;
+  small_run(s, "r.h5");
+  BOOST_REQUIRE(bounded(s, "run small.toml -q -o other.h5").exit_code == 0);
+  const std::string run = bytes_of(s / "r.h5"), other = bytes_of(s / "other.h5");
+  const auto json = bounded(s, "analyze r.h5 -q --json r.h5");
+  BOOST_TEST(json.exit_code == 2);
+  BOOST_TEST(contains(json.err, "--json: r.h5 is the run file being analyzed"), json.err);
+  const auto obs = bounded(s, "analyze r.h5 -q --observables-file other.h5");
+  BOOST_TEST(obs.exit_code == 2);
+  BOOST_TEST(contains(obs.err, "--observables-file: other.h5 is a normdyn run file"), obs.err);
+  const auto self = bounded(s, "analyze r.h5 -q --observables-file ./r.h5");
+  BOOST_TEST(self.exit_code == 2);
+  BOOST_TEST(contains(self.err, "is the run file"), self.err);
+  BOOST_TEST(bytes_of(s / "r.h5") == run);
+  BOOST_TEST(bytes_of(s / "other.h5") == other);
+  // The analysis itself leaves the run file as it was.
+  const auto ok = bounded(s, "analyze r.h5 -q --json r.json");
+  BOOST_TEST(ok.exit_code == 0, ok.err);
+  BOOST_TEST(bytes_of(s / "r.h5") == run);
+  BOOST_TEST(fs::exists(s / "r.observables.h5"));
+}
+
+BOOST_AUTO_TEST_CASE(an_interrupted_analysis_leaves_the_run_readable) {
+  Scratch s;
+  small_run(s, "r.h5");
+  const std::string run = bytes_of(s / "r.h5");
+  // Killed at once, at every moment of a short analysis: the run file is never opened for writing.
+  for (int delay_ms : {0, 20, 60, 150}) {
+    const test::Child child = test::spawn_normdyn(s.dir(), {"analyze", "r.h5", "-q", "--no-velocity"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(child.pid, SIGTERM);
+    const test::ChildExit e = test::wait_child(child);
+    // (A signal before the handlers are installed ends it by the default action.)
+    BOOST_TEST((e.exit_code == 0 || e.exit_code == 130 || e.signal == SIGTERM),
+               "exit " << e.exit_code << " signal " << e.signal);
+    BOOST_TEST(bytes_of(s / "r.h5") == run);
+  }
+  for (const auto& entry : fs::directory_iterator(s.dir()))
+    BOOST_TEST(!contains(entry.path().filename().string(), ".tmp"), entry.path());
+  BOOST_TEST(bounded(s, "analyze r.h5 -q").exit_code == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(damaged_and_forged_files)
+
+BOOST_AUTO_TEST_CASE(shapes_that_contradict_the_configuration) {
+  Scratch s;
+  small_run(s, "r.h5");
+  // The stored configuration says n = 8; the data hold 16 tokens.
+  python(s, "f = h5py.File('r.h5', 'r+'); g = f['parameters']\n"
+            "g.attrs['config'] = g.attrs['config'].replace('n = 16', 'n = 8')\n");
+  const std::string before = bytes_of(s / "r.h5");
+  for (const char* command : {"analyze r.h5 -q", "run --resume r.h5 -q"}) {
+    const auto r = bounded(s, command);
+    BOOST_TEST_INFO(command);
+    BOOST_TEST(r.exit_code == 3, r.err);
+    BOOST_TEST(contains(r.err, "r.h5: damaged run file: /particles/tokens/direction/value has shape [11, 16, 3], expected "
+                               "[frames, 8, 3]"),
+               r.err);
+  }
+  BOOST_TEST(bytes_of(s / "r.h5") == before);
+}
+
+BOOST_AUTO_TEST_CASE(non_finite_frames_and_reversed_times) {
+  Scratch s;
+  small_run(s, "nan.h5");
+  fs::copy_file(s / "nan.h5", s / "back.h5");
+  python(s, "f = h5py.File('nan.h5', 'r+'); v = f['particles/tokens/direction/value']; v[4, 2, 1] = np.nan\n"
+            "g = h5py.File('back.h5', 'r+'); t = g['particles/tokens/direction/time']; t[5] = t[2]\n");
+  const auto nan = bounded(s, "analyze nan.h5 -q");
+  BOOST_TEST(nan.exit_code == 3, nan.err);
+  BOOST_TEST(contains(nan.err, "nan.h5: damaged run file: /particles/tokens/direction/value frame 4 has non-finite values"),
+             nan.err);
+  const auto back = bounded(s, "analyze back.h5 -q");
+  BOOST_TEST(back.exit_code == 3, back.err);
+  BOOST_TEST(contains(back.err, "back.h5: damaged run file: /particles/tokens/direction/time frame 5"), back.err);
+}
+
+BOOST_AUTO_TEST_CASE(frames_off_the_sphere_are_flagged) {
+  Scratch s;
+  small_run(s, "r.h5");
+  python(s, "f = h5py.File('r.h5', 'r+'); v = f['particles/tokens/direction/value']; v[3] = 2 * v[3]\n");
+  const auto r = bounded(s, "analyze r.h5 --no-velocity");
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.out, "note: frames off the unit sphere"), r.out);
+  const auto strict = bounded(s, "analyze r.h5 -q --no-velocity --fail-on-check");
+  BOOST_TEST(strict.exit_code == 1);
+}
+
+BOOST_AUTO_TEST_CASE(resume_refuses_a_checkpoint_that_does_not_fit) {
+  Scratch s;
+  resumable_run(s, "base.h5");
+  struct Forgery {
+    std::string name, code, message;
+  };
+  const std::vector<Forgery> forgeries{
+      {"dt0.h5", "f['checkpoint/a/record'][1] = 0.0; f['checkpoint/b/record'][1] = 0.0", "step size dt = 0"},
+      {"tnan.h5", "f['checkpoint/a/record'][0] = np.nan; f['checkpoint/b/record'][0] = np.nan", "record holds non-finite values"},
+      {"thuge.h5", "f['checkpoint/a/record'][0] = 1e300; f['checkpoint/b/record'][0] = 1e300", "outside [0, solver.t_end"},
+      {"next.h5",
+       "c = f['checkpoint/current']; s = 'ab'[c[0]]; f['checkpoint/' + s + '/record'][6] = 1e9; c[1] = 1000000000",
+       "points at sample 1000000000"},
+      {"short.h5",
+       "[f[p].resize(3, axis=0) for p in ['particles/tokens/direction/value', 'particles/tokens/direction/time',"
+       " 'particles/tokens/direction/step']]",
+       "but the file holds 3 complete frames"},
+      {"scheme.h5", "f['h5md/modules/normdyn'].attrs['scheme'] = 'pre'", "/h5md/modules/normdyn@scheme says \"pre\""},
+  };
+  for (const Forgery& forgery : forgeries) {
+    BOOST_TEST_CONTEXT(forgery.name) {
+      fs::copy_file(s / "base.h5", s / forgery.name);
+      python(s, "f = h5py.File('" + forgery.name + "', 'r+')\n" + forgery.code + "\n");
+      const std::string before = bytes_of(s / forgery.name);
+      const auto r = bounded(s, "run --resume " + forgery.name + " -q");
+      BOOST_TEST(r.exit_code == 3, r.err);
+      BOOST_TEST(contains(r.err, forgery.name + ": damaged run file"), r.err);
+      BOOST_TEST(contains(r.err, forgery.message), r.err);
+      BOOST_TEST((bytes_of(s / forgery.name) == before));
+    }
+  }
+  // The unforged file resumes.
+  const auto ok = bounded(s, "run --resume base.h5 -q");
+  BOOST_TEST(ok.exit_code == 0, ok.err);
+}
+
+BOOST_AUTO_TEST_CASE(truncated_and_flipped_files_fail_within_seconds) {
+  Scratch s;
+  small_run(s, "r.h5");
+  const std::string whole = bytes_of(s / "r.h5");
+  const std::vector<std::pair<std::string, std::string>> damaged{
+      {"half.h5", whole.substr(0, whole.size() / 2)},
+      {"head.h5", whole.substr(0, 2048)},
+      {"flip.h5", [&] {
+         std::string b = whole;
+         for (std::size_t i = 200; i < b.size(); i += 997) b[i] = static_cast<char>(b[i] ^ 0x5a);
+         return b;
+       }()},
+  };
+  for (const auto& [name, bytes] : damaged) {
+    BOOST_TEST_CONTEXT(name) {
+      std::ofstream(s / name, std::ios::binary) << bytes;
+      // A SWMR-marked copy too: the retries of a reader that believes a writer is still at work.
+      for (const std::string command : {"analyze " + name + " -q", "run --resume " + name + " -q"}) {
+        const auto start = std::chrono::steady_clock::now();
+        const auto r = bounded(s, command);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        BOOST_TEST_INFO(command << ": " << r.err);
+        BOOST_TEST((r.exit_code == 2 || r.exit_code == 3));  // not a run file / damaged; never a hang or crash
+        BOOST_TEST(contains(r.err, name));
+        BOOST_TEST(seconds < 10.0);
+      }
+      BOOST_TEST(bytes_of(s / name) == bytes);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(resource_faults)
+
+BOOST_AUTO_TEST_CASE(too_large_for_memory_or_disk_is_refused_before_allocation) {
+  Scratch s;
+  s.write("small.toml", kSmall);
+  const auto huge = bounded(s, "run small.toml -q -o big.h5 --set model.n=1000000000");
+  BOOST_TEST(huge.exit_code == 2, huge.err);
+  BOOST_TEST(contains(huge.err, "model.n: the run needs about"), huge.err);
+  BOOST_TEST(contains(huge.err, "--no-size-check"), huge.err);
+  // Under a memory limit (ulimit -v, in KiB).
+  const auto limited = s.shell(std::string("ulimit -v 1000000; ") + kBound + NORMDYN_BINARY +
+                               " run small.toml -q -o big.h5 --set model.n=10000000");
+  BOOST_TEST(limited.exit_code == 2, limited.err);
+  BOOST_TEST(contains(limited.err, "address-space limit (ulimit -v)"), limited.err);
+  // Disk: a file-size limit (ulimit -f, in KiB) smaller than the run file.
+  const auto disk = s.shell(std::string("ulimit -f 64; ") + kBound + NORMDYN_BINARY +
+                            " run small.toml -q -o big.h5 --set output.samples=10000");
+  BOOST_TEST(disk.exit_code == 2, disk.err);
+  BOOST_TEST(contains(disk.err, "output.samples: the run file would grow to about"), disk.err);
+  BOOST_TEST(!fs::exists(s / "big.h5"));
+}
+
+BOOST_AUTO_TEST_CASE(a_file_size_limit_is_a_clean_io_error) {
+  Scratch s;
+  s.write("small.toml", kSmall);
+  // Past the size check: the writes fail with EFBIG (SIGXFSZ is ignored), the error names the
+  // cause, and the process ends with exit 3, not a signal or a crash at exit.
+  const auto r = s.shell(std::string("ulimit -f 64; ") + kBound + NORMDYN_BINARY +
+                         " run small.toml -q -o big.h5 --no-size-check --set model.n=2000 --set output.samples=400");
+  BOOST_TEST(r.exit_code == 3, r.err);
+  BOOST_TEST(contains(r.err, "File too large"), r.err);
+  BOOST_TEST(!contains(r.err, "unexpected"), r.err);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(special_paths)
+
+BOOST_AUTO_TEST_CASE(fifos_devices_and_directories_as_inputs) {
+  Scratch s;
+  s.write("small.toml", kSmall);
+  BOOST_REQUIRE(s.shell("mkfifo fifo && mkdir dir").exit_code == 0);
+  struct Case {
+    std::string args, message;
+  };
+  const std::vector<Case> cases{
+      {"run fifo -q -o x.h5", "fifo: not a regular file"},
+      {"run dir -q -o x.h5", "dir: is a directory, not a configuration file"},
+      {"run /dev/zero -q -o x.h5", "/dev/zero: not a regular file"},
+      {"run small.toml -q -o x.h5 --set init.kind=file --set init.file=fifo", "init.file: fifo: not a regular file"},
+      {"run small.toml -q -o x.h5 --set model.qkv=file --set model.qkv_file=dir", "model.qkv_file: dir: not a regular file"},
+      {"analyze fifo -q", "fifo: not a regular file"},
+      {"run --resume fifo -q", "--resume: fifo: not a regular file"},
+  };
+  for (const Case& c : cases) {
+    const auto r = bounded(s, c.args);
+    BOOST_TEST_INFO(c.args << ": " << r.err);
+    BOOST_TEST(r.exit_code == 2);
+    BOOST_TEST(contains(r.err, c.message));
+  }
+  BOOST_TEST(!fs::exists(s / "x.h5"));
+}
+
+BOOST_AUTO_TEST_CASE(configuration_on_standard_input_under_the_size_cap) {
+  Scratch s;
+  s.write("small.toml", kSmall);
+  const auto ok = s.shell(std::string("cat small.toml | ") + kBound + NORMDYN_BINARY + " run - -q -o in.h5");
+  BOOST_TEST(ok.exit_code == 0, ok.err);
+  BOOST_TEST(RunReader(s / "in.h5").config().model.n == 16);
+  const auto endless = s.shell(std::string(kBound) + NORMDYN_BINARY + " run - -q -o zero.h5 < /dev/zero");
+  BOOST_TEST(endless.exit_code == 2, endless.err);
+  BOOST_TEST(contains(endless.err, "standard input: larger than 4 MiB"), endless.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_signal_during_set_up_ends_the_process_at_once) {
+  Scratch s;
+  // Waiting for a configuration on a pipe that never delivers one.
+  // ($! of a background pipeline is its last command, normdyn.)
+  s.write("setup.sh", std::string(NORMDYN_BINARY) + " run - -q -o x.h5 < <(sleep 5) &\np=$!\nsleep 0.5\nkill -TERM $p\nwait $p\n");
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = s.shell("bash setup.sh");
+  BOOST_TEST(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 4.0);
+  BOOST_TEST(r.exit_code == 130, r.err);
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_command_and_long_names_are_named) {
+  Scratch s;
+  s.write("small.toml", kSmall);
+  const auto unknown = bounded(s, "rnu small.toml");
+  BOOST_TEST(unknown.exit_code == 2);
+  BOOST_TEST(contains(unknown.err, "unknown command \"rnu\"; the commands are run,"), unknown.err);
+  const std::string long_name(240, 'x');
+  const auto name = bounded(s, "run small.toml -q -o " + long_name + ".h5");
+  BOOST_TEST(name.exit_code == 2, name.err);
+  BOOST_TEST(contains(name.err, "file name too long"), name.err);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(numerical_abuse)
+
+BOOST_AUTO_TEST_CASE(a_cap_below_round_off_ends) {
+  Scratch s;
+  s.write("small.toml", kSmall);
+  for (const char* delta : {"1e-17", "1e-300", "5e-324"}) {
+    const auto r = bounded(s, std::string("run small.toml -q --force -o cap.h5 --set init.kind=cap --set init.delta=") + delta);
+    BOOST_TEST_INFO(delta << ": " << r.err);
+    BOOST_TEST((r.exit_code == 0 || r.exit_code == 2));
+    if (r.exit_code == 2) BOOST_TEST(contains(r.err, "init.delta"));
+  }
+  const auto wide = bounded(s, "run small.toml -q --force -o cap.h5 --set init.kind=cap --set init.delta=1e-12 --set model.d=200");
+  BOOST_TEST(wide.exit_code == 0, wide.err);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
