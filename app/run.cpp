@@ -41,7 +41,7 @@ ExperimentOptions experiment_options(const RunOptions& options, const std::files
   o.force = options.force;
   o.command_line = options.command_line;
   o.team = options.team;
-  o.stop_requested = [] { return interrupt_signal(); };
+  o.stop_requested = [] { return interrupt_requested() ? interrupt_signal() : 0; };
   o.resume_hint = "continue with: normdyn run --resume " + path.string();
   o.size_check = options.size_check;
   if (progress.enabled()) {
