@@ -251,7 +251,12 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
       masses.attach_scale(token_scale, 0);
     }
     if (config.output.observables)
-      for (const auto& name : frame_observable_names()) create_element(file, "/observables/" + name, {}, 0, {});
+      for (const auto& name : frame_observable_names()) {
+        Element e = create_element(file, "/observables/" + name, {}, 0, {});
+        const auto info = find_observable(name);
+        e.value.set_attribute("description", std::string(info->description));
+        e.value.set_attribute("unit", std::string(info->unit));
+      }
   }
   write_fields(file, options.fields);
 
