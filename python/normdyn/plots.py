@@ -687,7 +687,7 @@ def sweep_phase_figure(ens, log=None):
         z = np.array([ens.m["pair_fraction_mean"][g][: len(t)][keep] for g in groups])
         ylog = ys.min() > 0 and ys.max() / ys.min() > 10
         mesh = ax.pcolormesh(_edges(t[keep], log), _edges(ys, ylog), z, vmin=0, vmax=1, cmap="viridis", shading="flat")
-        if len(groups) > 1 and len(t[keep]) > 1:
+        if len(groups) > 1 and len(t[keep]) > 1 and np.nanmin(z) < 0.5 < np.nanmax(z):
             ax.contour(t[keep], ys, z, levels=[0.5], colors="white", linewidths=1.0)
         _time_axis(ax, log)
         if ylog:
@@ -700,7 +700,7 @@ def sweep_phase_figure(ens, log=None):
         ax.set_visible(False)
     if mesh is not None:
         fig.colorbar(mesh, ax=list(axes[:count]), shrink=0.9,
-                     label=f"fraction of pairs with cosine > {ens.pair_cosine:g} (mean over runs)")
+                     label=f"pairs with cos > {ens.pair_cosine:g} (mean fraction)")
     fig.suptitle(f"Phase diagram over ({_label(key)}, t); white: fraction 0.5", fontsize=10)
     return fig
 

@@ -107,10 +107,10 @@ BOOST_AUTO_TEST_CASE(formats_single_run_and_label_warning) {
 
 BOOST_AUTO_TEST_CASE(discrete_pre_ln_report_has_the_paper_observables) {
   TempDir dir;
-  const fs::path run = dir.path / "pre.h5", report = dir.path / "pre.json";
-  require_ok(run_normdyn(dir, "run " + (kSource / "data/configs/default.toml").string() + " -o " + run.string() +
-                                  kParticles + " --set model.scheme=pre --set solver.method=discrete --set solver.dt=0.5"
-                                  " --set solver.t_end=40"));
+  const fs::path run = dir.path / "pre.h5", report = dir.path / "pre.json", config = dir.path / "discrete.toml";
+  std::ofstream(config) << "[model]\nscheme = \"pre\"\nn = 12\nd = 3\nbeta = 2.0\n[init]\nkind = \"gaussian\"\nseed = 1\n"
+                           "[solver]\nmethod = \"discrete\"\ndt = 0.5\nt_end = 40.0\n[output]\nsamples = 41\n";
+  require_ok(run_normdyn(dir, "run " + config.string() + " -o " + run.string() + " -q --threads 1"));
   require_ok(run_normdyn(dir, "analyze -q " + run.string() + " --json " + report.string()));
   const json j = json::parse(slurp(report));
   const json& t = j.at("trajectory");
