@@ -23,6 +23,7 @@ enum class ObservableNeed : std::uint8_t {
   radii,       // also the radii r_j
   dynamics,    // the run's velocity field and attention vectors at the frame (rebuilt from its config)
   trajectory,  // earlier frames (differences between frames, integrals over time)
+  density,     // the density of a mean-field run (kDensityObservables)
 };
 
 struct ObservableInfo {
@@ -75,13 +76,13 @@ inline constexpr std::array<ObservableInfo, 20> kFrameObservables{{
 
 // The per-frame series `normdyn analyze` writes for a mean-field run (a density on the circle).
 inline constexpr std::array<ObservableInfo, 4> kDensityObservables{{
-    {"mode_amplitude", "1", ObservableNeed::directions, false, false, false, false,
+    {"mode_amplitude", "1", ObservableNeed::density, false, false, false, false,
      "[frames, K]: |int rho e^{-ik phi}| / int rho for k = 1..K (0: uniform, 1: a point mass)"},
-    {"density_cluster_count", "1", ObservableNeed::directions, false, true, false, false,
+    {"density_cluster_count", "1", ObservableNeed::density, false, true, false, false,
      "arcs where the density exceeds cluster_level x uniform, each holding at least cluster_min_mass"},
-    {"w1_to_uniform", "rad", ObservableNeed::directions, false, false, false, false,
+    {"w1_to_uniform", "rad", ObservableNeed::density, false, false, false, false,
      "1-Wasserstein distance on the circle to the uniform density"},
-    {"max_density", "1/rad", ObservableNeed::directions, false, false, false, false,
+    {"max_density", "1/rad", ObservableNeed::density, false, false, false, false,
      "largest cell average of the normalized density"},
 }};
 
