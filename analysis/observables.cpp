@@ -5,8 +5,25 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <omp.h>
+#include <stdexcept>
+
+#include "normdyn/observable_registry.hpp"
 
 namespace normdyn::analysis {
+namespace {
+
+// Rows per block (tile side) of the pairwise passes.
+constexpr Index kPairBlock = 256;
+// Below this n² (d + 16) the pairwise passes stay on one thread (a team costs more than it saves).
+constexpr double kSerialPairWork = double(1 << 20);
+
+int pair_threads(Index n, Index d, int requested) {
+  if (double(n) * double(n) * double(d + 16) < kSerialPairWork) return 1;
+  return requested > 0 ? requested : omp_get_max_threads();
+}
+
+}  // namespace
 
 double variance(Eigen::Ref<const RowMatrix> theta) {
   const Eigen::RowVectorXd mean = theta.colwise().mean();
@@ -78,14 +95,24 @@ RowMatrix half_squared_chords(Eigen::Ref<const RowMatrix> theta) {
   const Index n = theta.rows();
   const Eigen::RowVectorXd mean = theta.colwise().mean();
   const RowMatrix c = theta.rowwise() - mean;
+  const Vector sq = c.rowwise().squaredNorm();
   RowMatrix h(n, n);
-  h.noalias() = -c * c.transpose();
-  const Vector sq = h.diagonal();  // −|c_j|²
-  for (Index j = 0; j < n; ++j) {
-    for (Index k = 0; k < n; ++k) h(j, k) = std::max(0.0, h(j, k) - 0.5 * (sq(j) + sq(k)));
-    h(j, j) = 0.0;
+  // Row blocks on the threads (the attention kernel leaves Eigen's own GEMM threading off); each
+  // block is one product, computed the same way whichever thread owns it.
+  const Index blocks = (n + kPairBlock - 1) / kPairBlock;
+  const int threads = pair_threads(n, theta.cols(), 0);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
+  for (Index b = 0; b < blocks; ++b) {
+    const Index begin = b * kPairBlock, rows = std::min(kPairBlock, n - begin);
+    h.middleRows(begin, rows).noalias() = -c.middleRows(begin, rows) * c.transpose();
+    for (Index i = 0; i < rows; ++i) {
+      const Index j = begin + i;
+      for (Index k = 0; k < n; ++k) h(j, k) = std::max(0.0, h(j, k) + 0.5 * (sq(j) + sq(k)));
+      h(j, j) = 0.0;
+    }
   }
-  // Symmetric to the last bit (the product need not be).
+  // Symmetric to the last bit (the products need not be): column j below the diagonal from row j.
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
   for (Index j = 0; j < n; ++j)
     for (Index k = j + 1; k < n; ++k) h(k, j) = h(j, k);
   return h;
@@ -99,8 +126,14 @@ double geodesic_diameter(Eigen::Ref<const RowMatrix> h) {
 }
 
 double normalized_energy(Eigen::Ref<const RowMatrix> h, double beta) {
-  const auto n = static_cast<double>(h.rows());
-  return (-beta * h.array()).exp().sum() / (n * n);
+  const Index rows = h.rows();
+  const auto n = static_cast<double>(rows);
+  // Per-row sums on the threads, added in row order: the same result for any number of threads.
+  Vector row_sum(rows);
+  const int threads = pair_threads(rows, 1, 0);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (Index j = 0; j < rows; ++j) row_sum(j) = (-beta * h.row(j).array()).exp().sum();
+  return row_sum.sum() / (n * n);
 }
 
 std::vector<double> moment_eigenvalues(Eigen::Ref<const RowMatrix> theta) {
@@ -170,6 +203,253 @@ FrameObservables frame_observables(const Tokens& tokens, Eigen::Ref<const RowMat
   o.mean_radius = tokens.r.size() > 0 ? tokens.r.mean() : 1.0;
   o.effective_rank = effective_rank(tokens.theta, options.rank_threshold);
   return o;
+}
+
+PairwiseSummary pairwise_summary_threaded(Eigen::Ref<const RowMatrix> theta, double beta, int threads) {
+  const Index n = theta.rows();
+  PairwiseSummary s;
+  if (n == 0) return s;
+  const Index blocks = (n + kPairBlock - 1) / kPairBlock;
+  // Tiles (a, b) with a ≤ b; an off-diagonal tile stands for itself and its transpose.
+  std::vector<std::pair<Index, Index>> tiles;
+  for (Index a = 0; a < blocks; ++a)
+    for (Index b = a; b < blocks; ++b) tiles.emplace_back(a, b);
+  struct TileSum {
+    double energy = 0.0, min_cos = 1.0, sum_cos = 0.0;
+  };
+  std::vector<TileSum> sums(tiles.size());
+  const int team = pair_threads(n, theta.cols(), threads);
+#pragma omp parallel num_threads(team) if (team > 1)
+  {
+    RowMatrix gram;
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t i = 0; i < tiles.size(); ++i) {
+      const auto [a, b] = tiles[i];
+      const Index ra = a * kPairBlock, na = std::min(kPairBlock, n - ra);
+      const Index rb = b * kPairBlock, nb = std::min(kPairBlock, n - rb);
+      gram.noalias() = theta.middleRows(ra, na) * theta.middleRows(rb, nb).transpose();
+      TileSum& t = sums[i];
+      const double weight = a == b ? 1.0 : 2.0;
+      t.energy = weight * (beta * gram.array()).exp().sum();
+      double min_cos = 1.0, sum_cos = 0.0;
+      for (Index p = 0; p < na; ++p)
+        for (Index q = (a == b ? p + 1 : 0); q < nb; ++q) {
+          min_cos = std::min(min_cos, gram(p, q));
+          sum_cos += gram(p, q);
+        }
+      t.min_cos = min_cos;
+      t.sum_cos = 2.0 * sum_cos;  // (j, k) and (k, j)
+    }
+  }
+  double energy = 0.0, min_cos = 1.0, sum_cos = 0.0;
+  for (const auto& t : sums) {
+    energy += t.energy;
+    min_cos = std::min(min_cos, t.min_cos);
+    sum_cos += t.sum_cos;
+  }
+  s.energy = energy;
+  s.min_cosine = n > 1 ? min_cos : 1.0;
+  s.mean_cosine = n > 1 ? sum_cos / (static_cast<double>(n) * static_cast<double>(n - 1)) : 1.0;
+  return s;
+}
+
+Vector inverse_speed_factors(const Scheme& scheme, double t, double t_regime, Eigen::Ref<const RowMatrix> theta,
+                             Eigen::Ref<const Vector> r, Eigen::Ref<const RowMatrix> attention) {
+  Vector out(theta.rows());
+  std::visit(
+      [&](const auto& s) {
+        for (Index j = 0; j < theta.rows(); ++j) {
+          const TokenContext c{t, t_regime, r(j), theta.row(j).dot(attention.row(j)), attention.row(j).norm()};
+          out(j) = 1.0 / s.speed(c);
+        }
+      },
+      scheme);
+  return out;
+}
+
+// ---- The registry's functions ----------------------------------------------------------------------
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using History = FrameObservableComputer::History;
+
+// What several observables of one frame share, computed on first use.
+class FrameWork {
+ public:
+  FrameWork(const FrameInput& input, const FrameComputeOptions& o, const History& h) : in(input), options(o), history(h) {}
+  const FrameInput& in;
+  const FrameComputeOptions& options;
+  const History& history;
+
+  const Tokens& x() const { return *in.tokens; }
+  double n() const { return static_cast<double>(in.tokens->n()); }
+  double variance() {
+    if (!variance_) variance_ = analysis::variance(x().theta);
+    return *variance_;
+  }
+  double one_minus_mean_cosine() { return x().n() < 2 ? 0.0 : n() / (n() - 1.0) * variance(); }
+  // From H when the caller has it (1 − min cos to full relative accuracy), else from the Gram pass.
+  double one_minus_min_cosine() {
+    if (in.h) return max_one_minus_cosine(*in.h);
+    return 1.0 - pairs().min_cosine;
+  }
+  double normalized_energy() {
+    if (in.h) return analysis::normalized_energy(*in.h, options.beta);
+    return pairs().energy / (n() * n() * std::exp(options.beta));
+  }
+  double energy() {
+    if (in.h) return normalized_energy() * n() * n() * std::exp(options.beta);
+    return pairs().energy;
+  }
+  const PairwiseSummary& pairs() {
+    if (!pairs_) pairs_ = pairwise_summary_threaded(x().theta, options.beta, options.threads);
+    return *pairs_;
+  }
+  bool dynamics() const { return in.velocity && in.radial_velocity && in.attention && in.inverse_speed; }
+  // Layers (discrete) between the previous frame and this one; 0 when there is no previous frame.
+  double layers() const {
+    return history.has_previous ? static_cast<double>(in.step - history.step) : 0.0;
+  }
+
+ private:
+  std::optional<double> variance_;
+  std::optional<PairwiseSummary> pairs_;
+};
+
+struct Entry {
+  std::string_view name;
+  double (*compute)(FrameWork&);
+};
+
+double median(Vector v) {
+  if (v.size() == 0) return kNaN;
+  const auto mid = v.size() / 2;
+  std::nth_element(v.data(), v.data() + mid, v.data() + v.size());
+  const double upper = v(mid);
+  if (v.size() % 2 == 1) return upper;
+  return 0.5 * (upper + *std::max_element(v.data(), v.data() + mid));
+}
+
+// The per-token clock ∫ 1/s_j dt up to this frame (trapezoid; 0 at the first frame).
+Vector clock_now(FrameWork& w) {
+  const Vector& now = *w.in.inverse_speed;
+  if (!w.history.has_previous || w.history.clock.size() != now.size()) return Vector::Zero(now.size());
+  return w.history.clock + 0.5 * (w.in.t - w.history.t) * (w.history.inverse_speed + now);
+}
+
+// One entry per name of the registry, in any order (looked up by name).
+const Entry kEntries[] = {
+    {"energy", [](FrameWork& w) { return w.energy(); }},
+    {"normalized_energy", [](FrameWork& w) { return w.normalized_energy(); }},
+    {"variance", [](FrameWork& w) { return w.variance(); }},
+    {"one_minus_mean_cosine", [](FrameWork& w) { return w.one_minus_mean_cosine(); }},
+    {"mean_cosine", [](FrameWork& w) { return 1.0 - w.one_minus_mean_cosine(); }},
+    {"one_minus_min_cosine", [](FrameWork& w) { return w.one_minus_min_cosine(); }},
+    {"min_cosine", [](FrameWork& w) { return 1.0 - w.one_minus_min_cosine(); }},
+    {"diameter",
+     [](FrameWork& w) { return 2.0 * std::asin(std::min(1.0, std::sqrt(0.5 * w.one_minus_min_cosine()))); }},
+    {"effective_rank",
+     [](FrameWork& w) { return double(effective_rank(w.x().theta, w.options.rank_threshold)); }},
+    {"mean_radius", [](FrameWork& w) { return w.x().r.size() > 0 ? w.x().r.mean() : 1.0; }},
+    {"min_radius_growth",
+     [](FrameWork& w) {
+       const Vector& r0 = w.history.has_previous ? w.history.r0 : w.x().r;
+       return (w.x().r - r0).minCoeff();
+     }},
+    {"mean_angular_speed",
+     [](FrameWork& w) { return w.in.velocity ? mean_angular_speed(w.x().theta, *w.in.velocity) : kNaN; }},
+    {"mean_cosine_rate",
+     [](FrameWork& w) {
+       if (!w.in.velocity || w.x().n() < 2) return kNaN;
+       const Eigen::RowVectorXd mean = w.x().theta.colwise().mean();
+       const Eigen::RowVectorXd mean_velocity = w.in.velocity->colwise().mean();
+       return 2.0 * w.n() / (w.n() - 1.0) * mean.dot(mean_velocity);
+     }},
+    {"min_radial_alignment",
+     [](FrameWork& w) { return w.in.attention ? min_radial_alignment(w.x().theta, *w.in.attention) : kNaN; }},
+    {"max_attention_norm", [](FrameWork& w) { return w.in.attention ? max_row_norm(*w.in.attention) : kNaN; }},
+    {"min_radial_speed",
+     [](FrameWork& w) {
+       if (w.options.discrete) {
+         if (!w.history.has_previous || w.in.t <= w.history.t) return kNaN;
+         return (w.x().r - w.history.r).minCoeff() / (w.in.t - w.history.t);
+       }
+       return w.in.radial_velocity ? w.in.radial_velocity->minCoeff() : kNaN;
+     }},
+    {"clock_min", [](FrameWork& w) { return w.in.inverse_speed ? clock_now(w).minCoeff() : kNaN; }},
+    {"clock_median", [](FrameWork& w) { return w.in.inverse_speed ? median(clock_now(w)) : kNaN; }},
+    {"layer_angle",
+     [](FrameWork& w) {
+       const double layers = w.layers();
+       if (!(layers > 0)) return kNaN;
+       return mean_angular_speed_between(w.history.theta, w.x().theta, 1.0) / layers;
+     }},
+    {"mean_cosine_layer_rate",
+     [](FrameWork& w) {
+       const double layers = w.layers();
+       if (!(layers > 0)) return kNaN;
+       return ((1.0 - w.one_minus_mean_cosine()) - w.history.mean_cosine) / layers;
+     }},
+};
+
+int entry_index(const std::string& name) {
+  for (std::size_t i = 0; i < std::size(kEntries); ++i)
+    if (kEntries[i].name == name) return static_cast<int>(i);
+  throw std::invalid_argument("unknown observable \"" + name + "\"");
+}
+
+}  // namespace
+
+FrameObservableComputer::FrameObservableComputer(std::vector<std::string> names, FrameComputeOptions options)
+    : names_(std::move(names)), options_(options) {
+  for (const auto& name : names_) {
+    if (!find_observable(name)) throw std::invalid_argument("unknown observable \"" + name + "\"");
+    index_.push_back(entry_index(name));
+  }
+}
+
+std::vector<double> FrameObservableComputer::compute(const FrameInput& frame) {
+  FrameWork work(frame, options_, history_);
+  std::vector<double> values;
+  values.reserve(index_.size());
+  for (int i : index_) values.push_back(kEntries[i].compute(work));
+  // Carry this frame forward.
+  const Tokens& x = *frame.tokens;
+  if (!history_.has_previous) history_.r0 = x.r;
+  if (frame.inverse_speed) {
+    history_.clock = clock_now(work);
+    history_.inverse_speed = *frame.inverse_speed;
+  }
+  history_.mean_cosine = 1.0 - work.one_minus_mean_cosine();
+  history_.theta = x.theta;
+  history_.r = x.r;
+  history_.t = frame.t;
+  history_.step = frame.step;
+  history_.has_previous = true;
+  return values;
+}
+
+std::vector<double> compute_frame_observables(const std::vector<std::string>& names, const Tokens& tokens, double beta,
+                                              int threads) {
+  for (const auto& name : names) {
+    const auto info = find_observable(name);
+    if (info && info->need != ObservableNeed::directions && info->need != ObservableNeed::radii)
+      throw std::invalid_argument("observable \"" + name + "\" needs more than one frame's tokens");
+  }
+  FrameComputeOptions options;
+  options.beta = beta;
+  options.threads = threads;
+  FrameObservableComputer computer(names, options);
+  FrameInput in;
+  in.tokens = &tokens;
+  return computer.compute(in);
+}
+
+bool has_function(std::string_view name) {
+  for (const auto& e : kEntries)
+    if (e.name == name) return true;
+  return false;
 }
 
 }  // namespace normdyn::analysis

@@ -132,15 +132,26 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.analyze->add_option("--threads", s.threads,
                         "threads of the attention kernel (0: all cores; default: 1 for small runs, else the run's)")
       ->check(CLI::Range(0, 4096));
+  s.analyze->add_option("--modes", o.density.max_mode, "mean-field runs: Fourier modes k = 1..K of the density")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  s.analyze->add_option("--density-cluster-level", o.density.cluster_level,
+                        "mean-field runs: a cluster is an arc where the density exceeds this x uniform")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1e12));
   s.analyze->add_flag("--fail-on-check", a.fail_on_check, "exit with code 1 if a theorem check fails");
   s.analyze->add_flag("-q,--quiet", a.quiet, "no report on stdout");
 
   PlotRequest& p = s.plot_request;
-  s.plot = cli.add_subcommand("plot", "Figures (PNG) of run files and their observables (runs `normdyn analyze` output)");
+  s.plot = cli.add_subcommand("plot", "Figures (PNG, PDF, SVG) of run files and their observables (runs `normdyn analyze` output)");
   s.plot->add_option("runs", p.runs, "HDF5 run files (analyze them first)")->required()->check(CLI::ExistingFile);
-  s.plot->add_option("-o,--output-dir", s.plot_output, "directory of the PNG files (default: RUN_plots beside the first run)");
-  s.plot->add_option("--kind", p.kinds, "overview | decay | heatmap | tokens | compare (repeatable; default: all)")
-      ->check(CLI::IsMember({"overview", "decay", "heatmap", "tokens", "compare", "all"}));
+  s.plot->add_option("-o,--output-dir", s.plot_output, "directory of the figures (default: RUN_plots beside the first run)");
+  s.plot->add_option("--kind", p.kinds,
+                     "overview | decay | heatmap | tokens | trajectory | compare (repeatable; default: all)")
+      ->check(CLI::IsMember({"overview", "decay", "heatmap", "tokens", "trajectory", "compare", "all"}));
+  s.plot->add_option("--format", p.formats, "png | pdf | svg (repeatable; default: png)")
+      ->check(CLI::IsMember({"png", "pdf", "svg"}));
+  s.plot->add_flag("--log-cos", p.log_cos, "heatmaps of log(1 - cos) instead of cos");
   s.plot->add_option("--frames", p.frames, "frames of the heatmaps and token snapshots (negative: from the end)")
       ->delimiter(',');
   s.plot->add_option("--labels", p.labels, "legend labels of the runs, in order")->delimiter(',');

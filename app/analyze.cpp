@@ -16,6 +16,7 @@
 #include "normdyn/io/file_lock.hpp"
 #include "normdyn/io/observables_file.hpp"
 #include "normdyn/experiment/experiment.hpp"
+#include "normdyn/observable_registry.hpp"
 #include "signals.hpp"
 
 namespace normdyn::app {
@@ -102,13 +103,30 @@ AnalysisResult analyze_run(const RunReader& reader, const AnalyzeOptions& option
   }
   r.angular_speed_method = dynamics ? "velocity" : "finite_difference";
 
-  const analysis::ObservableOptions observable_options{r.config.model.beta, options.rank_threshold};
+  // The registry's observables that this run can give (observable_registry.hpp).
+  const bool discrete = r.config.solver.method == Method::discrete;
+  for (const auto& o : kFrameObservables) {
+    const bool dynamics_needed = o.need == ObservableNeed::dynamics || o.needs_dynamics;
+    if (o.discrete_only && !discrete) continue;
+    // Without the dynamics the angular speed comes from finite differences, the radial speed of
+    // discrete runs from the layers themselves.
+    const bool fallback = o.name == "mean_angular_speed" || (o.name == "min_radial_speed" && discrete);
+    if (dynamics_needed && !dynamics && !fallback) continue;
+    r.observable_names.emplace_back(o.name);
+  }
+  analysis::FrameComputeOptions compute_options;
+  compute_options.beta = r.config.model.beta;
+  compute_options.rank_threshold = options.rank_threshold;
+  compute_options.threads = options.threads.value_or(0);
+  compute_options.discrete = discrete;
+  analysis::FrameObservableComputer computer(r.observable_names, compute_options);
+  r.observable_values.assign(r.observable_names.size(), {});
+
   const Index n = reader.n(), d = reader.d();
-  Vector r0;
   RowMatrix previous;
   std::vector<double> secant;  // finite-difference speeds between consecutive frames
   RowMatrix velocity(n, d);
-  Vector radial_velocity(n);
+  Vector radial_velocity(n), inverse_speed(n);
   double max_norm_error = 0.0;
   std::size_t worst_frame = 0;
   for (std::size_t i = 0; i < frames; ++i) {
@@ -121,25 +139,56 @@ AnalysisResult analyze_run(const RunReader& reader, const AnalyzeOptions& option
       }
     }
     const RowMatrix h = analysis::half_squared_chords(x.theta);
-    r.frames.push_back(analysis::frame_observables(x, h, observable_options));
+    analysis::FrameInput in;
+    in.tokens = &x;
+    in.t = r.t[i];
+    in.step = r.step[i];
+    in.h = &h;
+    if (dynamics) {
+      // At a switch time (Mix-LN's tau, a layer boundary) the regime is the one the scheme assigns to t.
+      dynamics->velocity(x.theta, x.r, r.t[i], r.t[i], velocity, radial_velocity);
+      const RowMatrix& attention = dynamics->attention(x.theta, r.t[i]);
+      inverse_speed = analysis::inverse_speed_factors(r.config.model.scheme, r.t[i], r.t[i], x.theta, x.r, attention);
+      in.velocity = &velocity;
+      in.radial_velocity = &radial_velocity;
+      in.attention = &attention;
+      in.inverse_speed = &inverse_speed;
+    } else if (i > 0) {
+      secant.push_back(analysis::mean_angular_speed_between(previous, x.theta, r.t[i] - r.t[i - 1]));
+    }
+    const std::vector<double> values = computer.compute(in);
+    for (std::size_t k = 0; k < values.size(); ++k) r.observable_values[k].push_back(values[k]);
     r.clusters.push_back(analysis::find_clusters(h, x.theta, options.clusters));
     if (i > 0) {
       auto events = analysis::cluster_events(r.t[i - 1], r.clusters[i - 1], r.t[i], r.clusters[i]);
       r.events.insert(r.events.end(), events.begin(), events.end());
     }
-    if (i == 0) r0 = x.r;
-    r.min_radius_growth.push_back((x.r - r0).minCoeff());
-    if (dynamics) {
-      // At a switch time (Mix-LN's tau, a layer boundary) the regime is the one the scheme assigns to t.
-      dynamics->velocity(x.theta, x.r, r.t[i], r.t[i], velocity, radial_velocity);
-      r.mean_angular_speed.push_back(analysis::mean_angular_speed(x.theta, velocity));
-      const RowMatrix& attention = dynamics->attention(x.theta, r.t[i]);
-      r.min_radial_alignment.push_back(analysis::min_radial_alignment(x.theta, attention));
-      r.max_attention_norm.push_back(analysis::max_row_norm(attention));
-    } else if (i > 0) {
-      secant.push_back(analysis::mean_angular_speed_between(previous, x.theta, r.t[i] - r.t[i - 1]));
-    }
     previous = x.theta;
+  }
+  // The fixed struct of the per-frame figures the rest of the analysis reads, from the registry's values.
+  auto value = [&](std::string_view name, std::size_t i) {
+    const auto* s = r.observable(name);
+    return s ? (*s)[i] : kNaN;
+  };
+  for (std::size_t i = 0; i < frames; ++i) {
+    analysis::FrameObservables f;
+    f.one_minus_mean_cosine = value("one_minus_mean_cosine", i);
+    f.mean_cosine = value("mean_cosine", i);
+    f.one_minus_min_cosine = value("one_minus_min_cosine", i);
+    f.min_cosine = value("min_cosine", i);
+    f.variance = value("variance", i);
+    f.diameter = value("diameter", i);
+    f.energy = value("energy", i);
+    f.normalized_energy = value("normalized_energy", i);
+    f.mean_radius = value("mean_radius", i);
+    f.effective_rank = static_cast<int>(value("effective_rank", i));
+    r.frames.push_back(f);
+  }
+  if (const auto* s = r.observable("min_radius_growth")) r.min_radius_growth = *s;
+  if (dynamics) {
+    r.mean_angular_speed = *r.observable("mean_angular_speed");
+    r.min_radial_alignment = *r.observable("min_radial_alignment");
+    r.max_attention_norm = *r.observable("max_attention_norm");
   }
   if (!dynamics) {
     // Frame i: the mean of the secant speeds on either side of it (one side at the ends).
@@ -150,6 +199,15 @@ AnalysisResult analyze_run(const RunReader& reader, const AnalyzeOptions& option
       else if (left) r.mean_angular_speed[i] = secant[i - 1];
       else if (right) r.mean_angular_speed[i] = secant[i];
     }
+    for (std::size_t k = 0; k < r.observable_names.size(); ++k)
+      if (r.observable_names[k] == "mean_angular_speed") r.observable_values[k] = r.mean_angular_speed;
+  }
+
+  if (const auto* radius = r.observable("mean_radius")) r.radius_growth = analysis::growth_exponent(r.t, *radius);
+  if (scheme_has_radius(r.config.model.scheme) && r.observable("clock_median")) {
+    const auto* speed = r.observable("min_radial_speed");
+    r.clock = analysis::clock_diagnostic(r.t, *r.observable("clock_min"), *r.observable("clock_median"),
+                                         speed ? std::span<const double>(*speed) : std::span<const double>());
   }
 
   std::vector<std::int64_t> counts;
@@ -222,28 +280,22 @@ ObservablesDestination write_observables(ObservablesFile& file, const AnalysisRe
     file.write_series(name, r.t, r.step, values, inner, description, axes);
     where.series.push_back(name);
   };
-  using O = analysis::FrameObservables;
-  put("one_minus_mean_cosine", collect(r.frames, [](const O& o) { return o.one_minus_mean_cosine; }),
-      "1 - mean of <theta_j, theta_k> over pairs j != k, computed as n/(n-1) Var (no cancellation)");
-  put("mean_cosine", collect(r.frames, [](const O& o) { return o.mean_cosine; }), "mean of <theta_j, theta_k> over pairs j != k");
-  put("one_minus_min_cosine", collect(r.frames, [](const O& o) { return o.one_minus_min_cosine; }),
-      "max over pairs of |theta_j - theta_k|^2 / 2 = 1 - min cosine");
-  put("min_cosine", collect(r.frames, [](const O& o) { return o.min_cosine; }), "min over pairs of <theta_j, theta_k>");
-  put("variance", collect(r.frames, [](const O& o) { return o.variance; }), "Var = (1/n) sum_j |theta_j - mean|^2 = 1 - |mean|^2");
-  put("diameter", collect(r.frames, [](const O& o) { return o.diameter; }), "largest geodesic distance between two tokens (radians)");
-  put("energy", collect(r.frames, [](const O& o) { return o.energy; }), "E = sum_jk exp(beta <theta_j, theta_k>) (inf if it overflows)");
-  put("normalized_energy", collect(r.frames, [](const O& o) { return o.normalized_energy; }), "E / (n^2 e^beta), in (0, 1]");
-  put("mean_radius", collect(r.frames, [](const O& o) { return o.mean_radius; }), "mean of r_j");
-  put("mean_angular_speed", r.mean_angular_speed, "mean over tokens of |d theta_j/dt| (radians per unit t)");
+  // The registry's series, with its descriptions and units.
+  for (std::size_t k = 0; k < r.observable_names.size(); ++k) {
+    const auto info = find_observable(r.observable_names[k]);
+    if (info->integer) {
+      std::vector<std::int64_t> ints;
+      for (double v : r.observable_values[k]) ints.push_back(static_cast<std::int64_t>(v));
+      put_int(std::string(info->name), ints, {}, std::string(info->description));
+    } else {
+      put(std::string(info->name), r.observable_values[k], std::string(info->description));
+    }
+    file.set_series_attribute(std::string(info->name), "unit", std::string(info->unit));
+  }
   file.set_series_attribute("mean_angular_speed", "method", r.angular_speed_method);
-  if (!r.min_radial_alignment.empty())
-    put("min_radial_alignment", r.min_radial_alignment, "min_j <theta_j, A_j>");
-  if (!r.max_attention_norm.empty()) put("max_attention_norm", r.max_attention_norm, "max_j |A_j|");
   {
-    std::vector<std::int64_t> rank, count;
-    for (const auto& o : r.frames) rank.push_back(o.effective_rank);
+    std::vector<std::int64_t> count;
     for (const auto& c : r.clusters) count.push_back(static_cast<std::int64_t>(c.count()));
-    put_int("effective_rank", rank, {}, "eigenvalues of (1/n) sum_j theta_j theta_j^T above rank_threshold x trace");
     put_int("cluster_count", count, {}, "number of clusters (cosine > 1 - epsilon, single linkage)");
   }
   if (frames > 0) {
@@ -369,6 +421,17 @@ int analyze_command(const AnalyzeRequest& request) {
   const fs::path observables = request.observables_file ? *request.observables_file
                                                         : ObservablesFile::sibling_path(request.run_file);
   check_outputs(request, observables);
+  bool particles = true;
+  {
+    const RunReader probe(request.run_file);
+    particles = probe.has_particles();
+  }
+  if (!particles) {
+    // Density observables go to the same checked destination, never into the run file.
+    AnalyzeRequest density_request = request;
+    density_request.observables_file = observables;
+    return analyze_meanfield_command(density_request);
+  }
   AnalysisResult result;
   {
     const RunReader reader(request.run_file);

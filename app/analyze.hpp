@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "normdyn/analysis/clusters.hpp"
+#include "normdyn/analysis/density_modes.hpp"
 #include "normdyn/analysis/metastability.hpp"
 #include "normdyn/analysis/observables.hpp"
 #include "normdyn/analysis/rates.hpp"
 #include "normdyn/analysis/theorems.hpp"
+#include "normdyn/analysis/trajectory_summary.hpp"
 #include "normdyn/config.hpp"
 #include "normdyn/io/run_file.hpp"
 
@@ -30,6 +32,7 @@ struct AnalyzeOptions {
   RateQuantity quantity = RateQuantity::one_minus_mean_cosine;
   analysis::RateFitOptions rate;
   analysis::CheckOptions checks;
+  analysis::DensityOptions density;  // mean-field runs
   bool use_velocity = true;  // angular speed and <θ_j, A_j> from the run's dynamics (else finite differences)
   // Threads of the attention kernel when the dynamics is rebuilt (0: all cores). Default: 1 when
   // n² d < 2^24 (small kernels lose more to OpenMP synchronization than they gain), else the run's.
@@ -44,6 +47,14 @@ struct AnalysisResult {
   std::vector<double> t;
   std::vector<std::int64_t> step;
   std::vector<analysis::FrameObservables> frames;
+  // The registry's per-frame series this run gives (observable_registry.hpp), in registry order.
+  std::vector<std::string> observable_names;
+  std::vector<std::vector<double>> observable_values;
+  const std::vector<double>* observable(std::string_view name) const {
+    for (std::size_t k = 0; k < observable_names.size(); ++k)
+      if (observable_names[k] == name) return &observable_values[k];
+    return nullptr;
+  }
   std::vector<double> mean_angular_speed;
   std::string angular_speed_method;          // "velocity" or "finite_difference"
   std::vector<double> min_radial_alignment;  // empty without the dynamics
@@ -56,6 +67,9 @@ struct AnalysisResult {
   RateQuantity quantity = RateQuantity::one_minus_mean_cosine;
   analysis::Checks checks;
   std::vector<std::string> notes;  // e.g. why the velocity was not available
+  // The figures of the paper read off the series (trajectory_summary.hpp).
+  analysis::GrowthExponent radius_growth;         // mean radius − its first value ∝ t^a
+  std::optional<analysis::ClockDiagnostic> clock;  // schemes with a radius, with the dynamics
 };
 
 AnalysisResult analyze_run(const RunReader& reader, const AnalyzeOptions& options);
@@ -88,5 +102,7 @@ void print_report(std::FILE* out, const AnalysisResult& r, const AnalyzeRequest&
 // The command: analyzes, writes the observables (into RUN.observables.h5, or --observables-file;
 // never into the run file) and the report, each replaced atomically. Returns the process exit code.
 int analyze_command(const AnalyzeRequest& request);
+// The same for a mean-field run file (analyze_meanfield.cpp); analyze_command calls it.
+int analyze_meanfield_command(const AnalyzeRequest& request);
 
 }  // namespace normdyn::app

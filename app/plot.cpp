@@ -37,6 +37,11 @@ std::vector<std::string> plot_arguments(const PlotRequest& r) {
     for (long long f : r.frames) args.push_back(std::to_string(f));
   }
   if (r.log_time) args.push_back("--log-time");
+  if (r.log_cos) args.push_back("--log-cos");
+  for (const auto& f : r.formats) {
+    args.push_back("--format");
+    args.push_back(f);
+  }
   if (!r.labels.empty()) {
     args.push_back("--labels");
     for (const auto& l : r.labels) args.push_back(l);

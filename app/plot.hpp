@@ -12,10 +12,12 @@ namespace normdyn::app {
 struct PlotRequest {
   std::vector<std::filesystem::path> runs;
   std::optional<std::filesystem::path> output_dir;
-  std::vector<std::string> kinds;   // overview, decay, heatmap, tokens, compare (empty: all)
+  std::vector<std::string> kinds;   // overview, decay, heatmap, tokens, trajectory, compare (empty: all)
   std::vector<long long> frames;    // frames of the heatmaps and snapshots (negative: from the end)
   std::vector<std::string> labels;  // legend labels of the runs (default: scheme and file name)
   bool log_time = false;
+  bool log_cos = false;              // heatmaps of log(1 − cos)
+  std::vector<std::string> formats;  // png, pdf, svg (empty: png)
 };
 
 std::filesystem::path plot_script();

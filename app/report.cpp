@@ -84,6 +84,49 @@ const analysis::FrameObservables* last_frame(const AnalysisResult& r) {
   return r.frames.empty() ? nullptr : &r.frames.back();
 }
 
+json growth_json(const analysis::GrowthExponent& g) {
+  return {{"exponent", number(g.exponent)}, {"stderr", number(g.exponent_stderr)},
+          {"late_exponent", number(g.late_exponent)},
+          {"window", std::isfinite(g.t_start) ? json::array({number(g.t_start), number(g.t_end)}) : json(nullptr)},
+          {"points", g.points},           {"problem", g.problem.empty() ? json(nullptr) : json(g.problem)}};
+}
+
+// First, last, and (for discrete runs) mean over frames of a registry series; null where absent.
+json series_summary(const AnalysisResult& r, std::string_view name) {
+  const auto* s = r.observable(name);
+  if (!s || s->empty()) return nullptr;
+  double sum = 0.0;
+  std::size_t count = 0;
+  for (double v : *s)
+    if (std::isfinite(v)) sum += v, ++count;
+  return {{"first", number(s->front())}, {"last", number(s->back())},
+          {"mean", count ? number(sum / double(count)) : json(nullptr)}};
+}
+
+// The observables of the paper's figures (README, "Analysis").
+json trajectory_json(const AnalysisResult& r) {
+  json j;
+  j["mean_cosine"] = series_summary(r, "mean_cosine");
+  j["mean_cosine_rate"] = series_summary(r, "mean_cosine_rate");
+  j["layer_angle"] = series_summary(r, "layer_angle");
+  j["mean_cosine_layer_rate"] = series_summary(r, "mean_cosine_layer_rate");
+  j["mean_radius"] = series_summary(r, "mean_radius");
+  j["radius_growth"] = growth_json(r.radius_growth);
+  if (r.clock) {
+    const auto& c = *r.clock;
+    j["clock"] = {{"t_final", number(c.t_final)},
+                  {"clock_min_final", number(c.clock_min_final)},
+                  {"clock_median_final", number(c.clock_median_final)},
+                  {"min_radial_speed_final", number(c.min_radial_speed_final)},
+                  {"min_radial_speed_min", number(c.min_radial_speed_min)},
+                  {"clock_growth", growth_json(c.clock_growth)},
+                  {"verdict", c.verdict}};
+  } else {
+    j["clock"] = nullptr;
+  }
+  return j;
+}
+
 }  // namespace
 
 std::string report_json(const AnalysisResult& r, const AnalyzeRequest& request, const ObservablesDestination& where) {
@@ -183,8 +226,38 @@ std::string report_json(const AnalysisResult& r, const AnalyzeRequest& request, 
   json skipped = json::array();
   for (const auto& s : r.checks.skipped) skipped.push_back({{"name", s.name}, {"reason", s.reason}});
   j["skipped_checks"] = skipped;
+  j["trajectory"] = trajectory_json(r);
   j["notes"] = r.notes;
   return j.dump(2);
+}
+
+// The observables of the paper's figures, one line each.
+static void print_trajectory(std::FILE* out, const AnalysisResult& r) {
+  if (const auto* g = r.observable("mean_cosine"); g && !g->empty())
+    std::fprintf(out, "gamma (mean cosine): %.6g -> %.6g", g->front(), g->back());
+  if (const auto* s = r.observable("mean_cosine_rate"); s && !s->empty())
+    std::fprintf(out, "; d gamma/dt at t = %g: %.6g (velocity field)", r.t.front(), s->front());
+  std::fprintf(out, "\n");
+  if (const auto* a = r.observable("layer_angle"); a && a->size() > 1) {
+    double sum = 0.0;
+    for (std::size_t i = 1; i < a->size(); ++i) sum += (*a)[i];
+    std::fprintf(out, "layer-to-layer angle: %.6g rad/layer after the first frame, mean %.6g, last %.6g\n", (*a)[1],
+                 sum / double(a->size() - 1), a->back());
+  }
+  if (scheme_has_radius(r.config.model.scheme)) {
+    const auto& g = r.radius_growth;
+    if (g.problem.empty())
+      std::fprintf(out, "mean radius growth: r - r(0) ~ t^%.4g (stderr %.2g) over [%g, %g]\n", g.exponent,
+                   g.exponent_stderr, g.t_start, g.t_end);
+    else
+      std::fprintf(out, "mean radius growth: %s%s\n", std::isfinite(g.exponent) ? "" : "none: ",
+                   (std::isfinite(g.exponent) ? ("r - r(0) ~ t^" + std::to_string(g.exponent) + ", flagged " + g.problem)
+                                              : g.problem).c_str());
+  }
+  if (r.clock)
+    std::fprintf(out, "Theorem 3.1(b): min_j dr_j/dt = %.4g at the end (lowest %.4g); Post-LN clock min %.6g, median %.6g at t = %g: %s\n",
+                 r.clock->min_radial_speed_final, r.clock->min_radial_speed_min, r.clock->clock_min_final,
+                 r.clock->clock_median_final, r.clock->t_final, r.clock->verdict.c_str());
 }
 
 void print_report(std::FILE* out, const AnalysisResult& r, const AnalyzeRequest& request,
@@ -234,6 +307,7 @@ void print_report(std::FILE* out, const AnalysisResult& r, const AnalyzeRequest&
     std::fprintf(out, "clusters (cosine > 1 - %g): %zu -> %zu; %zu merge events, %zu split events\n",
                  request.options.clusters.epsilon, r.clusters.front().count(), r.clusters.back().count(), merges, splits);
   std::fprintf(out, "plateaus: %zu; staircase: %s\n", r.plateaus.size(), analysis::staircase(r.plateaus).c_str());
+  print_trajectory(out, r);
   std::fprintf(out, "checks:\n");
   for (const auto& c : r.checks.checks)
     std::fprintf(out, "  %-4s %-32s theory %-14.8g measured %-14.8g %s\n", c.ok ? "ok" : "FAIL", c.name.c_str(), c.theory,

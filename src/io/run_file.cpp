@@ -258,7 +258,11 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
       masses.set_ascii_attribute("unit", h5md::kDimensionless);
     }
     if (config.output.observables)
-      for (const auto& name : frame_observable_names()) create_element(file, "/observables/" + name, {}, 0, {}, h5md::kDimensionless);
+      for (const auto& name : frame_observable_names()) {
+        const auto info = find_observable(name);
+        Element e = create_element(file, "/observables/" + name, {}, 0, {}, std::string(info->unit));
+        e.value.set_attribute("description", std::string(info->description));
+      }
   }
   write_fields(file, options.fields);
 

@@ -9,8 +9,11 @@
 //  * pairwise values come from the Gram matrix of the centred tokens c_j = θ_j − θ̄:
 //    |θ_j − θ_k|²/2 = (|c_j|² + |c_k|² − 2 <c_j, c_k>)/2, accurate to ~1e-16 · max_j |c_j|² absolute,
 //    i.e. to a few ulps relative for a single tight cluster.
+#include <cstdint>
+#include <string>
 #include <vector>
 
+#include "normdyn/schemes.hpp"
 #include "normdyn/tokens.hpp"
 
 namespace normdyn::analysis {
@@ -89,4 +92,73 @@ struct ObservableOptions {
 // `h` is half_squared_chords(tokens.theta), shared with the cluster analysis.
 FrameObservables frame_observables(const Tokens& tokens, Eigen::Ref<const RowMatrix> h, const ObservableOptions& options);
 
+// ---- The registry's functions (observable_registry.hpp) -------------------------------------------
+
+// What one frame offers to the registry's functions. Pointers are null when not available.
+struct FrameInput {
+  const Tokens* tokens = nullptr;
+  double t = 0.0;
+  std::int64_t step = 0;
+  // half_squared_chords(θ), if the caller has it (the analysis shares it with the clusters); without
+  // it the pairwise observables come from one blocked, threaded pass over the Gram matrix.
+  const RowMatrix* h = nullptr;
+  const RowMatrix* velocity = nullptr;       // dθ/dt (dynamics)
+  const Vector* radial_velocity = nullptr;   // dr/dt (dynamics)
+  const RowMatrix* attention = nullptr;      // A_j (dynamics)
+  const Vector* inverse_speed = nullptr;     // 1/s_j of every token (dynamics)
+};
+
+struct FrameComputeOptions {
+  double beta = 1.0;
+  double rank_threshold = 1e-3;
+  int threads = 0;        // threads of the blocked pairwise pass (0: OpenMP's default)
+  bool discrete = false;  // frames are layers of a `discrete` run (step = layers so far)
+};
+
+// Computes the named observables frame after frame, in the order of `names`; keeps what the
+// trajectory observables need from earlier frames (the previous frame, the per-token clocks).
+// Throws std::invalid_argument for a name that is not in the registry.
+class FrameObservableComputer {
+ public:
+  FrameObservableComputer(std::vector<std::string> names, FrameComputeOptions options);
+  // The values of one frame, in the order of names(); NaN where the frame lacks what an
+  // observable needs (e.g. the first frame of a difference).
+  std::vector<double> compute(const FrameInput& frame);
+  const std::vector<std::string>& names() const { return names_; }
+
+  // The state carried from frame to frame (public so that the table of functions can use it).
+  struct History {
+    bool has_previous = false;
+    double t = 0.0;
+    std::int64_t step = 0;
+    RowMatrix theta;
+    Vector r, r0;
+    double mean_cosine = 0.0;
+    Vector clock;             // ∫ 1/s_j dt so far
+    Vector inverse_speed;     // 1/s_j at the previous frame
+  };
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<int> index_;  // into the table of functions
+  FrameComputeOptions options_;
+  History history_;
+};
+
+// The observables of one frame that need the directions or radii only (the run recorder's:
+// compute_frame_observables(frame_observable_names(), tokens, beta, threads)).
+std::vector<double> compute_frame_observables(const std::vector<std::string>& names, const Tokens& tokens, double beta,
+                                              int threads = 0);
+
+// Whether the table of functions has an entry of this name (every registry entry must).
+bool has_function(std::string_view name);
+
+// E, min and mean cosine in one pass over the tiles j-block ≤ k-block of the Gram matrix (each
+// off-diagonal tile once), the tiles shared among `threads` (0: OpenMP's default); the sum is taken
+// in a fixed order, so the result does not depend on the number of threads.
+PairwiseSummary pairwise_summary_threaded(Eigen::Ref<const RowMatrix> theta, double beta, int threads = 0);
+
+// 1/s_j of every token: the scheme's speed factor (scheme.hpp) at (t, t_regime) given θ, r and A.
+Vector inverse_speed_factors(const Scheme& scheme, double t, double t_regime, Eigen::Ref<const RowMatrix> theta,
+                             Eigen::Ref<const Vector> r, Eigen::Ref<const RowMatrix> attention);
 }  // namespace normdyn::analysis

@@ -25,6 +25,7 @@
 
 #include "normdyn/checkpoint.hpp"
 #include "normdyn/config.hpp"
+#include "normdyn/observable_registry.hpp"
 #include "normdyn/status.hpp"
 #include "normdyn/tokens.hpp"
 
@@ -51,9 +52,16 @@ struct RunSummary {
   std::vector<std::pair<std::string, double>> extra;  // further /summary attributes (mean-field diagnostics)
 };
 
-// The per-frame observables written beside the frames, in this order.
+// The per-frame observables written beside the frames, in this order: the registry's entries
+// marked during_run (observable_registry.hpp); their values come from
+// analysis::compute_frame_observables(frame_observable_names(), ...).
 inline const std::vector<std::string>& frame_observable_names() {
-  static const std::vector<std::string> names{"energy", "variance", "min_cosine"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& o : kFrameObservables)
+      if (o.during_run) v.emplace_back(o.name);
+    return v;
+  }();
   return names;
 }
 
