@@ -1,6 +1,9 @@
 #include "plot.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <sstream>
 
 #include "child_process.hpp"
 #include "normdyn/errors.hpp"
@@ -16,9 +19,44 @@ std::filesystem::path plot_script() {
   return NORMDYN_PLOT_SCRIPT;
 }
 
+namespace {
+
+// A program name without a slash is looked up in PATH, as a shell would.
+std::optional<std::filesystem::path> find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return std::filesystem::path(name);
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::filesystem::path candidate = std::filesystem::path(dir.empty() ? "." : dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::filesystem::path plot_python() {
-  if (const char* env = std::getenv("NORMDYN_PYTHON"); env && *env) return env;
-  return "/usr/bin/python3";
+  const char* env = std::getenv("NORMDYN_PYTHON");
+  const bool chosen = env && *env;
+  const std::string name = chosen ? env : "/usr/bin/python3";
+  const auto program = find_program(name);
+  if (!program || ::access(program->c_str(), X_OK) != 0) {
+    if (chosen) throw InputError("NORMDYN_PYTHON", name + ": no such interpreter (on PATH or as a path)");
+    throw IoError(name + ": not found; install Debian's python3 (bash scripts/install-deps.sh) or set NORMDYN_PYTHON");
+  }
+  // The figures need numpy, h5py and matplotlib: say which interpreter lacks them, and the fix.
+  ChildOptions quiet;
+  quiet.discard_stdio = true;
+  quiet.stderr_file = "/dev/null";
+  const ChildOutcome probe = run_child_process({program->string(), "-c", "import numpy, h5py, matplotlib"}, quiet);
+  if (probe.exit_code != 0) {
+    const std::string problem = program->string() + " cannot import numpy, h5py and matplotlib; ";
+    if (chosen)
+      throw InputError("NORMDYN_PYTHON", problem + "point it to /usr/bin/python3, which has Debian's packages "
+                                                   "(bash scripts/install-deps.sh), or install them for it");
+    throw IoError(problem + "install them with: bash scripts/install-deps.sh");
+  }
+  return *program;
 }
 
 std::vector<std::string> plot_arguments(const PlotRequest& r) {

@@ -41,10 +41,9 @@ class ParticleSession final : public Session {
     const auto start = Clock::now();
     const Tokens tokens = layout_.unpack(x.data());
     std::vector<double> observables;
-    if (config_.output.observables) {
-      const auto pairs = analysis::pairwise_summary(tokens.theta, config_.model.beta);
-      observables = {pairs.energy, analysis::variance(tokens.theta), pairs.min_cosine};
-    }
+    if (config_.output.observables)
+      observables = analysis::compute_frame_observables(frame_observable_names(), tokens, config_.model.beta,
+                                                        config_.solver.threads);
     if (recorder_) recorder_->particle_frame(t, step, tokens, observables, checkpoint, integration_seconds());
     std::optional<RunStatus> stop;
     const double eps = config_.solver.sync_epsilon;

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Figures of normdyn runs, from the HDF5 files alone (run with /usr/bin/python3).
 
-    plot_run.py RUN.h5 [RUN2.h5 ...] [--output-dir DIR] [--kind KIND ...] [--frames F ...]
+    plot_run.py RUN.h5 [RUN2.h5 ...] [-o|--output-dir DIR] [--kind KIND ...] [--frames F ...]
                 [--labels L ...] [--log-time] [--format png|pdf|svg ...] [--log-cos]
 
 Reads the run file (trajectory, configuration) and its observables: /observables and the analysis
@@ -35,7 +35,7 @@ KINDS = ("overview", "decay", "heatmap", "tokens", "trajectory", "compare")
 def main(argv, plots):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="+", help="HDF5 run files, analyzed with `normdyn analyze`")
-    parser.add_argument("--output-dir", help="directory of the figures (default: RUN_plots beside the first run)")
+    parser.add_argument("-o", "--output-dir", help="directory of the figures (default: RUN_plots beside the first run)")
     parser.add_argument("--kind", action="append", choices=KINDS + ("all",), help="figures to draw (default: all)")
     parser.add_argument("--frames", nargs="+", type=int, default=[], help="frames of heatmaps and snapshots")
     parser.add_argument("--labels", nargs="+", default=[], help="legend labels of the runs")

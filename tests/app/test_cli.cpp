@@ -320,3 +320,20 @@ BOOST_AUTO_TEST_CASE(run_continue_extends_a_finished_run_into_a_new_file) {
   }
   BOOST_TEST((std::filesystem::last_write_time(s / "a.h5") == before));
 }
+
+BOOST_AUTO_TEST_CASE(plot_interpreter_from_path_named_when_it_lacks_the_packages) {
+  Scratch s;
+  s.write("base.toml", kBase);
+  std::filesystem::create_directories(s / "bin");
+  s.write("bin/fakepython", "#!/bin/sh\nexit 1\n");
+  std::filesystem::permissions(s / "bin/fakepython", std::filesystem::perms::owner_all);
+  // A bare name is looked up on PATH; an interpreter without numpy, h5py and matplotlib is named.
+  auto r = s.shell("PATH=\"$PWD/bin:$PATH\" NORMDYN_PYTHON=fakepython " + std::string(NORMDYN_BINARY) + " plot base.toml");
+  BOOST_TEST(r.exit_code == 2, r.err);
+  BOOST_TEST(r.err.find("NORMDYN_PYTHON: " + (s / "bin/fakepython").string() + " cannot import numpy, h5py and matplotlib") !=
+                 std::string::npos,
+             r.err);
+  r = s.shell("NORMDYN_PYTHON=no-such-python-here " + std::string(NORMDYN_BINARY) + " plot base.toml");
+  BOOST_TEST(r.exit_code == 2, r.err);
+  BOOST_TEST(r.err.find("no-such-python-here: no such interpreter") != std::string::npos, r.err);
+}
