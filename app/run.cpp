@@ -22,15 +22,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-QkvSource make_qkv(const ModelConfig& m) {
-  switch (m.qkv) {
-    case QkvKind::identity: return QkvSource::identity();
-    case QkvKind::gaussian: return QkvSource::gaussian(m.d, m.qkv_seed);
-    case QkvKind::gaussian_per_layer: return QkvSource::gaussian_per_layer(m.d, m.qkv_seed);
-    case QkvKind::file: return QkvSource::layers(read_attention_matrices(m.qkv_file, m.d));
-  }
-  return QkvSource::identity();
-}
 
 // Writes every sample of a particle run with its observables and checkpoint, and stops the run
 // when the synchronization condition holds.
@@ -183,6 +174,16 @@ RunSummary summarize(const IntegrationResult& result, std::int64_t frames, const
   summary.wall_seconds = earlier_wall_seconds + result.wall_seconds;
   summary.message = describe_end(result.status, result, config);
   return summary;
+}
+
+QkvSource make_qkv(const ModelConfig& m) {
+  switch (m.qkv) {
+    case QkvKind::identity: return QkvSource::identity();
+    case QkvKind::gaussian: return QkvSource::gaussian(m.d, m.qkv_seed);
+    case QkvKind::gaussian_per_layer: return QkvSource::gaussian_per_layer(m.d, m.qkv_seed);
+    case QkvKind::file: return QkvSource::layers(read_attention_matrices(m.qkv_file, m.d));
+  }
+  return QkvSource::identity();
 }
 
 AttentionDynamics make_dynamics(const RunConfig& config) {

@@ -54,6 +54,8 @@ RunSummary summarize(const IntegrationResult& result, std::int64_t frames, const
 
 // The pieces of a run, built from a validated configuration (reads input files; writes nothing).
 AttentionDynamics make_dynamics(const RunConfig& config);
+// The attention matrices of the run (reads the qkv file, if any).
+QkvSource make_qkv(const ModelConfig& m);
 Tokens make_initial_tokens(const RunConfig& config);
 
 // Runs one experiment and writes its file. Throws InputError / IoError before anything is
