@@ -75,10 +75,10 @@ struct RateFitOptions {
   std::size_t min_points = 5;
   double after = -1e300;             // automatic window: only frames after this time (the last merge)
   std::size_t final_clusters = 0;    // clusters at the last frame (0: unknown)
-  double steady_tolerance = 0.1;     // relative band of the local exponent in a steady stretch
+  double steady_tolerance = 0.05;    // relative band of the local exponent in a steady stretch
   double min_decay = 10.0;           // citable: y falls by at least this factor over the window
   double stability_tolerance = 0.05; // citable: relative change of the parameter under halving the window
-  double preference = 2.0;           // citable: the law's steady decay (in ln y) exceeds the others' by this
+  double preference = 1.5;           // citable: the law's steady decay (in ln y) exceeds the others' by this
   double noise_tolerance = 0.02;     // citable: rms residual of ln y at most this fraction of its decay
 };
 
