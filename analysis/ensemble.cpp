@@ -44,7 +44,8 @@ RunFigures run_figures(const RunSeries& s, const RateFitOptions& rate_options) {
   r.t_sync = kNaN;
   if (s.size() == 0) {
     r.final_variance = r.final_one_minus_mean_cosine = r.final_pair_fraction = kNaN;
-    r.rate.problem = "no frames";
+    r.rate.problem = "too_short";
+    r.rate.detail = "no frames";
     return r;
   }
   r.final_variance = s.variance.back();
@@ -56,7 +57,9 @@ RunFigures run_figures(const RunSeries& s, const RateFitOptions& rate_options) {
       r.t_sync = s.t[i];
       break;
     }
-  r.rate = fit_decay(s.t, s.one_minus_mean_cosine, rate_options);
+  RateFitOptions o = rate_options;
+  if (o.final_clusters == 0 && r.final_cluster_count > 0) o.final_clusters = static_cast<std::size_t>(r.final_cluster_count);
+  r.rate = fit_decay(s.t, s.one_minus_mean_cosine, o);
   return r;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdio>
+#include <cmath>
 #include <deque>
 
 namespace normdyn::analysis {
@@ -40,6 +41,9 @@ void collect(std::span<const double> t, std::span<const double> e, std::int64_t 
   if (!s.found) return;
   if (s.last - s.first + 1 < std::max<std::size_t>(options.min_frames, 1)) return;
   if (t[s.last] - t[s.first] < options.min_duration) return;
+  // ln(t_end / t_start); a stretch from t = 0 has unbounded log-duration.
+  if (options.min_log_duration > 0.0 && t[s.first] > 0.0 && std::log(t[s.last] / t[s.first]) < options.min_log_duration)
+    return;
   out.push_back({s.first, s.last, t[s.first], t[s.last], count, e[s.first], e[s.last]});
 }
 
@@ -53,7 +57,7 @@ std::vector<Plateau> find_plateaus(std::span<const double> t, std::span<const st
   while (a < t.size()) {
     std::size_t b = a;
     while (b + 1 < t.size() && counts[b + 1] == counts[a]) ++b;
-    collect(t, energy, counts[a], a, b, options, plateaus);
+    if (!(options.skip_start && a == 0)) collect(t, energy, counts[a], a, b, options, plateaus);
     a = b + 1;
   }
   std::sort(plateaus.begin(), plateaus.end(), [](const Plateau& x, const Plateau& y) { return x.first_frame < y.first_frame; });

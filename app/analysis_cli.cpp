@@ -108,21 +108,25 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.analyze->add_option("--plateau-min-duration", o.plateaus.min_duration, "plateau: at least this long in t")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  s.analyze->add_option("--plateau-min-log-duration", o.plateaus.min_log_duration,
+                        "plateau: ln(t_end / t_start) at least this (metastable states live on geometric times)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   s.analyze->add_option("--quantity", s.quantity, "series whose decay is fitted")
       ->capture_default_str()
       ->check(CLI::IsMember(rate_quantity_names()));
-  s.analyze->add_option("--law", s.law, "decay law: auto (smallest residual), exponential, power, stretched_exponential")
+  s.analyze->add_option("--law", s.law, "decay law: auto (steadiest local exponent), exponential, power, stretched_exponential")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "exponential", "power", "stretched_exponential"}));
   s.analyze->add_option("--fit-window", s.window, "fit window T0:T1 (either side may be empty; default: automatic)");
   s.analyze->add_option("--fit-fraction", o.rate.late_fraction,
-                        "automatic window: this later fraction of the usable time range")
+                        "with a given law that has no steady stretch: this later fraction of the usable time range")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
   s.analyze->add_option("--fit-floor", o.rate.floor, "values at or below this are not fitted (round-off)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  s.analyze->add_flag("--no-correction", s.no_correction, "report the plain fit, without the sub-leading correction term");
+  s.analyze->add_flag("--no-correction", s.no_correction, "report the plain fit, without fitting a shift of the time origin");
   s.analyze->add_option("--energy-tolerance", o.checks.energy_tolerance,
                         "energy check: largest allowed relative decrease between frames")
       ->capture_default_str()

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <Eigen/Eigenvalues>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -40,6 +41,46 @@ std::vector<double> collect(const std::vector<analysis::FrameObservables>& frame
   out.reserve(frames.size());
   for (const auto& o : frames) out.push_back(f(o));
   return out;
+}
+
+double two_norm(const Eigen::MatrixXd& m) {
+  if (m.size() == 0) return 0.0;
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(m.transpose() * m, Eigen::EigenvaluesOnly);
+  return std::sqrt(std::max(0.0, eig.eigenvalues().maxCoeff()));
+}
+
+// The norms the theorems' hypotheses name, over the layers the run went through.
+analysis::AttentionNorms attention_norms(const RunConfig& config, const std::vector<double>& t) {
+  analysis::AttentionNorms a;
+  if (config.model.qkv == QkvKind::identity || t.empty()) return a;
+  QkvSource qkv = make_qkv(config.model);
+  std::vector<double> times{t.front()};
+  for (double b : qkv.breakpoints(t.front(), t.back())) times.push_back(b);
+  const auto d = static_cast<Index>(config.model.d);
+  const Eigen::MatrixXd eye = Eigen::MatrixXd::Identity(d, d);
+  a.max_qk_norm = 0.0;
+  a.max_v_minus_identity = a.max_qk_minus_identity = a.max_energy_asymmetry = 0.0;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    const AttentionMatrices& m = qkv.at(times[i]);
+    if (m.identity) continue;  // a layer of identity matrices changes nothing below
+    const Eigen::MatrixXd qk = Eigen::MatrixXd(m.Q).transpose() * Eigen::MatrixXd(m.K);
+    const Eigen::MatrixXd v = m.V;
+    const double qk_norm = two_norm(qk), v_norm = two_norm(v);
+    if (i == 0) {
+      a.qk_norm_at_start = qk_norm;
+      a.v_norm_at_start = v_norm;
+    }
+    a.max_qk_norm = std::max(a.max_qk_norm, qk_norm);
+    a.max_qk_minus_identity = std::max(a.max_qk_minus_identity, two_norm(qk - eye));
+    a.max_v_minus_identity = std::max(a.max_v_minus_identity, two_norm(v - eye));
+    a.max_energy_asymmetry = std::max(a.max_energy_asymmetry, two_norm(qk - qk.transpose()) + two_norm(v - qk));
+    // Once every hypothesis is broken, later layers change no conclusion.
+    if (a.max_qk_norm > 1.0 + 1e-6 && a.max_v_minus_identity > 1e-6 && a.max_energy_asymmetry > 1e-6 &&
+        a.max_qk_minus_identity > 1e-6)
+      break;
+  }
+  if (a.max_qk_norm == 0.0) a.max_qk_norm = 1.0;
+  return a;
 }
 
 }  // namespace
@@ -101,10 +142,12 @@ AnalysisResult analyze_run(const RunReader& reader, const AnalyzeOptions& option
                         "): angular speed from finite differences of the frames; <theta_j, A_j> not computed");
     }
   }
-  r.angular_speed_method = dynamics ? "velocity" : "finite_difference";
+  // A discrete run moves by its layer maps, not by the ODE's field: its speed is the movement
+  // between frames (per unit t), as for a run without its dynamics.
+  const bool discrete = r.config.solver.method == Method::discrete;
+  r.angular_speed_method = dynamics && !discrete ? "velocity" : "finite_difference";
 
   // The registry's observables that this run can give (observable_registry.hpp).
-  const bool discrete = r.config.solver.method == Method::discrete;
   for (const auto& o : kFrameObservables) {
     const bool dynamics_needed = o.need == ObservableNeed::dynamics || o.needs_dynamics;
     if (o.discrete_only && !discrete) continue;
@@ -153,9 +196,9 @@ AnalysisResult analyze_run(const RunReader& reader, const AnalyzeOptions& option
       in.radial_velocity = &radial_velocity;
       in.attention = &attention;
       in.inverse_speed = &inverse_speed;
-    } else if (i > 0) {
-      secant.push_back(analysis::mean_angular_speed_between(previous, x.theta, r.t[i] - r.t[i - 1]));
     }
+    if ((!dynamics || discrete) && i > 0)
+      secant.push_back(analysis::mean_angular_speed_between(previous, x.theta, r.t[i] - r.t[i - 1]));
     const std::vector<double> values = computer.compute(in);
     for (std::size_t k = 0; k < values.size(); ++k) r.observable_values[k].push_back(values[k]);
     r.clusters.push_back(analysis::find_clusters(h, x.theta, options.clusters));
@@ -186,11 +229,13 @@ AnalysisResult analyze_run(const RunReader& reader, const AnalyzeOptions& option
   }
   if (const auto* s = r.observable("min_radius_growth")) r.min_radius_growth = *s;
   if (dynamics) {
-    r.mean_angular_speed = *r.observable("mean_angular_speed");
+    // A discrete run moves by its layer maps, not by the ODE's field: its speed is the movement
+    // between frames (per unit t), below.
+    if (!discrete) r.mean_angular_speed = *r.observable("mean_angular_speed");
     r.min_radial_alignment = *r.observable("min_radial_alignment");
     r.max_attention_norm = *r.observable("max_attention_norm");
   }
-  if (!dynamics) {
+  if (!dynamics || discrete) {
     // Frame i: the mean of the secant speeds on either side of it (one side at the ends).
     r.mean_angular_speed.assign(frames, kNaN);
     for (std::size_t i = 0; i < frames; ++i) {
@@ -214,9 +259,15 @@ AnalysisResult analyze_run(const RunReader& reader, const AnalyzeOptions& option
   for (const auto& c : r.clusters) counts.push_back(static_cast<std::int64_t>(c.count()));
   const std::vector<double> energy = collect(r.frames, [](const auto& o) { return o.normalized_energy; });
   r.plateaus = analysis::find_plateaus(r.t, counts, energy, options.plateaus);
-  r.rate_fit = analysis::fit_decay(r.t, quantity_series(r, options.quantity), options.rate);
+  // The automatic window lies after the last merge of clusters; a run ending with several
+  // clusters has not reached its final collapse.
+  analysis::RateFitOptions rate = options.rate;
+  for (const auto& e : r.events)
+    if (e.kind == analysis::ClusterEvent::Kind::merge) rate.after = std::max(rate.after, e.t);
+  if (!r.clusters.empty()) rate.final_clusters = r.clusters.back().count();
+  r.rate_fit = analysis::fit_decay(r.t, quantity_series(r, options.quantity), rate);
 
-  analysis::RunSeries series;
+  analysis::CheckSeries series;
   series.t = r.t;
   series.one_minus_mean_cosine = quantity_series(r, RateQuantity::one_minus_mean_cosine);
   series.one_minus_min_cosine = quantity_series(r, RateQuantity::one_minus_min_cosine);
@@ -224,9 +275,11 @@ AnalysisResult analyze_run(const RunReader& reader, const AnalyzeOptions& option
   series.normalized_energy = energy;
   series.min_radial_alignment = r.min_radial_alignment;
   series.min_radius_growth = r.min_radius_growth;
+  series.mean_radius = collect(r.frames, [](const auto& o) { return o.mean_radius; });
+  series.attention = attention_norms(r.config, r.t);
   if (!r.max_attention_norm.empty() && !r.t.empty() && r.t.front() == 0.0)
     series.max_attention_at_start = r.max_attention_norm.front();
-  if (dynamics && frames > 0 && n > 1) {
+  if (dynamics && !discrete && frames > 0 && n > 1) {
     // dγ/dt of the mean cosine from the velocity at the first frame: 2n/(n−1) <θ̄, mean velocity>.
     const Tokens x = reader.frame(0);
     dynamics->velocity(x.theta, x.r, r.t[0], r.t[0], velocity, radial_velocity);
@@ -465,7 +518,7 @@ int analyze_command(const AnalyzeRequest& request) {
   if (!request.quiet) print_report(stdout, result, request, where);
   if (request.fail_on_check)
     for (const auto& c : result.checks.checks)
-      if (!c.ok) return static_cast<int>(ExitCode::numerical_failure);
+      if (c.outcome == analysis::Outcome::fail) return static_cast<int>(ExitCode::numerical_failure);
   return 0;
 }
 

@@ -28,12 +28,14 @@ json law_fit_json(const analysis::LawFit& f) {
 json rate_fit_json(const analysis::RateFit& f, RateQuantity q) {
   json j;
   j["quantity"] = std::string(to_string(q));
+  // null only for a fit one can cite; else a token of analysis::kProblemTokens and a sentence.
+  j["problem"] = f.problem.empty() ? json(nullptr) : json(f.problem);
+  j["problem_detail"] = f.detail.empty() ? json(nullptr) : json(f.detail);
   if (!f.ok) {
     j["law"] = nullptr;
     j["parameter"] = nullptr;
     j["stderr"] = nullptr;
     j["window"] = nullptr;
-    j["problem"] = f.problem;
     return j;
   }
   j["law"] = std::string(to_string(f.law));
@@ -47,8 +49,12 @@ json rate_fit_json(const analysis::RateFit& f, RateQuantity q) {
   j["decay_factor"] = number(f.decay_factor);
   j["usable_until"] = number(f.usable_until);
   j["corrected"] = f.corrected;
-  j["correction_term"] = !f.corrected ? "" : (f.law == analysis::DecayLaw::power ? "1/t" : "1/sqrt(t)");
-  j["correction_coefficient"] = number(f.correction);
+  j["origin_shift"] = number(f.origin);  // the law holds in t + origin_shift
+  j["correction_term"] = f.corrected ? "origin shift" : "";
+  j["correction_coefficient"] = number(f.correction);  // always 0 since schema 2 (kept for readers of 1)
+  j["half_window_parameter"] = number(f.half_window_parameter);
+  j["steady_decay"] = number(f.steady_decay);
+  j["runner_up_decay"] = number(f.runner_up_decay);
   j["log_c"] = number(f.log_c);
   j["uncorrected"] = law_fit_json(f.uncorrected);
   json candidates = json::array();
@@ -132,7 +138,7 @@ json trajectory_json(const AnalysisResult& r) {
 std::string report_json(const AnalysisResult& r, const AnalyzeRequest& request, const ObservablesDestination& where) {
   const AnalyzeOptions& o = request.options;
   json j;
-  j["schema"] = "normdyn.analysis/1";
+  j["schema"] = "normdyn.analysis/2";
   json run = {{"file", request.run_file.string()},
               {"scheme", std::string(scheme_key(r.config.model.scheme))},
               {"n", r.config.model.n},
@@ -156,6 +162,7 @@ std::string report_json(const AnalysisResult& r, const AnalyzeRequest& request, 
                   {"plateau_energy_tolerance", o.plateaus.energy_tolerance},
                   {"plateau_min_frames", o.plateaus.min_frames},
                   {"plateau_min_duration", o.plateaus.min_duration},
+                  {"plateau_min_log_duration", o.plateaus.min_log_duration},
                   {"fit_floor", o.rate.floor},
                   {"fit_late_fraction", o.rate.late_fraction},
                   {"fit_correction", o.rate.correction},
@@ -218,7 +225,8 @@ std::string report_json(const AnalysisResult& r, const AnalyzeRequest& request, 
                       {"criterion", c.criterion},
                       {"theory", number(c.theory)},
                       {"measured", number(c.measured)},
-                      {"ok", c.ok},
+                      {"ok", c.outcome == analysis::Outcome::not_asymptotic ? json(nullptr) : json(c.ok)},
+                      {"outcome", std::string(to_string(c.outcome))},
                       {"details", details},
                       {"note", c.note}});
   }
@@ -284,21 +292,22 @@ void print_report(std::FILE* out, const AnalysisResult& r, const AnalyzeRequest&
                          : fit.law == analysis::DecayLaw::power   ? "p"
                                                                   : "kappa";
     const double uncertainty = std::max(fit.parameter_stderr, std::isfinite(fit.systematic) ? fit.systematic : 0.0);
-    std::fprintf(out, "rate fit of %s: %s law, %s = %s (stderr %.2g, systematic %.2g), window [%g, %g] (%zu frames, %s%s)\n",
-                 std::string(to_string(r.quantity)).c_str(), std::string(to_string(fit.law)).c_str(), symbol,
+    std::fprintf(out, "rate fit of %s: %s%s law, %s = %s (stderr %.2g, systematic %.2g), window [%g, %g] (%zu frames, %s%s), "
+                 "decays by %.3g\n",
+                 std::string(to_string(r.quantity)).c_str(), fit.problem.empty() ? "" : "NOT CITABLE: ",
+                 std::string(to_string(fit.law)).c_str(), symbol,
                  with_uncertainty(fit.parameter, uncertainty).c_str(), fit.parameter_stderr, fit.systematic,
                  fit.window.t_start, fit.window.t_end, fit.points,
                  fit.window_automatic ? "automatic window" : "given window",
-                 fit.corrected ? (fit.law == analysis::DecayLaw::power ? ", with 1/t correction" : ", with 1/sqrt(t) correction") : "");
+                 fit.corrected ? (", in t + " + with_uncertainty(fit.origin, 0.0)).c_str() : "", fit.decay_factor);
     std::fprintf(out, "  plain fits:");
     for (const auto& c : fit.candidates)
       std::fprintf(out, " %s %.6g (rss %.2g)", std::string(to_string(c.law)).c_str(), c.parameter, c.rss);
-    std::fprintf(out, "%s\n", fit.law_automatic ? "; smallest rss chosen" : "; law given");
-    if (fit.decay_factor < 2.0)
-      std::fprintf(out, "  warning: the quantity falls only by a factor %.4g over the window: no decay to fit\n",
-                   fit.decay_factor);
+    std::fprintf(out, "%s\n", fit.law_automatic ? "; law chosen by the steadiness of its local exponent" : "; law given");
+    if (!fit.problem.empty()) std::fprintf(out, "  problem %s: %s\n", fit.problem.c_str(), fit.detail.c_str());
   } else {
-    std::fprintf(out, "rate fit of %s: none: %s\n", std::string(to_string(r.quantity)).c_str(), fit.problem.c_str());
+    std::fprintf(out, "rate fit of %s: none: %s: %s\n", std::string(to_string(r.quantity)).c_str(), fit.problem.c_str(),
+                 fit.detail.c_str());
   }
 
   std::size_t merges = 0, splits = 0;
@@ -310,8 +319,10 @@ void print_report(std::FILE* out, const AnalysisResult& r, const AnalyzeRequest&
   print_trajectory(out, r);
   std::fprintf(out, "checks:\n");
   for (const auto& c : r.checks.checks)
-    std::fprintf(out, "  %-4s %-32s theory %-14.8g measured %-14.8g %s\n", c.ok ? "ok" : "FAIL", c.name.c_str(), c.theory,
-                 c.measured, c.note.c_str());
+    std::fprintf(out, "  %-4s %-32s theory %-14.8g measured %-14.8g %s\n",
+                 c.outcome == analysis::Outcome::ok ? "ok" : c.outcome == analysis::Outcome::fail ? "FAIL" : "n/a",
+                 c.name.c_str(), c.theory, c.measured,
+                 c.outcome == analysis::Outcome::not_asymptotic ? ("not asymptotic yet: " + c.note).c_str() : c.note.c_str());
   for (const auto& s : r.checks.skipped) std::fprintf(out, "  --   %-32s skipped: %s\n", s.name.c_str(), s.reason.c_str());
 }
 

@@ -209,7 +209,17 @@ TableFile index_table(const IndexContent& c) {
                     const auto& f = results[i].figures.rate;
                     return f.ok ? f.parameter_stderr : kNaN;
                   })});
+  // Empty only for a citable fit; else a token of analysis::kProblemTokens (README, "Analysis").
   runs.push_back({"rate_problem", strings([&](std::size_t i) { return results[i].figures.rate.problem; })});
+  runs.push_back({"rate_problem_detail", strings([&](std::size_t i) { return results[i].figures.rate.detail; })});
+  runs.push_back({"decay_factor", doubles([&](std::size_t i) {
+                    const auto& f = results[i].figures.rate;
+                    return f.ok ? f.decay_factor : kNaN;
+                  })});
+  runs.push_back({"systematic", doubles([&](std::size_t i) {
+                    const auto& f = results[i].figures.rate;
+                    return f.ok ? f.systematic : kNaN;
+                  })});
 
   // /series
   // Dimensions (run, frame): each run's sample times are its row of `time`, a coordinate.

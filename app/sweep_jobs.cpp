@@ -205,7 +205,9 @@ std::string to_json(const JobResult& r) {
            {"rate_parameter", number(fit.parameter)},
            {"rate_stderr", number(fit.parameter_stderr)},
            {"rate_window", {number(fit.window.t_start), number(fit.window.t_end)}},
-           {"rate_decay_factor", number(fit.decay_factor)}}}};
+           {"rate_decay_factor", number(fit.decay_factor)},
+           {"rate_systematic", number(fit.systematic)},
+           {"rate_problem_detail", fit.detail}}}};
   // Messages come from run files and logs: invalid UTF-8 is replaced rather than refused.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -252,6 +254,9 @@ JobResult result_from_json(const std::string& text) {
   fit.parameter_stderr = number_of(f.at("rate_stderr"));
   fit.window = {number_of(f.at("rate_window").at(0)), number_of(f.at("rate_window").at(1))};
   fit.decay_factor = number_of(f.at("rate_decay_factor"));
+  // Records written before the problem tokens lack these (and their rate_problem is a sentence).
+  fit.systematic = f.contains("rate_systematic") ? number_of(f.at("rate_systematic")) : kNaN;
+  fit.detail = f.contains("rate_problem_detail") ? f.at("rate_problem_detail").get<std::string>() : std::string();
   return r;
 }
 

@@ -18,15 +18,6 @@
 namespace normdyn {
 namespace {
 
-QkvSource make_qkv(const ModelConfig& m) {
-  switch (m.qkv) {
-    case QkvKind::identity: return QkvSource::identity();
-    case QkvKind::gaussian: return QkvSource::gaussian(m.d, m.qkv_seed);
-    case QkvKind::gaussian_per_layer: return QkvSource::gaussian_per_layer(m.d, m.qkv_seed);
-    case QkvKind::file: return QkvSource::layers(read_attention_matrices(m.qkv_file, m.d));
-  }
-  return QkvSource::identity();
-}
 
 // Records every sample of a particle run with its observables and checkpoint, and stops the run
 // when the synchronization condition holds.
@@ -214,6 +205,16 @@ RunSummary resume_sharded(const std::filesystem::path& path, std::optional<int> 
 }
 
 }  // namespace
+
+QkvSource make_qkv(const ModelConfig& m) {
+  switch (m.qkv) {
+    case QkvKind::identity: return QkvSource::identity();
+    case QkvKind::gaussian: return QkvSource::gaussian(m.d, m.qkv_seed);
+    case QkvKind::gaussian_per_layer: return QkvSource::gaussian_per_layer(m.d, m.qkv_seed);
+    case QkvKind::file: return QkvSource::layers(read_attention_matrices(m.qkv_file, m.d));
+  }
+  return QkvSource::identity();
+}
 
 AttentionDynamics make_dynamics(const RunConfig& config) {
   DynamicsSpec spec;

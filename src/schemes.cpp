@@ -32,6 +32,22 @@ std::vector<double> scheme_breakpoints(const Scheme& s, double t0, double t1) {
   return inside;
 }
 
+double scheme_speed(const Scheme& s, const TokenContext& c) {
+  return std::visit([&](const auto& x) { return x.speed(c); }, s);
+}
+
+double scheme_radial_rate(const Scheme& s, const TokenContext& c) {
+  return std::visit([&](const auto& x) { return x.radial_rate(c); }, s);
+}
+
+LayerUpdate scheme_layer(const Scheme& s, const TokenContext& c) {
+  return std::visit([&](const auto& x) { return x.layer(c); }, s);
+}
+
+std::optional<SchemeTheory> scheme_theory(const Scheme& s) {
+  return std::visit([](const auto& x) { return theory_of(x); }, s);
+}
+
 std::vector<std::pair<std::string_view, double>> scheme_parameters(const Scheme& s) {
   return std::visit(
       [](const auto& x) {

@@ -39,19 +39,23 @@ BOOST_AUTO_TEST_CASE(planted_staircase) {
     if (count > 1)
       for (int k = 1; k <= 2; ++k, t *= 1.2) s.add(t, count, level * (1.0 + 0.1 * k));
   }
+  // The count the run starts with (8) is not a plateau by default: nothing has settled into it.
   const auto plateaus = find_plateaus(s.t, s.count, s.energy, {1e-2, 3, 0.0});
-  BOOST_REQUIRE_EQUAL(plateaus.size(), levels.size());
+  BOOST_REQUIRE_EQUAL(plateaus.size(), levels.size() - 1);
   for (std::size_t i = 0; i < plateaus.size(); ++i) {
-    BOOST_TEST(plateaus[i].count == levels[i].first);
-    BOOST_TEST(plateaus[i].first_frame == flat_frames[i].first);
-    BOOST_TEST(plateaus[i].last_frame == flat_frames[i].second);
-    BOOST_TEST(plateaus[i].t_start == s.t[flat_frames[i].first]);
-    BOOST_TEST(plateaus[i].t_end == s.t[flat_frames[i].second]);
+    BOOST_TEST(plateaus[i].count == levels[i + 1].first);
+    BOOST_TEST(plateaus[i].first_frame == flat_frames[i + 1].first);
+    BOOST_TEST(plateaus[i].last_frame == flat_frames[i + 1].second);
+    BOOST_TEST(plateaus[i].t_start == s.t[flat_frames[i + 1].first]);
+    BOOST_TEST(plateaus[i].t_end == s.t[flat_frames[i + 1].second]);
     BOOST_TEST(plateaus[i].duration() > 0.0);
   }
+  const auto with_start = find_plateaus(s.t, s.count, s.energy, {1e-2, 3, 0.0, 0.0, false});
+  BOOST_REQUIRE_EQUAL(with_start.size(), levels.size());
+  BOOST_TEST(with_start.front().first_frame == flat_frames.front().first);
   const std::string summary = staircase(plateaus);
   BOOST_TEST_MESSAGE("staircase: " << summary);
-  BOOST_TEST(summary.find("8 [") == 0);
+  BOOST_TEST(summary.find("4 [") == 0);
   BOOST_TEST(summary.find(" -> 1 [") != std::string::npos);
 }
 
@@ -60,24 +64,38 @@ BOOST_AUTO_TEST_CASE(short_or_steep_runs_are_not_plateaus) {
   for (int i = 0; i < 5; ++i) s.add(i, 10, 0.1 * (1.0 + 0.5 * i));  // constant count, steep energy
   for (int i = 5; i < 7; ++i) s.add(i, 9, 0.4);                     // flat but only 2 frames
   for (int i = 7; i < 12; ++i) s.add(i, 8, 0.5);                    // a plateau
-  const auto plateaus = find_plateaus(s.t, s.count, s.energy, {1e-2, 3, 0.0});
+  // Linear times 7..11 last ln(11/7) = 0.45 in log-time: below the default ln 2, so no plateau.
+  BOOST_TEST(find_plateaus(s.t, s.count, s.energy, {1e-2, 3, 0.0}).empty());
+  const auto plateaus = find_plateaus(s.t, s.count, s.energy, {1e-2, 3, 0.0, 0.0});
   BOOST_REQUIRE_EQUAL(plateaus.size(), 1u);
   BOOST_TEST(plateaus[0].count == 8);
   BOOST_TEST(plateaus[0].t_start == 7.0);
   BOOST_TEST(plateaus[0].t_end == 11.0);
   // A minimum duration drops it too.
-  BOOST_TEST(find_plateaus(s.t, s.count, s.energy, {1e-2, 3, 4.5}).empty());
+  BOOST_TEST(find_plateaus(s.t, s.count, s.energy, {1e-2, 3, 4.5, 0.0}).empty());
   // With 2 frames allowed, the short flat run qualifies.
-  BOOST_TEST(find_plateaus(s.t, s.count, s.energy, {1e-2, 2, 0.0}).size() == 2u);
+  BOOST_TEST(find_plateaus(s.t, s.count, s.energy, {1e-2, 2, 0.0, 0.0}).size() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(the_tolerance_is_relative_energy_range) {
   Series s;
   for (int i = 0; i < 10; ++i) s.add(i, 3, 1.0 + 0.003 * i);  // range 2.7 %
-  BOOST_TEST(find_plateaus(s.t, s.count, s.energy, {3e-2, 3, 0.0}).front().last_frame == 9u);
+  BOOST_TEST(find_plateaus(s.t, s.count, s.energy, {3e-2, 3, 0.0, 0.0, false}).front().last_frame == 9u);
   // With 1 %: the longest stretch has 4 frames (1.000 .. 1.009), the earliest of the equal ones.
-  const auto p = find_plateaus(s.t, s.count, s.energy, {1e-2, 3, 0.0});
+  const auto p = find_plateaus(s.t, s.count, s.energy, {1e-2, 3, 0.0, 0.0, false});
   BOOST_REQUIRE_EQUAL(p.size(), 1u);
   BOOST_TEST(p[0].first_frame == 0u);
   BOOST_TEST(p[0].last_frame == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(smooth_coarsening_has_no_plateaus) {
+  // The count drops by one every 1.3x in t while the energy rises steadily: no metastable state.
+  Series s;
+  double t = 0.1;
+  std::int64_t count = 40;
+  for (int i = 0; i < 200; ++i, t *= 1.02) {
+    if (i % 13 == 12 && count > 1) --count;
+    s.add(t, count, 0.02 * std::pow(t / 0.1, 0.2));
+  }
+  BOOST_TEST(find_plateaus(s.t, s.count, s.energy).empty());
 }

@@ -24,7 +24,7 @@ struct Simulation {
   RunConfig config;
   std::vector<double> t;
   std::vector<Tokens> frames;
-  RunSeries series;
+  CheckSeries series;
 };
 
 // Integrates `config` (identity Q, K, V) from `start` and collects the series the checks need,
@@ -48,7 +48,7 @@ Simulation simulate(const RunConfig& config, const Tokens& start) {
   const IntegrationResult result = integrate(dyn, x0, 0.0, s.t, options, frames);
   BOOST_REQUIRE(result.status == RunStatus::ok);
   s.frames = frames.frames;
-  RunSeries& r = s.series;
+  CheckSeries& r = s.series;
   r.t = s.t;
   const Index n = start.n();
   RowMatrix velocity(n, start.d());
@@ -62,6 +62,7 @@ Simulation simulate(const RunConfig& config, const Tokens& start) {
     r.variance.push_back(o.variance);
     r.normalized_energy.push_back(o.normalized_energy);
     r.min_radius_growth.push_back((x.r - s.frames.front().r).minCoeff());
+    r.mean_radius.push_back(o.mean_radius);
     r.min_radial_alignment.push_back(min_radial_alignment(x.theta, dyn.attention(x.theta, s.t[i])));
     if (i == 0) {
       r.max_attention_at_start = max_row_norm(dyn.attention(x.theta, 0.0));
@@ -200,7 +201,7 @@ BOOST_AUTO_TEST_CASE(checks_can_fail) {
   // A decreasing energy, a wrong slope and a broken symmetry are reported as failures.
   const RunConfig config = make_config(PostLN{}, 16, 16, 1.0, InitKind::orthonormal, 20.0, 401);
   Simulation s = simulate(config, orthonormal_tokens(16, 16, 1.0, 5));
-  RunSeries bad = s.series;
+  CheckSeries bad = s.series;
   bad.normalized_energy[100] *= 0.9;
   bad.initial_slope_velocity *= 1.01;
   bad.one_minus_min_cosine[50] += 1e-3;

@@ -6,12 +6,17 @@
 // normalized interaction energy (observables.hpp; any positive energy-like series works). Each
 // maximal run of frames with one cluster count contributes at most one plateau: its longest such
 // stretch (the earliest of equally long ones), if it has at least `min_frames` frames and lasts at
-// least `min_duration`. The rest of the run (clusters still forming at its start, clusters
+// least `min_duration` in t and `min_log_duration` in ln t (ln(t_end / t_start): metastable states
+// live on times growing geometrically, so a plateau must last until t has grown by that factor,
+// e^0.69 = 2 by default; a run that coarsens smoothly has counts that change on every such scale).
+// The count at the start of the run (its first maximal run of one count, the unclustered or
+// planted start) is not a plateau: nothing has settled into it. The rest of the run (clusters still forming at its start, clusters
 // approaching each other before a merge at its end) is transient. Because E jumps by a relative
 // 2 m_a m_b / Σ m_c² when clusters of sizes m_a, m_b merge (≥ 2/K for K equal clusters), a tolerance
 // of 1e-2 separates the plateaus of up to ~100 clusters while ignoring the slow drift of E inside a
 // metastable state. The energy is only sensitive to cluster structure for β ≫ 1/ε (ε the cluster
 // threshold); at small β a "plateau" may just be the energy saturating before tokens join.
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -23,6 +28,8 @@ struct PlateauOptions {
   double energy_tolerance = 1e-2;
   std::size_t min_frames = 3;
   double min_duration = 0.0;
+  double min_log_duration = 0.69314718055994531;  // ln 2
+  bool skip_start = true;                        // the first count of the run is not a plateau
 };
 
 struct Plateau {

@@ -81,6 +81,8 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
 // The pieces of a run, built from a validated configuration (they read input files; they write
 // nothing).
 AttentionDynamics make_dynamics(const RunConfig& config);
+// The attention matrices of the run (reads model.qkv_file, if any).
+QkvSource make_qkv(const ModelConfig& model);
 Tokens make_initial_tokens(const RunConfig& config);
 
 }  // namespace normdyn

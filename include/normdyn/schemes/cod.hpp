@@ -21,6 +21,8 @@ struct LNScaling {
   double radial_rate(const TokenContext&) const { return 0.0; }
   LayerUpdate layer(const TokenContext& c) const { return {true, 1.0 / std::sqrt(c.t + 1.0), 0.0}; }
   std::vector<double> breakpoints() const { return {}; }
+  // Theorem 4.1: 1 − γ ~ C e^{−4 sqrt(t)} (Post-LN at time 2(sqrt(t+1) − 1)).
+  std::optional<SchemeTheory> theory() const { return SchemeTheory{"stretched_exponential", 4.0}; }
 };
 
 }  // namespace normdyn

@@ -25,6 +25,8 @@ struct MixLN {
     return pre_regime(c) ? LayerUpdate{false, 1.0, 0.0} : LayerUpdate{true, 1.0, 0.0};
   }
   std::vector<double> breakpoints() const { return {tau}; }
+  // Theorem 4.1: 1 − γ ~ C/(t − τ + r0)² after the switch (the Pre-LN law with a shifted origin).
+  std::optional<SchemeTheory> theory() const { return SchemeTheory{"power", 2.0}; }
 };
 
 }  // namespace normdyn

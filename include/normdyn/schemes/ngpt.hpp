@@ -30,6 +30,15 @@ struct NGPT {
     return {true, a / c.a_norm, -a};
   }
   std::vector<double> breakpoints() const { return {}; }
+  // Theorem 4.1: 1 − γ ~ e^{−2 ∫α}. ∫_0^t α_s ds = α t (p = 0), 2α(sqrt(1+t) − 1) (p = 1/2),
+  // α ln(1+t) (p = 1: a power law (1+t)^{−2α}), α((1+t)^{1−p} − 1)/(1 − p) otherwise (none of the
+  // named laws; the checks fit it through the clock ∫ dt/s).
+  std::optional<SchemeTheory> theory() const {
+    if (alpha_decay == 0.0) return SchemeTheory{"exponential", 2.0 * alpha};
+    if (alpha_decay == 0.5) return SchemeTheory{"stretched_exponential", 4.0 * alpha};
+    if (alpha_decay == 1.0) return SchemeTheory{"power", 2.0 * alpha};
+    return SchemeTheory{"", 0.0};
+  }
 };
 
 }  // namespace normdyn

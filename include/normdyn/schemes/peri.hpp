@@ -18,6 +18,8 @@ struct PeriLN {
   double radial_rate(const TokenContext& c) const { return c.theta_dot_a / c.a_norm; }
   LayerUpdate layer(const TokenContext& c) const { return {false, 1.0 / c.a_norm, 0.0}; }
   std::vector<double> breakpoints() const { return {}; }
+  // Theorem 4.1: 1 − γ ~ C/t²; Theorem 4.3 and the Corollary of Theorem 3.1 on the radius.
+  std::optional<SchemeTheory> theory() const { return SchemeTheory{"power", 2.0, true, true}; }
 };
 
 }  // namespace normdyn

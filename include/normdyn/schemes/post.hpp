@@ -17,6 +17,8 @@ struct PostLN {
   double radial_rate(const TokenContext&) const { return 0.0; }
   LayerUpdate layer(const TokenContext&) const { return {true, 1.0, 0.0}; }
   std::vector<double> breakpoints() const { return {}; }
+  // Theorem 4.1: 1 − γ ~ e^{−2t}.
+  std::optional<SchemeTheory> theory() const { return SchemeTheory{"exponential", 2.0}; }
 };
 
 }  // namespace normdyn

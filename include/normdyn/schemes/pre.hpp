@@ -18,6 +18,8 @@ struct PreLN {
   double radial_rate(const TokenContext& c) const { return c.theta_dot_a; }
   LayerUpdate layer(const TokenContext&) const { return {false, 1.0, 0.0}; }
   std::vector<double> breakpoints() const { return {}; }
+  // Theorem 4.1: 1 − γ ~ C/t²; Theorem 4.3 and the Corollary of Theorem 3.1 on the radius.
+  std::optional<SchemeTheory> theory() const { return SchemeTheory{"power", 2.0, true, true}; }
 };
 
 }  // namespace normdyn
