@@ -42,7 +42,9 @@ std::vector<std::filesystem::path> expand_runs(const std::vector<std::string>& w
   std::vector<std::filesystem::path> out;
   for (const std::string& w : words) {
     if (w.find_first_of("*?[") == std::string::npos) {
-      if (!std::filesystem::is_regular_file(w)) throw InputError("analyze", w + ": no such run file");
+      std::error_code ec;
+      if (!std::filesystem::exists(w, ec)) throw InputError("analyze", w + ": no such run file");
+      if (!std::filesystem::is_regular_file(w, ec)) throw InputError("analyze", w + ": not a regular file");
       out.emplace_back(w);
       continue;
     }

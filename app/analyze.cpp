@@ -305,6 +305,7 @@ AnalysisResult analyze_run(const RunReader& reader, const AnalyzeOptions& option
     c.theory = 0.0;
     c.measured = max_norm_error;
     c.ok = max_norm_error <= allowed;
+    c.outcome = c.ok ? analysis::Outcome::ok : analysis::Outcome::fail;
     if (!c.ok) {
       c.note = "frame " + std::to_string(worst_frame) + " is off the sphere: the file is damaged or was not written by normdyn";
       r.notes.push_back("frames off the unit sphere (max | |theta_j| - 1 | = " + std::to_string(max_norm_error) +

@@ -228,30 +228,49 @@ def load(path):
         tokens = f["particles/tokens"]
         lengths = [tokens["direction/time"].shape[0], tokens["direction/value"].shape[0],
                    tokens["radius/value"].shape[0]]
-        obs_names = list(f["observables"].keys()) if "observables" in f else []
         frames = min(lengths)
         time = tokens["direction/time"][:frames]
         step = tokens["direction/step"][:frames]
         observables = []
-        for name in obs_names:
-            g = f["observables"][name]
-            if not isinstance(g, h5py.Group) or "value" not in g:
-                continue
-            ds = g["value"]
-            if ds.shape[0] < frames:
-                continue  # an observable of another (shorter) set of frames: not on this time axis
-            dims = _OBSERVABLE_DIMS.get(name) or tuple(f"{name}_{i}" for i in range(1, ds.ndim))
-            units, long_name = _OBSERVABLE_ATTRS.get(name, ("1", None))
-            units = _plain(ds.attrs.get("unit", g.attrs.get("unit", units)))
-            long_name = long_name or _plain(g.attrs.get("description", ds.attrs.get("description", name)))
-            observables.append((name, _lazy(h5, f"observables/{name}/value", frames), dims[: ds.ndim - 1],
-                                units, long_name))
+
+        def collect(source):
+            present = {o[0] for o in observables}
+            g_all = source.file["observables"] if "observables" in source.file else {}
+            for name in list(g_all.keys()) if g_all else []:
+                g = g_all[name]
+                if name in present or not isinstance(g, h5py.Group) or "value" not in g:
+                    continue
+                ds = g["value"]
+                if ds.shape[0] < frames:
+                    continue  # an observable of another (shorter) set of frames: not on this time axis
+                dims = _OBSERVABLE_DIMS.get(name) or tuple(f"{name}_{i}" for i in range(1, ds.ndim))
+                units, long_name = _OBSERVABLE_ATTRS.get(name, ("1", None))
+                units = _plain(ds.attrs.get("unit", g.attrs.get("unit", units)))
+                long_name = long_name or _plain(g.attrs.get("description", ds.attrs.get("description", name)))
+                observables.append((name, _lazy(source, f"observables/{name}/value", frames), dims[: ds.ndim - 1],
+                                    units, long_name))
+
+        collect(h5)
+        # `normdyn analyze` writes its observables beside the run, into RUN.observables.h5.
+        sibling = (path[:-3] if path.endswith(".h5") else path) + ".observables.h5"
+        extra = None
+        if os.path.exists(sibling):
+            try:
+                extra = _H5File(sibling)
+                collect(extra)
+            except OSError:
+                extra = None  # an unreadable sibling hides nothing of the run itself
         mass = _lazy(h5, "particles/tokens/mass") if "mass" in tokens else None
         ds = _assemble(particles=True, time=time, step=step,
                        direction=_lazy(h5, "particles/tokens/direction/value", frames),
                        radius=_lazy(h5, "particles/tokens/radius/value", frames), mass=mass,
                        observables=observables, attrs=attrs)
-        ds.set_close(h5.file.close)
+
+        def close():
+            h5.file.close()
+            if extra is not None:
+                extra.file.close()
+        ds.set_close(close)
         return ds
 
     if "fields" in f:

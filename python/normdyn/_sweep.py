@@ -71,6 +71,20 @@ def _common_times(rows):
     return ref[: int(counts.max())]
 
 
+def _variables(group):
+    """The datasets of a group that hold values: not the netCDF-style dimensions (empty datasets
+    that only name an axis for xarray)."""
+    names = []
+    for name in group:
+        note = group[name].attrs.get("NAME", b"")
+        if isinstance(note, bytes):
+            note = note.decode(errors="replace")
+        if str(note).startswith("This is a netCDF dimension"):
+            continue
+        names.append(name)
+    return names
+
+
 def load_sweep(directory):
     import h5py
     directory = os.fspath(directory)
@@ -85,7 +99,7 @@ def load_sweep(directory):
         dims = _dim_names(keys)
         points = int(np.prod(sizes)) if sizes else 1
         runs = f["runs"]
-        columns = {name: _read(runs[name]) for name in runs}
+        columns = {name: _read(runs[name]) for name in _variables(runs)}
         if len(columns.get("index", [])) != points:
             raise ValueError(f"{path}: {len(columns.get('index', []))} points in /runs, the axes give {points}")
         shape = tuple(sizes)
@@ -102,7 +116,7 @@ def load_sweep(directory):
             data_vars[name] = (tuple(dims), np.asarray(values).reshape(shape), _attrs(name))
 
         # Per-run series: on `time` when every run samples the same times, else on `frame`.
-        series = {name: f["series"][name][()] for name in f["series"]} if "series" in f else {}
+        series = {name: f["series"][name][()] for name in _variables(f["series"])} if "series" in f else {}
         if "time" in series:
             times = series.pop("time")
             common = _common_times(times)
@@ -126,7 +140,7 @@ def load_sweep(directory):
             ens_dims = tuple(dims[a] for a in ens_axes)
             ens_shape = tuple(sizes[a] for a in ens_axes)
             groups = int(np.prod(ens_shape)) if ens_shape else 1
-            names = list(e.keys())
+            names = _variables(e)
             values = {n: _read(e[n]) for n in names}
             # Groups are numbered by first appearance in point order, i.e. nested loops over the
             # remaining axes: check that against the stored axis values before reshaping.

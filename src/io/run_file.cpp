@@ -15,6 +15,7 @@
 
 #include "io/h5.hpp"
 #include "io/h5md.hpp"
+#include "toml_text.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/io/file_lock.hpp"
 #include "normdyn/version.hpp"
@@ -684,9 +685,10 @@ void validate_checkpoint(const std::filesystem::path& path, const RunReader& rea
   const std::string where = std::string(kCheckpoint);
   const double t_end = config.solver.t_end;
   if (!std::isfinite(c.t) || c.t < config.solver.t_start || c.t > t_end * (1.0 + 1e-12))
-    damaged(path, where, "holds t = " + std::to_string(c.t) + ", outside [solver.t_start, solver.t_end = " + std::to_string(t_end) + "]");
+    damaged(path, where, "holds t = " + toml_text::number_text(c.t) + ", outside [solver.t_start, solver.t_end] = [" +
+                             toml_text::number_text(config.solver.t_start) + ", " + toml_text::number_text(t_end) + "]");
   if (!std::isfinite(c.dt) || !(c.dt > 0.0))
-    damaged(path, where, "holds step size dt = " + std::to_string(c.dt) + " (must be finite and positive)");
+    damaged(path, where, "holds step size dt = " + toml_text::number_text(c.dt) + " (must be finite and positive)");
   if (c.counters.accepted_steps < 0 || c.counters.rejected_steps < 0 || c.counters.rhs_evaluations < 0)
     damaged(path, where, "holds negative step counters");
   if (config.solver.max_steps > 0 && c.counters.accepted_steps > config.solver.max_steps)
@@ -886,10 +888,17 @@ struct RunReader::Impl {
 
 RunReader::RunReader(const std::filesystem::path& path)
     : impl_(std::make_unique<Impl>(Impl{path, open_for_reading(path), {}, 0, {}, {}})) {
-  if (!impl_->file.contains(std::string(kDirection) + "/value") && !impl_->file.contains(kFields))
-    throw IoError(path.string() + ": not a normdyn run file (no " + kDirection + "/value or " + kFields + ")");
-  impl_->config = stored_config(path, impl_->file);
-  validate_layout(path, impl_->file, impl_->config);
+  try {
+    if (!impl_->file.contains(std::string(kDirection) + "/value") && !impl_->file.contains(kFields))
+      throw IoError(path.string() + ": not a normdyn run file (no " + kDirection + "/value or " + kFields + ")");
+    impl_->config = stored_config(path, impl_->file);
+    validate_layout(path, impl_->file, impl_->config);
+  } catch (const IoError& e) {
+    // Errors of the HDF5 layer name the object; the user needs the file too.
+    const std::string what = e.what();
+    if (what.find(path.string()) != std::string::npos) throw;
+    throw IoError(path.string() + ": " + what);
+  }
 }
 
 bool RunReader::has_particles() const { return impl_->file.contains(std::string(kDirection) + "/value"); }

@@ -190,7 +190,10 @@ def test_analyze_a_file_and_a_dataset(small_config, tmp_path):
     normdyn.analyze(tmp_path / "r.h5", json=tmp_path / "report.json", no_write=False)
     assert (tmp_path / "report.json").exists()
     import h5py
-    with h5py.File(tmp_path / "r.h5") as f:
+    # The analysis never writes the run file: its observables go to the sibling file.
+    with h5py.File(tmp_path / "r.observables.h5") as f:
         assert "cluster_count" in f["observables"]
+    with h5py.File(tmp_path / "r.h5") as f:
+        assert "cluster_count" not in f["observables"]
     loaded = normdyn.load(tmp_path / "r.h5")  # files with the analysis' observables load too
     assert loaded.cluster_count.dims == ("time",) and loaded.cluster_label.dims == ("time", "token")
