@@ -64,6 +64,7 @@ py::dict summary_dict(const RunSummary& s) {
 py::dict event_dict(const ProgressEvent& e) {
   py::dict d;
   d["t"] = e.t;
+  d["t_start"] = e.t_start;
   d["t_begin"] = e.t_begin;
   d["t_end"] = e.t_end;
   d["steps"] = e.steps;
