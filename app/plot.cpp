@@ -44,19 +44,22 @@ std::filesystem::path plot_python() {
     if (chosen) throw InputError("NORMDYN_PYTHON", name + ": no such interpreter (on PATH or as a path)");
     throw IoError(name + ": not found; install Debian's python3 (bash scripts/install-deps.sh) or set NORMDYN_PYTHON");
   }
-  // The figures need numpy, h5py and matplotlib: say which interpreter lacks them, and the fix.
+  return *program;
+}
+
+void explain_python_failure(const std::filesystem::path& python) {
+  // Probed only after a failure, so a working plot pays no second interpreter start-up.
   ChildOptions quiet;
   quiet.discard_stdio = true;
   quiet.stderr_file = "/dev/null";
-  const ChildOutcome probe = run_child_process({program->string(), "-c", "import numpy, h5py, matplotlib"}, quiet);
-  if (probe.exit_code != 0) {
-    const std::string problem = program->string() + " cannot import numpy, h5py and matplotlib; ";
-    if (chosen)
-      throw InputError("NORMDYN_PYTHON", problem + "point it to /usr/bin/python3, which has Debian's packages "
-                                                   "(bash scripts/install-deps.sh), or install them for it");
-    throw IoError(problem + "install them with: bash scripts/install-deps.sh");
-  }
-  return *program;
+  const ChildOutcome probe = run_child_process({python.string(), "-c", "import numpy, h5py, matplotlib"}, quiet);
+  if (probe.exit_code == 0) return;
+  const char* env = std::getenv("NORMDYN_PYTHON");
+  const std::string problem = python.string() + " cannot import numpy, h5py and matplotlib; ";
+  if (env && *env)
+    throw InputError("NORMDYN_PYTHON", problem + "point it to /usr/bin/python3, which has Debian's packages "
+                                                 "(bash scripts/install-deps.sh), or install them for it");
+  throw IoError(problem + "install them with: bash scripts/install-deps.sh");
 }
 
 std::vector<std::string> plot_arguments(const PlotRequest& r) {
@@ -97,6 +100,7 @@ int plot_command(const PlotRequest& request) {
   ChildOptions options;
   options.exec_failure_code = static_cast<int>(ExitCode::io_failure);
   const ChildOutcome outcome = run_child_process(args, options);
+  if (outcome.exit_code != 0) explain_python_failure(args.front());
   return outcome.signal ? static_cast<int>(ExitCode::io_failure) : outcome.exit_code;
 }
 

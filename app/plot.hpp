@@ -21,7 +21,12 @@ struct PlotRequest {
 };
 
 std::filesystem::path plot_script();
+// The interpreter of the figures: NORMDYN_PYTHON (a path, or a name looked up on PATH), else
+// /usr/bin/python3. Throws when it does not exist.
 std::filesystem::path plot_python();
+// After a plot script failed: throws, naming the interpreter and the fix, when it cannot import
+// numpy, h5py and matplotlib; returns otherwise (the script's own error stands).
+void explain_python_failure(const std::filesystem::path& python);
 std::vector<std::string> plot_arguments(const PlotRequest& request);
 // Returns the script's exit code.
 int plot_command(const PlotRequest& request);

@@ -13,7 +13,7 @@ ProgressLine::~ProgressLine() { finish(); }
 
 double ProgressLine::eta(const ProgressEvent& e) {
   const double dt = e.t - last_t_, dw = e.session_seconds - last_seconds_;
-  if (dw > 0.0 && samples_ >= 0) {
+  if (dw > 0.0) {
     const double rate = dt / dw;
     // Exponential average over the last few updates.
     rate_ = samples_ == 0 ? rate : 0.7 * rate_ + 0.3 * rate;

@@ -410,7 +410,9 @@ int run_plot(const fs::path& dir) {
   const char* env = std::getenv("NORMDYN_SWEEP_PLOT_SCRIPT");
   const fs::path script = env && *env ? fs::path(env) : fs::path(NORMDYN_SWEEP_PLOT_SCRIPT);
   if (!fs::exists(script)) throw IoError(script.string() + ": plot script not found (set NORMDYN_SWEEP_PLOT_SCRIPT)");
-  const ChildOutcome outcome = run_child_process({plot_python().string(), script.string(), dir.string()});
+  const std::filesystem::path python = plot_python();
+  const ChildOutcome outcome = run_child_process({python.string(), script.string(), dir.string()});
+  if (outcome.exit_code != 0) explain_python_failure(python);
   return outcome.signal ? static_cast<int>(ExitCode::io_failure) : outcome.exit_code;
 }
 

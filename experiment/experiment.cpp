@@ -100,29 +100,6 @@ void reject_unshardable(const RunConfig& config) {
     throw InputError("solver.method", "the discrete layer maps are not sharded over MPI processes; run them without mpirun");
 }
 
-// The recorders of a session: the run file (when written) followed by the caller's.
-struct Recorders {
-  std::unique_ptr<RunFileRecorder> file;
-  std::vector<Recorder*> all;
-  std::optional<RecorderFan> fan;
-
-  Recorders(std::unique_ptr<RunFileRecorder> run_file, const std::vector<Recorder*>& others)
-      : file(std::move(run_file)) {
-    if (file) all.push_back(file.get());
-    all.insert(all.end(), others.begin(), others.end());
-    if (all.size() > 1) fan.emplace(all);
-  }
-  Recorder* get() {
-    if (fan) return &*fan;
-    return all.empty() ? nullptr : all.front();
-  }
-};
-
-std::unique_ptr<RunFileRecorder> fresh_file(const RunConfig& config, const ExperimentOptions& options) {
-  if (!options.write_file) return nullptr;
-  return std::make_unique<RunFileRecorder>(config.output.path, options.force);
-}
-
 // One run shared by the processes of an MPI launch. Every process builds the dynamics; rank 0
 // builds the initial state and creates the file. Then the team agrees that set-up succeeded (a
 // process that failed reports its error to main, which agrees with its exit code) and rank 0 hands
@@ -138,7 +115,7 @@ RunSummary run_sharded(const RunConfig& config, const ExperimentOptions& options
     recorders.emplace(fresh_file(config, options), others);
     if (Recorder* r = recorders->get())
       r->begin(RunLayout{&config, Provenance{options.command_line, dynamics.threads(), team.size()},
-                         particle_contents(dynamics), config.output.sample_times(config.solver.t_end, config.solver.t_start), 0});
+                         particle_contents(dynamics), config.output.sample_times(config.solver.t_end, config.solver.t_start)});
   }
   if (const int code = team.agree(0); code != 0) {
     if (recorders && recorders->get()) recorders->get()->abandon();  // leave no file that looks like a run
@@ -193,8 +170,7 @@ RunSummary resume_sharded(const std::filesystem::path& path, std::optional<int> 
   Recorder* recorder = nullptr;
   if (file) {
     file->begin(RunLayout{&config, Provenance{options.command_line, dynamics->threads(), team.size()},
-                          particle_contents(*dynamics), config.output.sample_times(config.solver.t_end, config.solver.t_start),
-                          state.checkpoint ? state.checkpoint->next_sample : 0});
+                          particle_contents(*dynamics), config.output.sample_times(config.solver.t_end, config.solver.t_start)});
     recorder = file.get();
   }
   if (record[0] == 0.0) return integrate_into(recorder, config, *dynamics, start, nullptr, 0.0, options);
@@ -254,7 +230,7 @@ RunSummary run_experiment(const RunConfig& config, const ExperimentOptions& opti
   Recorders out(fresh_file(config, options), recorders);
   if (Recorder* r = out.get())
     r->begin(RunLayout{&config, Provenance{options.command_line, dynamics.threads()}, particle_contents(dynamics),
-                       config.output.sample_times(config.solver.t_end, config.solver.t_start), 0});
+                       config.output.sample_times(config.solver.t_end, config.solver.t_start)});
   return integrate_into(out.get(), config, dynamics, x0, nullptr, 0.0, options);
 }
 
@@ -280,8 +256,7 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
   if (state.checkpoint && state.checkpoint->x.size() != dynamics.layout().size())
     throw IoError(path.string() + ": checkpoint state has the wrong size");
   file->begin(RunLayout{&config, Provenance{options.command_line, dynamics.threads()}, particle_contents(dynamics),
-                        config.output.sample_times(config.solver.t_end, config.solver.t_start),
-                        state.checkpoint ? state.checkpoint->next_sample : 0});
+                        config.output.sample_times(config.solver.t_end, config.solver.t_start)});
   if (!state.checkpoint) return integrate_into(file.get(), config, dynamics, x0, nullptr, 0.0, options);
   return integrate_into(file.get(), config, dynamics, state.checkpoint->x, &*state.checkpoint, state.wall_seconds,
                         options);

@@ -154,17 +154,11 @@ RunSummary run_meanfield(const RunConfig& config, const ExperimentOptions& optio
                          const std::vector<Recorder*>& recorders) {
   // Everything that can fail on bad input happens before anything is recorded.
   MeanFieldSetup setup = make_meanfield(config);
-  std::vector<Recorder*> all;
-  std::unique_ptr<RunFileRecorder> file;
-  if (options.write_file) {
-    file = std::make_unique<RunFileRecorder>(config.output.path, options.force);
-    all.push_back(file.get());
-  }
-  all.insert(all.end(), recorders.begin(), recorders.end());
-  RecorderFan fan(all);
-  fan.begin(RunLayout{&config, Provenance{options.command_line, 1}, field_contents(config, *setup.system),
-                      config.output.sample_times(config.solver.t_end, config.solver.t_start), 0});
-  return integrate_field(&fan, config, *setup.system, setup.x0, nullptr, 0.0, options);
+  Recorders out(fresh_file(config, options), recorders);
+  if (Recorder* r = out.get())
+    r->begin(RunLayout{&config, Provenance{options.command_line, 1}, field_contents(config, *setup.system),
+                       config.output.sample_times(config.solver.t_end, config.solver.t_start)});
+  return integrate_field(out.get(), config, *setup.system, setup.x0, nullptr, 0.0, options);
 }
 
 RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& config,
@@ -175,8 +169,7 @@ RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& 
   if (state.checkpoint && state.checkpoint->x.size() != setup.system->size())
     throw IoError(path.string() + ": checkpoint state has the wrong size");
   file->begin(RunLayout{&config, Provenance{options.command_line, 1}, field_contents(config, *setup.system),
-                        config.output.sample_times(config.solver.t_end, config.solver.t_start),
-                        state.checkpoint ? state.checkpoint->next_sample : 0});
+                        config.output.sample_times(config.solver.t_end, config.solver.t_start)});
   if (!state.checkpoint) return integrate_field(file.get(), config, *setup.system, setup.x0, nullptr, 0.0, options);
   return integrate_field(file.get(), config, *setup.system, state.checkpoint->x, &*state.checkpoint,
                          state.wall_seconds, options);

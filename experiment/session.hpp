@@ -3,6 +3,7 @@
 // recorder's flush cadence, interrupts, and the integration time excluding its own (summed over
 // resumed sessions). Subclasses record the samples. Private to experiment/.
 #include <chrono>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -57,5 +58,29 @@ class Session : public SampleObserver {
   std::size_t frames_;
   int stop_reason_ = 0;
 };
+
+// The recorders of a session: the run file (when written) followed by the caller's.
+struct Recorders {
+  std::unique_ptr<RunFileRecorder> file;
+  std::vector<Recorder*> all;
+  std::optional<RecorderFan> fan;
+
+  Recorders(std::unique_ptr<RunFileRecorder> run_file, const std::vector<Recorder*>& others)
+      : file(std::move(run_file)) {
+    if (file) all.push_back(file.get());
+    all.insert(all.end(), others.begin(), others.end());
+    if (all.size() > 1) fan.emplace(all);
+  }
+  Recorder* get() {
+    if (fan) return &*fan;
+    return all.empty() ? nullptr : all.front();
+  }
+};
+
+// The run file of a fresh run, when one is written.
+inline std::unique_ptr<RunFileRecorder> fresh_file(const RunConfig& config, const ExperimentOptions& options) {
+  if (!options.write_file) return nullptr;
+  return std::make_unique<RunFileRecorder>(config.output.path, options.force);
+}
 
 }  // namespace normdyn

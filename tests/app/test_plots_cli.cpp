@@ -5,6 +5,8 @@
 // plot functions (python/normdyn/plots.py) checked by tests/app/check_plots.py.
 #define BOOST_TEST_MODULE app_plots_cli
 #include <boost/test/unit_test.hpp>
+
+#include "cli_harness.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,15 +24,10 @@ namespace {
 const fs::path kBinary = NORMDYN_BINARY;
 const fs::path kSource = NORMDYN_SOURCE_DIR;
 
+// The scratch folder and the command runner of cli_harness.hpp, under the names these tests use.
 struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("normdyn_plots_" + std::to_string(::getpid()) + "_" +
-                                        boost::unit_test::framework::current_test_case().p_name.get());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+  normdyn::test::Scratch scratch;
+  const fs::path& path = scratch.dir();
 };
 
 struct Result {
@@ -38,21 +35,11 @@ struct Result {
   std::string out, err;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string slurp(const fs::path& p) { return normdyn::test::Scratch::slurp(p); }
 
 Result shell(const TempDir& dir, const std::string& command) {
-  const fs::path out = dir.path / "stdout.txt", err = dir.path / "stderr.txt";
-  const int status = std::system((command + " > " + out.string() + " 2> " + err.string()).c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
+  const normdyn::test::CommandResult c = dir.scratch.shell(command);
+  return Result{c.exit_code, c.out, c.err};
 }
 Result run_normdyn(const TempDir& dir, const std::string& args) { return shell(dir, kBinary.string() + " " + args); }
 

@@ -24,7 +24,6 @@ struct RunLayout {
   Provenance provenance;
   RunFileOptions contents;            // particles or fields, masses, checkpoint state size
   std::vector<double> sample_times;   // every sample of the run, including those already recorded
-  std::size_t recorded_frames = 0;    // frames recorded by earlier sessions (resume)
 };
 
 class Recorder {
