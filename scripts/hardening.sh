@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Hardening checks that CI runs after the default test suite (issue 3):
+# Hardening checks that CI runs after the default test suite:
 #  1. the unit tests (label "unit": fast tests, end-to-end CLI runs, crash safety) built with
 #     AddressSanitizer + UndefinedBehaviorSanitizer, in build-asan/; any report fails the test;
 #  2. the libFuzzer harness of the configuration parser for 60 s (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNORMDYN_SANITIZE=ON -DNORMDYN_NATIVE=OFF \
-  -DNORMDYN_BUILD_BENCH=OFF > /dev/null
+  -DNORMDYN_BUILD_BENCH=OFF -DNORMDYN_PYTHON=OFF > /dev/null
 cmake --build build-asan -j "$(nproc)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
