@@ -13,6 +13,7 @@
 
 #include "analyze.hpp"
 #include "cli_harness.hpp"
+#include "io/h5.hpp"
 #include "normdyn/analysis/theorems.hpp"
 #include "normdyn/experiment/experiment.hpp"
 #include "tolerances.hpp"
@@ -215,4 +216,140 @@ samples = 401
     }
   }
   std::printf("generic starts: %d of %d fits citable\n", generic_citable, generic_cases);
+}
+
+// ---- Theorems 4.2 and 4.3 beyond Q = K = V = I.
+namespace {
+
+// Q = K orthogonal (a rotation), V = I: QᵀK = I, so the laws are those of the identity.
+Eigen::MatrixXd rotation(Index d, double angle) {
+  Eigen::MatrixXd m = Eigen::MatrixXd::Identity(d, d);
+  m(0, 0) = m(1, 1) = std::cos(angle);
+  m(0, 1) = -std::sin(angle);
+  m(1, 0) = std::sin(angle);
+  return m;
+}
+
+void write_qkv(const std::filesystem::path& path, const Eigen::MatrixXd& q, const Eigen::MatrixXd& k,
+               const Eigen::MatrixXd& v) {
+  h5::File f = h5::File::create(path, h5::CreateMode::truncate);
+  const std::uint64_t dims[2] = {static_cast<std::uint64_t>(q.rows()), static_cast<std::uint64_t>(q.cols())};
+  for (const auto& [name, m] : {std::pair<const char*, const Eigen::MatrixXd*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
+    const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row = *m;
+    f.create_dataset(name, dims, std::span<const double>(row.data(), static_cast<std::size_t>(row.size())));
+  }
+  f.close();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(theorem_4_3_with_orthogonal_q_equal_k) {
+  Scratch s;
+  const Index d = 3;
+  const std::string cap = R"([model]
+scheme = "post"
+n = 8
+d = 3
+beta = 1.0
+[init]
+kind = "cap"
+delta = 1e-4
+seed = 6
+[solver]
+t_end = 12.0
+rtol = 1e-10
+atol = 1e-13
+[output]
+samples = 201
+)";
+  const auto identity = simulate(s, "cap_identity", cap);
+  const analysis::Check* reference = find_check(identity, "theorem_4_3_variance_scale");
+  BOOST_REQUIRE(reference != nullptr);
+  BOOST_TEST((reference->outcome == Outcome::ok));
+
+  const Eigen::MatrixXd q = rotation(d, 0.7), eye = Eigen::MatrixXd::Identity(d, d);
+  write_qkv(s / "orthogonal.h5", q, q, eye);
+  const auto orthogonal = simulate(s, "cap_orthogonal", cap,
+                                   {"model.qkv=file", "model.qkv_file=\"" + (s / "orthogonal.h5").string() + "\""});
+  const analysis::Check* same = find_check(orthogonal, "theorem_4_3_variance_scale");
+  BOOST_REQUIRE(same != nullptr);
+  BOOST_TEST((same->outcome == Outcome::ok), same->note);
+  // QᵀK = I: the same dynamics up to round-off, and the same measured law.
+  BOOST_TEST(std::abs(same->measured - reference->measured) < 1e-6);
+  BOOST_TEST(find_check(orthogonal, "theorem_4_3_radial_growth") == nullptr);  // Post-LN declares none
+
+  // ‖QᵀK‖ = 0.8 ≤ 1 (Q = 0.8 I, K = I): the hypothesis holds, the check applies.
+  write_qkv(s / "contracting.h5", 0.8 * eye, eye, eye);
+  const auto contracting = simulate(s, "cap_contracting", cap,
+                                    {"model.qkv=file", "model.qkv_file=\"" + (s / "contracting.h5").string() + "\""});
+  BOOST_TEST(find_check(contracting, "theorem_4_3_variance_scale") != nullptr);
+  BOOST_TEST(find_skipped(contracting, "theorem_4_3_variance_scale") == nullptr);
+
+  // ‖QᵀK‖ = 2 > 1: skipped, with the norm in the reason.
+  write_qkv(s / "large.h5", 2.0 * eye, eye, eye);
+  const auto large = simulate(s, "cap_large", cap,
+                              {"model.qkv=file", "model.qkv_file=\"" + (s / "large.h5").string() + "\""});
+  BOOST_TEST(find_check(large, "theorem_4_3_variance_scale") == nullptr);
+  const analysis::SkippedCheck* skipped = find_skipped(large, "theorem_4_3_variance_scale");
+  BOOST_REQUIRE(skipped != nullptr);
+  BOOST_TEST(skipped->reason.find("|Q^T K| <= 1") != std::string::npos, skipped->reason);
+  BOOST_TEST(skipped->reason.find("2") != std::string::npos, skipped->reason);
+
+  // V ≠ I: Theorem 4.3 assumes V = I.
+  write_qkv(s / "v.h5", eye, eye, 0.5 * eye);
+  const auto scaled_v = simulate(s, "cap_v", cap, {"model.qkv=file", "model.qkv_file=\"" + (s / "v.h5").string() + "\""});
+  BOOST_TEST(find_check(scaled_v, "theorem_4_3_variance_scale") == nullptr);
+  BOOST_TEST(find_skipped(scaled_v, "theorem_4_3_variance_scale") != nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(theorem_4_2_with_orthogonal_q_equal_k_and_norm_bounds) {
+  Scratch s;
+  const Index d = 3;
+  const std::string uniform = R"([model]
+scheme = "pre"
+n = 32
+d = 3
+beta = 1.0
+[init]
+kind = "uniform"
+seed = 7
+[solver]
+t_end = 1.0
+[output]
+samples = 11
+)";
+  const auto identity = simulate(s, "uniform_identity", uniform);
+  const analysis::Check* reference = find_check(identity, "theorem_4_2_attention_at_start");
+  BOOST_REQUIRE(reference != nullptr);
+  BOOST_TEST((reference->outcome == Outcome::ok));
+
+  // Q = K orthogonal, V = I: |A_j(0)| is that of the identity (QᵀK = I), the bound the same.
+  const Eigen::MatrixXd q = rotation(d, 1.1), eye = Eigen::MatrixXd::Identity(d, d);
+  write_qkv(s / "orthogonal.h5", q, q, eye);
+  const auto orthogonal = simulate(s, "uniform_orthogonal", uniform,
+                                   {"model.qkv=file", "model.qkv_file=\"" + (s / "orthogonal.h5").string() + "\""});
+  const analysis::Check* same = find_check(orthogonal, "theorem_4_2_attention_at_start");
+  BOOST_REQUIRE(same != nullptr);
+  BOOST_TEST((same->outcome == Outcome::ok), same->note);
+  BOOST_TEST(std::abs(same->measured - reference->measured) < 1e-10);
+  BOOST_TEST(same->theory == reference->theory);
+
+  // max(‖QᵀK‖, ‖V‖) = 0.5 ≤ 1: applies, and |A_j| shrinks with V.
+  write_qkv(s / "small.h5", eye, eye, 0.5 * eye);
+  const auto small = simulate(s, "uniform_small", uniform,
+                              {"model.qkv=file", "model.qkv_file=\"" + (s / "small.h5").string() + "\""});
+  const analysis::Check* applies = find_check(small, "theorem_4_2_attention_at_start");
+  BOOST_REQUIRE(applies != nullptr);
+  BOOST_TEST((applies->outcome == Outcome::ok), applies->note);
+  BOOST_TEST(std::abs(applies->measured - 0.5 * reference->measured) < 1e-10);
+
+  // ‖V‖ = 3 > 1: skipped, with the norms in the reason.
+  write_qkv(s / "large.h5", eye, eye, 3.0 * eye);
+  const auto large = simulate(s, "uniform_large", uniform,
+                              {"model.qkv=file", "model.qkv_file=\"" + (s / "large.h5").string() + "\""});
+  BOOST_TEST(find_check(large, "theorem_4_2_attention_at_start") == nullptr);
+  const analysis::SkippedCheck* skipped = find_skipped(large, "theorem_4_2_attention_at_start");
+  BOOST_REQUIRE(skipped != nullptr);
+  BOOST_TEST(skipped->reason.find("max(|Q^T K|, |V|) <= 1") != std::string::npos, skipped->reason);
+  BOOST_TEST(skipped->reason.find("3") != std::string::npos, skipped->reason);
 }
