@@ -1,20 +1,18 @@
 #include "analyze.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <Eigen/Eigenvalues>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <memory>
 
 #include "normdyn/dynamics.hpp"
 #include "normdyn/errors.hpp"
-#include "normdyn/io/file_lock.hpp"
+#include "normdyn/io/atomic_file.hpp"
 #include "normdyn/io/observables_file.hpp"
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/observable_registry.hpp"
@@ -428,45 +426,28 @@ void check_outputs(const AnalyzeRequest& request, const fs::path& observables) {
     throw InputError(flag, observables.string() + " is a normdyn run file; observables go into a file of their own");
 }
 
-void sync_file(const fs::path& p) {
-  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw IoError(p.string() + ": " + std::strerror(errno));
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) throw IoError(p.string() + ": cannot write: " + std::strerror(err));
-}
-
-// `write` fills a temporary copy of `target`, which then replaces it in one rename: an interrupt,
-// a full disk or a file-size limit leaves the old file (or none) and never a half-written one.
-template <class Write>
-void replace_atomically(const fs::path& target, bool copy_existing, Write write) {
-  fs::path temp = target;
-  temp += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
-  remove_on_interrupt(temp);
-  try {
-    std::error_code ec;
-    fs::remove(temp, ec);
-    if (copy_existing && fs::exists(target, ec)) fs::copy_file(target, temp);
-    write(temp);
-    sync_file(temp);
-    if (::rename(temp.c_str(), target.c_str()) != 0)
-      throw IoError(target.string() + ": cannot move the new file into place: " + std::strerror(errno));
-  } catch (const fs::filesystem_error& e) {
-    std::error_code ec;
-    fs::remove(temp, ec);
-    remove_on_interrupt({});
-    throw IoError(target.string() + ": " + e.code().message());
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(temp, ec);
-    remove_on_interrupt({});
-    throw;
-  }
-  remove_on_interrupt({});
-}
-
 }  // namespace
+
+void write_observables_file(const fs::path& path, const fs::path& run_file,
+                            const std::function<void(ObservablesFile&)>& fill) {
+  ObservablesFile::replace(path, run_file, fill, [](const fs::path& staging) { remove_on_interrupt(staging); });
+}
+
+void write_report(const fs::path& path, const std::string& text) {
+  // stdio rather than a stream: errno then names the cause (a full disk, a file-size limit).
+  auto write = [&](const fs::path& p) {
+    std::FILE* out = std::fopen(p.c_str(), "w");
+    if (!out) throw IoError(path.string() + ": cannot write the report: " + std::strerror(errno));
+    const bool written = std::fputs(text.c_str(), out) >= 0 && std::fputc('\n', out) != EOF && std::fflush(out) == 0;
+    const int err = errno;
+    const bool closed = std::fclose(out) == 0;
+    if (!written || !closed)
+      throw IoError(path.string() + ": cannot write the report: " + std::strerror(written ? errno : err));
+  };
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) write(path);
+  else replace_file_atomically(path, write, false, [](const fs::path& staging) { remove_on_interrupt(staging); });
+}
 
 int analyze_command(const AnalyzeRequest& request) {
   require_run_file(request.run_file, "run");
@@ -492,30 +473,15 @@ int analyze_command(const AnalyzeRequest& request) {
     result = analyze_run(reader, request.options);
   }
   ObservablesDestination where;
-  if (request.write_observables) {
-    const WriterLock lock = WriterLock::acquire(observables);
-    replace_atomically(observables, true, [&](const fs::path& temp) {
-      ObservablesFile file = ObservablesFile::open(temp, true);
+  if (request.write_observables)
+    write_observables_file(observables, request.run_file, [&](ObservablesFile& file) {
       where = write_observables(file, result);
       where.file = observables;
       where.in_run_file = false;
-      file.set_text("observables", "run_file", request.run_file.filename().string());
       file.set_text("analysis", "report_json", report_json(result, request, where));
-      file.close();
     });
-  }
   const std::string json = report_json(result, request, where);
-  if (request.json) {
-    auto write_json = [&](const fs::path& p) {
-      std::ofstream out(p);
-      out << json << "\n";
-      out.close();
-      if (!out) throw IoError(p.string() + ": cannot write the report");
-    };
-    struct stat st {};
-    if (::stat(request.json->c_str(), &st) == 0 && S_ISCHR(st.st_mode)) write_json(*request.json);
-    else replace_atomically(*request.json, false, write_json);
-  }
+  if (request.json) write_report(*request.json, json);
   if (!request.quiet) print_report(stdout, result, request, where);
   if (request.fail_on_check)
     for (const auto& c : result.checks.checks)

@@ -3,6 +3,7 @@
 // and their merges, plateaus, the late-time rate fit and the theorem checks → report (text + JSON).
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "normdyn/analysis/theorems.hpp"
 #include "normdyn/analysis/trajectory_summary.hpp"
 #include "normdyn/config.hpp"
+#include "normdyn/io/observables_file.hpp"
 #include "normdyn/io/run_file.hpp"
 
 namespace normdyn::app {
@@ -98,6 +100,13 @@ struct ObservablesDestination {
 std::string report_json(const AnalysisResult& r, const AnalyzeRequest& request, const ObservablesDestination& where);
 void print_report(std::FILE* out, const AnalysisResult& r, const AnalyzeRequest& request,
                   const ObservablesDestination& where);
+
+// The writers both branches share. The observables file goes through ObservablesFile::replace (under
+// its writer lock, a copy swapped into place; the staging file removed if a signal ends the process).
+void write_observables_file(const std::filesystem::path& path, const std::filesystem::path& run_file,
+                            const std::function<void(ObservablesFile&)>& fill);
+// The report: a character device (e.g. /dev/stdout) written directly, a file replaced atomically.
+void write_report(const std::filesystem::path& path, const std::string& text);
 
 // The command: analyzes, writes the observables (into RUN.observables.h5, or --observables-file;
 // never into the run file) and the report, each replaced atomically. Returns the process exit code.

@@ -3,7 +3,6 @@
 // mode in its linear regime beside the closed-form rate of the uniform state (solvers/meanfield_circle).
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -190,23 +189,18 @@ void print_meanfield(std::FILE* out, const MeanFieldAnalysis& a, const AnalyzeRe
 
 int analyze_meanfield_command(const AnalyzeRequest& request) {
   const MeanFieldAnalysis a = analyze_meanfield(request.run_file, request.options.density);
+  // analyze_command passes the checked destination (the sibling file or --observables-file).
+  const std::filesystem::path observables =
+      request.observables_file ? *request.observables_file : ObservablesFile::sibling_path(request.run_file);
   std::string where;
   if (request.write_observables) {
-    ObservablesFile file = request.observables_file ? ObservablesFile::open(*request.observables_file, true)
-                                                    : ObservablesFile::open_for_run(request.run_file);
-    write_meanfield_observables(file, a);
-    where = file.path().string();
-    if (!std::filesystem::equivalent(file.path(), request.run_file))
-      file.set_text("observables", "run_file", request.run_file.filename().string());
-    file.set_text("analysis", "report_json", meanfield_json(a, request, where));
-    file.close();
+    where = observables.string();
+    write_observables_file(observables, request.run_file, [&](ObservablesFile& file) {
+      write_meanfield_observables(file, a);
+      file.set_text("analysis", "report_json", meanfield_json(a, request, where));
+    });
   }
-  const std::string text = meanfield_json(a, request, where);
-  if (request.json) {
-    std::ofstream out(*request.json);
-    out << text << "\n";
-    if (!out) throw IoError(request.json->string() + ": cannot write the report");
-  }
+  if (request.json) write_report(*request.json, meanfield_json(a, request, where));
   if (!request.quiet) print_meanfield(stdout, a, request);
   return 0;
 }

@@ -9,6 +9,8 @@
 #include "io/h5.hpp"
 #include "io/h5md.hpp"
 #include "normdyn/errors.hpp"
+#include "normdyn/io/atomic_file.hpp"
+#include "normdyn/io/file_lock.hpp"
 
 namespace normdyn {
 namespace {
@@ -110,6 +112,21 @@ ObservablesFile ObservablesFile::open_for_run(const std::filesystem::path& run_f
   ObservablesFile f = open(sibling, true);
   if (fresh) f.impl_->group().set_attribute("run_file", run_file.filename().string());
   return f;
+}
+
+void ObservablesFile::replace(const std::filesystem::path& path, const std::filesystem::path& run_file,
+                              const std::function<void(ObservablesFile&)>& fill,
+                              const std::function<void(const std::filesystem::path&)>& on_staging) {
+  const WriterLock lock = WriterLock::acquire(path);
+  replace_file_atomically(
+      path,
+      [&](const std::filesystem::path& staging) {
+        ObservablesFile file = open(staging, true);
+        fill(file);
+        file.set_text(kGroup, "run_file", run_file.filename().string());
+        file.close();
+      },
+      true, on_staging);
 }
 
 std::optional<std::filesystem::path> ObservablesFile::locate(const std::filesystem::path& run_file) {

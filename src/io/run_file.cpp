@@ -646,8 +646,9 @@ RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config,
   impl->overwrite = options.overwrite;
   impl->staging = path;
   impl->staging += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
-  impl->file = h5::File::create(impl->staging, h5::CreateMode::truncate);
   try {
+    // Inside the try: on a full disk the creation itself can fail after the file exists.
+    impl->file = h5::File::create(impl->staging, h5::CreateMode::truncate);
     impl->open_descriptor(impl->staging);
     write_structure(impl->file, config, provenance, options);
     impl->open_datasets(config);

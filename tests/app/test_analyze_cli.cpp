@@ -4,66 +4,30 @@
 // the run file cannot be written; errors naming their flag.
 #define BOOST_TEST_MODULE app_analyze_cli
 #include <boost/test/unit_test.hpp>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "cli_harness.hpp"
 #include "io/h5.hpp"
 #include "normdyn/io/observables_file.hpp"
 
 using namespace normdyn;
 namespace fs = std::filesystem;
 using nlohmann::json;
+using test::Scratch;
+using Result = test::CommandResult;
 
 namespace {
 
-const fs::path kBinary = NORMDYN_BINARY;
 const fs::path kSource = NORMDYN_SOURCE_DIR;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("normdyn_cli_" + std::to_string(::getpid()) + "_" +
-                                        boost::unit_test::framework::current_test_case().p_name.get());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs `normdyn <args>` through the shell; stdout and stderr captured.
-Result run_normdyn(const TempDir& dir, const std::string& args) {
-  const fs::path out = dir.path / "stdout.txt", err = dir.path / "stderr.txt";
-  const std::string command = kBinary.string() + " " + args + " > " + out.string() + " 2> " + err.string();
-  const int status = std::system(command.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
-
-json read_json(const fs::path& p) { return json::parse(slurp(p)); }
+json read_json(const fs::path& p) { return json::parse(Scratch::slurp(p)); }
 
 void require_ok(const Result& r) {
   BOOST_TEST_INFO("stderr: " << r.err);
-  BOOST_REQUIRE_EQUAL(r.code, 0);
+  BOOST_REQUIRE_EQUAL(r.exit_code, 0);
 }
 
 bool is_png(const fs::path& p) {
@@ -76,12 +40,12 @@ bool is_png(const fs::path& p) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(staircase_of_the_circle_example) {
-  TempDir dir;
-  const fs::path run = dir.path / "staircase.h5";
-  require_ok(run_normdyn(dir, "run " + (kSource / "data/configs/staircase_circle.toml").string() + " -o " + run.string() +
+  Scratch dir;
+  const fs::path run = dir.dir() / "staircase.h5";
+  require_ok(dir.normdyn("run " + (kSource / "data/configs/staircase_circle.toml").string() + " -o " + run.string() +
                               " --threads 1 -q"));
-  const fs::path report = dir.path / "report.json";
-  const Result analyzed = run_normdyn(dir, "analyze " + run.string() + " --json " + report.string());
+  const fs::path report = dir.dir() / "report.json";
+  const Result analyzed = dir.normdyn("analyze " + run.string() + " --json " + report.string());
   require_ok(analyzed);
   BOOST_TEST_MESSAGE(analyzed.out);
   const json j = read_json(report);
@@ -131,8 +95,8 @@ BOOST_AUTO_TEST_CASE(staircase_of_the_circle_example) {
   }
 
   // The figures.
-  const fs::path plots = dir.path / "plots";
-  const Result plotted = run_normdyn(dir, "plot " + run.string() + " -o " + plots.string());
+  const fs::path plots = dir.dir() / "plots";
+  const Result plotted = dir.normdyn("plot " + run.string() + " -o " + plots.string());
   require_ok(plotted);
   for (const char* name : {"staircase_overview.png", "staircase_decay.png", "staircase_heatmap.png",
                            "staircase_tokens.png", "staircase_trajectory.png"}) {
@@ -143,13 +107,13 @@ BOOST_AUTO_TEST_CASE(staircase_of_the_circle_example) {
 }
 
 BOOST_AUTO_TEST_CASE(symmetric_pre_ln_run_decays_like_t_to_the_minus_2) {
-  TempDir dir;
-  const fs::path run = dir.path / "pre.h5";
-  require_ok(run_normdyn(dir, "run " + (kSource / "data/configs/default.toml").string() + " -o " + run.string() +
+  Scratch dir;
+  const fs::path run = dir.dir() / "pre.h5";
+  require_ok(dir.normdyn("run " + (kSource / "data/configs/default.toml").string() + " -o " + run.string() +
                               " -q --threads 1 --set model.scheme=pre --set model.n=8 --set model.d=8"
                               " --set init.kind=orthonormal --set solver.t_end=400 --set output.samples=401"));
-  const fs::path report = dir.path / "r.json";
-  require_ok(run_normdyn(dir, "analyze " + run.string() + " -q --fail-on-check --json " + report.string()));
+  const fs::path report = dir.dir() / "r.json";
+  require_ok(dir.normdyn("analyze " + run.string() + " -q --fail-on-check --json " + report.string()));
   json j = read_json(report);
   BOOST_TEST(j.at("rate_fit").at("law") == "power");
   BOOST_TEST(std::abs(j.at("rate_fit").at("parameter").get<double>() - 2.0) < 0.05);
@@ -157,7 +121,7 @@ BOOST_AUTO_TEST_CASE(symmetric_pre_ln_run_decays_like_t_to_the_minus_2) {
   for (const auto& c : j.at("checks")) BOOST_TEST(c.at("ok").get<bool>());
 
   // Law, window and quantity given; analyzing again replaces the observables.
-  require_ok(run_normdyn(dir, "analyze " + run.string() + " -q --law exponential --fit-window 100:200 --quantity variance "
+  require_ok(dir.normdyn("analyze " + run.string() + " -q --law exponential --fit-window 100:200 --quantity variance "
                           "--cluster-epsilon 0.5 --json " + report.string()));
   j = read_json(report);
   BOOST_TEST(j.at("rate_fit").at("law") == "exponential");
@@ -171,21 +135,21 @@ BOOST_AUTO_TEST_CASE(symmetric_pre_ln_run_decays_like_t_to_the_minus_2) {
 }
 
 BOOST_AUTO_TEST_CASE(sibling_file_when_the_run_file_is_in_use) {
-  TempDir dir;
-  const fs::path run = dir.path / "r.h5";
-  require_ok(run_normdyn(dir, "run " + (kSource / "data/configs/default.toml").string() + " -o " + run.string() +
+  Scratch dir;
+  const fs::path run = dir.dir() / "r.h5";
+  require_ok(dir.normdyn("run " + (kSource / "data/configs/default.toml").string() + " -o " + run.string() +
                               " -q --threads 1 --set solver.t_end=2 --set output.samples=21"));
-  const fs::path report = dir.path / "r.json";
+  const fs::path report = dir.dir() / "r.json";
   {
     // Another process holds the run file open for reading; the observables go to r.observables.h5
     // as always.
     const h5::File holder = h5::File::open(run, h5::OpenMode::read_only);
-    require_ok(run_normdyn(dir, "analyze " + run.string() + " -q --json " + report.string()));
+    require_ok(dir.normdyn("analyze " + run.string() + " -q --json " + report.string()));
   }
   const json j = read_json(report);
   BOOST_TEST(!j.at("observables").at("in_run_file").get<bool>());
-  BOOST_TEST(fs::path(j.at("observables").at("file").get<std::string>()) == dir.path / "r.observables.h5");
-  BOOST_TEST(*ObservablesFile::locate(run) == dir.path / "r.observables.h5");
+  BOOST_TEST(fs::path(j.at("observables").at("file").get<std::string>()) == dir.dir() / "r.observables.h5");
+  BOOST_TEST(*ObservablesFile::locate(run) == dir.dir() / "r.observables.h5");
   {
     // The run file keeps only the run's own observables; the analysis went to the sibling.
     const h5::File f = h5::File::open(run, h5::OpenMode::read_only);
@@ -193,41 +157,41 @@ BOOST_AUTO_TEST_CASE(sibling_file_when_the_run_file_is_in_use) {
     BOOST_TEST(!f.contains("observables/cluster_count"));
   }
   // The plots find the sibling file.
-  require_ok(run_normdyn(dir, "plot " + run.string() + " --kind overview -o " + (dir.path / "p").string()));
-  BOOST_TEST(is_png(dir.path / "p" / "r_overview.png"));
+  require_ok(dir.normdyn("plot " + run.string() + " --kind overview -o " + (dir.dir() / "p").string()));
+  BOOST_TEST(is_png(dir.dir() / "p" / "r_overview.png"));
   // --no-write writes nowhere.
-  fs::remove(dir.path / "r.observables.h5");
-  require_ok(run_normdyn(dir, "analyze " + run.string() + " -q --no-write"));
+  fs::remove(dir.dir() / "r.observables.h5");
+  require_ok(dir.normdyn("analyze " + run.string() + " -q --no-write"));
   BOOST_TEST(!ObservablesFile::locate(run).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(bad_input_names_the_flag) {
-  TempDir dir;
-  const fs::path run = dir.path / "r.h5";
-  require_ok(run_normdyn(dir, "run " + (kSource / "data/configs/default.toml").string() + " -o " + run.string() +
+  Scratch dir;
+  const fs::path run = dir.dir() / "r.h5";
+  require_ok(dir.normdyn("run " + (kSource / "data/configs/default.toml").string() + " -o " + run.string() +
                               " -q --threads 1 --set solver.t_end=1 --set output.samples=11"));
-  Result r = run_normdyn(dir, "analyze " + run.string() + " --fit-window 5");
-  BOOST_TEST(r.code == 2);
+  Result r = dir.normdyn("analyze " + run.string() + " --fit-window 5");
+  BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.err.find("--fit-window") != std::string::npos);
-  r = run_normdyn(dir, "analyze " + run.string() + " --fit-window 5:1");
-  BOOST_TEST(r.code == 2);
-  r = run_normdyn(dir, "analyze " + run.string() + " --law linear");
-  BOOST_TEST(r.code == 2);
+  r = dir.normdyn("analyze " + run.string() + " --fit-window 5:1");
+  BOOST_TEST(r.exit_code == 2);
+  r = dir.normdyn("analyze " + run.string() + " --law linear");
+  BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.err.find("--law") != std::string::npos);
-  r = run_normdyn(dir, "analyze " + (dir.path / "missing.h5").string());
-  BOOST_TEST(r.code == 2);
-  r = run_normdyn(dir, "analyze " + (kSource / "data/configs/default.toml").string());
-  BOOST_TEST(r.code == 2);  // not an HDF5 file: the wrong input, as for run --resume
+  r = dir.normdyn("analyze " + (dir.dir() / "missing.h5").string());
+  BOOST_TEST(r.exit_code == 2);
+  r = dir.normdyn("analyze " + (kSource / "data/configs/default.toml").string());
+  BOOST_TEST(r.exit_code == 2);  // not an HDF5 file: the wrong input, as for run --resume
   BOOST_TEST(r.err.find("not an HDF5 file") != std::string::npos);
-  r = run_normdyn(dir, "plot " + run.string() + " -o " + (dir.path / "p").string());
-  BOOST_TEST(r.code == 2);  // not analyzed yet
+  r = dir.normdyn("plot " + run.string() + " -o " + (dir.dir() / "p").string());
+  BOOST_TEST(r.exit_code == 2);  // not analyzed yet
   BOOST_TEST(r.err.find("normdyn analyze") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(theorem_4_2_study) {
-  TempDir dir;
-  const fs::path out = dir.path / "study.json";
-  const Result r = run_normdyn(dir, "study theorem-4.2 --n 32,128 --d 8,64 --seeds 2 --threads 1 --json " + out.string());
+  Scratch dir;
+  const fs::path out = dir.dir() / "study.json";
+  const Result r = dir.normdyn("study theorem-4.2 --n 32,128 --d 8,64 --seeds 2 --threads 1 --json " + out.string());
   BOOST_TEST_MESSAGE(r.out);
   require_ok(r);
   const json j = read_json(out);
@@ -249,31 +213,31 @@ BOOST_AUTO_TEST_CASE(theorem_4_2_study) {
 }
 
 BOOST_AUTO_TEST_CASE(several_runs_one_report_each_and_a_table) {
-  TempDir dir;
-  fs::create_directories(dir.path / "runs");
+  Scratch dir;
+  fs::create_directories(dir.dir() / "runs");
   for (const char* name : {"a", "b"})
-    require_ok(run_normdyn(dir, "run " + (kSource / "data/configs/default.toml").string() + " -o " +
-                                    (dir.path / "runs" / (std::string(name) + ".h5")).string() +
+    require_ok(dir.normdyn("run " + (kSource / "data/configs/default.toml").string() + " -o " +
+                                    (dir.dir() / "runs" / (std::string(name) + ".h5")).string() +
                                     " -q --threads 1 --set solver.t_end=2 --set output.samples=21"));
   // A quoted glob is expanded by normdyn; --json then names a folder.
-  Result r = run_normdyn(dir, "analyze '" + (dir.path / "runs").string() + "/*.h5' --no-write --json " +
-                                  (dir.path / "reports").string());
+  Result r = dir.normdyn("analyze '" + (dir.dir() / "runs").string() + "/*.h5' --no-write --json " +
+                                  (dir.dir() / "reports").string());
   require_ok(r);
-  BOOST_TEST(fs::exists(dir.path / "reports" / "a.json"));
-  BOOST_TEST(fs::exists(dir.path / "reports" / "b.json"));
+  BOOST_TEST(fs::exists(dir.dir() / "reports" / "a.json"));
+  BOOST_TEST(fs::exists(dir.dir() / "reports" / "b.json"));
   BOOST_TEST(r.out.find("==> ") != std::string::npos, r.out);
   BOOST_TEST(r.out.find("file") != std::string::npos, r.out);
   BOOST_TEST(r.out.find("a.h5     0  ok") != std::string::npos, r.out);
   // The exit code is the worst of the files': a file that is no run file is bad input (2), and the
   // other file is still analyzed.
-  r = run_normdyn(dir, "analyze " + (dir.path / "runs" / "a.h5").string() + " " +
+  r = dir.normdyn("analyze " + (dir.dir() / "runs" / "a.h5").string() + " " +
                            (kSource / "data/configs/default.toml").string() + " --no-write -q");
-  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.out.find("a.h5") != std::string::npos, r.out);
   BOOST_TEST(r.out.find("default.toml") != std::string::npos, r.out);
   // --observables-file names one file: refused with several runs.
-  r = run_normdyn(dir, "analyze " + (dir.path / "runs" / "a.h5").string() + " " + (dir.path / "runs" / "b.h5").string() +
+  r = dir.normdyn("analyze " + (dir.dir() / "runs" / "a.h5").string() + " " + (dir.dir() / "runs" / "b.h5").string() +
                            " --observables-file x.h5");
-  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.err.find("--observables-file") != std::string::npos, r.err);
 }

@@ -5,8 +5,11 @@
 #define BOOST_TEST_MODULE hostile_cli
 #include <boost/test/unit_test.hpp>
 
-#include <csignal>
+#include <sys/wait.h>
+
 #include <chrono>
+#include <csignal>
+#include <fstream>
 #include <thread>
 
 #include "cli_harness.hpp"
@@ -51,6 +54,37 @@ samples = 2001
 flush_seconds = 0.2
 )";
 
+constexpr const char* kMeanField = R"([model]
+kind = "meanfield"
+scheme = "post"
+beta = 4.0
+[meanfield]
+grid = 64
+[init]
+kind = "von_mises"
+centers = [0.5, 2.9]
+kappa = [1.0]
+[solver]
+t_end = 2.0
+[output]
+samples = 21
+)";
+
+// Steps of seconds (n² d = 1.9e8 per evaluation of the field, about 0.5 s each here, 3 s a step):
+// a signal lands inside one.
+constexpr const char* kSlowSteps = R"([model]
+n = 8000
+d = 3
+[init]
+kind = "uniform"
+seed = 5
+[solver]
+t_end = 1e6
+threads = 1
+[output]
+samples = 11
+)";
+
 test::CommandResult bounded(const Scratch& s, const std::string& args) {
   return s.shell(std::string(kBound) + NORMDYN_BINARY + " " + args);
 }
@@ -77,6 +111,53 @@ void resumable_run(const Scratch& s, const std::string& name) {
   small_run(s, name);
   python(s, "f = h5py.File('" + name + "', 'r+'); f['summary'].attrs['status'] = 'interrupted'\n");
 }
+
+// A finished small mean-field run, `name`.
+void meanfield_run(const Scratch& s, const std::string& name) {
+  s.write("meanfield.toml", kMeanField);
+  const auto r = bounded(s, "run meanfield.toml -q -o " + name);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+}
+
+// No staging file of an atomic replacement is left in the scratch directory (or `sub` below it).
+void no_staging_files(const Scratch& s, const std::string& sub = "") {
+  for (const auto& entry : fs::directory_iterator(s / sub))
+    BOOST_TEST(!contains(entry.path().filename().string(), ".tmp"), entry.path());
+}
+
+// The process exited (no signal, no crash in an atexit handler) with `code`, and said nothing of a
+// crash or of HDF5's internals.
+void clean_exit(const test::CommandResult& r, int code) {
+  BOOST_TEST(r.exit_code == code, "exit " << r.exit_code << ": " << r.err);
+  for (const char* crash : {"Segmentation", "AddressSanitizer", "HDF5-DIAG", "unexpected", "Aborted"})
+    BOOST_TEST(!contains(r.err, crash), r.err);
+}
+
+// A tmpfs of `size` mounted at `dir` (root only; unmounted at the end of the scope).
+class SmallDisk {
+ public:
+  SmallDisk(const Scratch& s, const std::string& dir, const std::string& size) : path_(s / dir) {
+    fs::create_directories(path_);
+    mounted_ = s.shell("mount -t tmpfs -o size=" + size + " normdyn_test " + dir).exit_code == 0;
+  }
+  ~SmallDisk() {
+    if (mounted_) (void)std::system(("umount '" + path_.string() + "'").c_str());
+  }
+  SmallDisk(const SmallDisk&) = delete;
+  SmallDisk& operator=(const SmallDisk&) = delete;
+  bool mounted() const { return mounted_; }
+  // Fills the disk up to about `leave` bytes.
+  void fill(const Scratch& s, std::uintmax_t leave) const {
+    const auto space = fs::space(path_);
+    const std::uintmax_t bytes = space.available > leave ? space.available - leave : 0;
+    std::ofstream(path_ / "filler", std::ios::binary) << std::string(bytes, 'x');
+    (void)s;
+  }
+
+ private:
+  fs::path path_;
+  bool mounted_ = false;
+};
 
 bool wait_for(const fs::path& p, double seconds) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -186,6 +267,28 @@ BOOST_AUTO_TEST_CASE(an_interrupted_analysis_leaves_the_run_readable) {
   for (const auto& entry : fs::directory_iterator(s.dir()))
     BOOST_TEST(!contains(entry.path().filename().string(), ".tmp"), entry.path());
   BOOST_TEST(bounded(s, "analyze r.h5 -q").exit_code == 0);
+}
+
+BOOST_AUTO_TEST_CASE(an_interrupted_mean_field_analysis_leaves_every_file_readable) {
+  Scratch s;
+  meanfield_run(s, "mf.h5");
+  const std::string run = bytes_of(s / "mf.h5");
+  BOOST_REQUIRE(bounded(s, "analyze mf.h5 -q").exit_code == 0);
+  // The observables go beside the run, never into it, as for particles.
+  BOOST_TEST(bytes_of(s / "mf.h5") == run);
+  BOOST_REQUIRE(fs::exists(s / "mf.observables.h5"));
+  for (int delay_ms : {0, 20, 60, 150}) {
+    const test::Child child = test::spawn_normdyn(s.dir(), {"analyze", "mf.h5", "-q", "--modes", "6"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(child.pid, SIGTERM);
+    const test::ChildExit e = test::wait_child(child);
+    BOOST_TEST((e.exit_code == 0 || e.exit_code == 130 || e.signal == SIGTERM),
+               "exit " << e.exit_code << " signal " << e.signal);
+    BOOST_TEST(bytes_of(s / "mf.h5") == run);
+    // The observables file is the old one or the new one, whole: h5py opens it and finds the series.
+    python(s, "f = h5py.File('mf.observables.h5', 'r'); assert 'observables/mode_amplitude/value' in f\n");
+  }
+  no_staging_files(s);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -344,6 +447,144 @@ BOOST_AUTO_TEST_CASE(a_file_size_limit_is_a_clean_io_error) {
   BOOST_TEST(r.exit_code == 3, r.err);
   BOOST_TEST(contains(r.err, "File too large"), r.err);
   BOOST_TEST(!contains(r.err, "unexpected"), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_write_never_crashes_at_exit) {
+  Scratch s;
+  s.write("small.toml", kSmall);
+  // The write fails at different moments of the file's life (creation, first frames, late frames,
+  // the summary): each time exit 3 naming the cause, never a crash in HDF5's cleanup at exit.
+  for (const char* limit : {"4", "16", "40", "96", "200", "400"}) {
+    BOOST_TEST_CONTEXT("ulimit -f " << limit) {
+      const auto r = s.shell(std::string("ulimit -f ") + limit + "; " + kBound + NORMDYN_BINARY +
+                             " run small.toml -q --force -o big.h5 --no-size-check --set model.n=1000 --set output.samples=400");
+      clean_exit(r, 3);
+      BOOST_TEST(contains(r.err, "File too large"), r.err);
+      BOOST_TEST(contains(r.err, "big.h5"), r.err);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_mean_field_analysis_that_cannot_write_leaves_every_file_as_it_was) {
+  Scratch s;
+  meanfield_run(s, "mf.h5");
+  const std::string run = bytes_of(s / "mf.h5");
+  // No observables file yet: none is left behind, half-written or staged.
+  const auto first = s.shell(std::string("ulimit -f 8; ") + kBound + NORMDYN_BINARY + " analyze mf.h5 -q");
+  clean_exit(first, 3);
+  BOOST_TEST(contains(first.err, "File too large"), first.err);
+  BOOST_TEST(!fs::exists(s / "mf.observables.h5"));
+  no_staging_files(s);
+  // An existing observables file stays as it was when its replacement cannot be written.
+  BOOST_REQUIRE(bounded(s, "analyze mf.h5 -q --json mf.json").exit_code == 0);
+  const std::string observables = bytes_of(s / "mf.observables.h5"), report = bytes_of(s / "mf.json");
+  const auto kib = std::to_string(fs::file_size(s / "mf.observables.h5") / 2048);
+  const auto again = s.shell("ulimit -f " + kib + "; " + kBound + NORMDYN_BINARY + " analyze mf.h5 -q --modes 6 --json mf.json");
+  clean_exit(again, 3);
+  BOOST_TEST(contains(again.err, "mf.observables.h5"), again.err);
+  BOOST_TEST(contains(again.err, "File too large"), again.err);
+  BOOST_TEST(bytes_of(s / "mf.observables.h5") == observables);
+  BOOST_TEST(bytes_of(s / "mf.json") == report);
+  BOOST_TEST(bytes_of(s / "mf.h5") == run);
+  no_staging_files(s);
+}
+
+BOOST_AUTO_TEST_CASE(a_full_disk_is_a_clean_io_error) {
+  Scratch s;
+  small_run(s, "r.h5");
+  // A report to a device that is always full (/dev/full: every write fails with ENOSPC).
+  const auto full = bounded(s, "analyze r.h5 -q --no-write --json /dev/full");
+  clean_exit(full, 3);
+  BOOST_TEST(contains(full.err, "/dev/full: cannot write the report: No space left on device"), full.err);
+
+  const SmallDisk disk(s, "disk", "512k");
+  if (!disk.mounted()) {
+    BOOST_TEST_MESSAGE("no tmpfs mount here (needs root): the small-disk cases are not run");
+    return;
+  }
+  // The size check sees the free space (statvfs) and refuses before writing.
+  const auto refused = bounded(s, "run small.toml -q -o disk/r.h5 --set model.n=400 --set output.samples=2000");
+  clean_exit(refused, 2);
+  BOOST_TEST(contains(refused.err, "output.samples"), refused.err);
+  BOOST_TEST(!fs::exists(s / "disk/r.h5"));
+  // Past the check the disk fills at different moments of the run; each time exit 3 naming the file
+  // and the cause, no crash at exit, no staging file, and the frames written so far readable.
+  for (const char* samples : {"60", "300", "2000"}) {
+    BOOST_TEST_CONTEXT("output.samples = " << samples) {
+      for (const auto& entry : fs::directory_iterator(s / "disk")) fs::remove_all(entry.path());
+      const auto r = bounded(s, std::string("run small.toml -q -o disk/r.h5 --no-size-check --set model.n=400 "
+                                            "--set output.samples=") + samples);
+      clean_exit(r, 3);
+      BOOST_TEST(contains(r.err, "r.h5"), r.err);
+      BOOST_TEST(contains(r.err, "No space left on device"), r.err);
+      no_staging_files(s, "disk");
+      if (fs::exists(s / "disk/r.h5")) BOOST_CHECK_NO_THROW(RunReader(s / "disk/r.h5").frames());
+    }
+  }
+  // A --force run that cannot even be set up on the disk the last one filled leaves the old file as
+  // it was.
+  if (fs::exists(s / "disk/r.h5")) {
+    const std::string old = bytes_of(s / "disk/r.h5");
+    const auto forced = bounded(s, "run small.toml -q --force -o disk/r.h5 --no-size-check --set model.n=400");
+    clean_exit(forced, 3);
+    BOOST_TEST(contains(forced.err, "No space left on device"), forced.err);
+    BOOST_TEST(bytes_of(s / "disk/r.h5") == old);
+    no_staging_files(s, "disk");
+  }
+  for (const auto& entry : fs::directory_iterator(s / "disk")) fs::remove_all(entry.path());
+  // The analysis: its observables and its report on a disk with almost no room.
+  disk.fill(s, 4096);
+  const std::string run = bytes_of(s / "r.h5");
+  const auto obs = bounded(s, "analyze r.h5 -q --observables-file disk/o.h5");
+  clean_exit(obs, 3);
+  BOOST_TEST(contains(obs.err, "o.h5"), obs.err);
+  BOOST_TEST(contains(obs.err, "No space left on device"), obs.err);
+  BOOST_TEST(!fs::exists(s / "disk/o.h5"));
+  fs::remove(s / "disk/filler");
+  disk.fill(s, 0);
+  const auto report_full = bounded(s, "analyze r.h5 -q --no-write --json disk/r.json");
+  clean_exit(report_full, 3);
+  BOOST_TEST(contains(report_full.err, "r.json"), report_full.err);
+  BOOST_TEST(contains(report_full.err, "No space left on device"), report_full.err);
+  BOOST_TEST(!fs::exists(s / "disk/r.json"));
+  no_staging_files(s, "disk");
+  BOOST_TEST(bytes_of(s / "r.h5") == run);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(signals)
+
+BOOST_AUTO_TEST_CASE(a_second_signal_ends_a_long_step_at_once) {
+  Scratch s;
+  s.write("slow.toml", kSlowSteps);
+  // The first SIGINT is read after the step in progress, which lasts seconds; a second one ends the
+  // process at once (exit 130) and leaves the file as a killed writer does: readable. (Before the
+  // first step ends the first signal already ends it at once: later moments are tried then.)
+  bool caught_in_a_step = false;
+  for (int delay_ms : {5000, 9000, 15000, 25000}) {
+    const std::string name = "slow" + std::to_string(delay_ms) + ".h5";
+    const test::Child child = test::spawn_normdyn(s.dir(), {"run", "slow.toml", "-q", "-o", name});
+    BOOST_REQUIRE(wait_for(s / name, 60.0));
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(child.pid, SIGINT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    int status = 0;
+    if (::waitpid(child.pid, &status, WNOHANG) == child.pid) continue;  // ended by the first signal
+    caught_in_a_step = true;
+    const auto start = std::chrono::steady_clock::now();
+    ::kill(child.pid, SIGINT);
+    const test::ChildExit e = test::wait_child(child);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    BOOST_TEST(e.exit_code == 130, "exit " << e.exit_code << " signal " << e.signal);
+    BOOST_TEST(seconds < 2.0);
+    const RunReader reader(s / name);
+    BOOST_TEST(reader.frames() >= 1u);
+    BOOST_TEST(!reader.summary().has_value());
+    break;
+  }
+  BOOST_TEST(caught_in_a_step);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -14,6 +14,7 @@
 // another group (`set_text`). No HDF5 type crosses this interface.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -39,6 +40,13 @@ class ObservablesFile {
   // Where the observables of a run go: the run file itself if it can be opened for writing, else the
   // sibling file sibling_path(run_file) (created if needed, with /observables@run_file naming the run).
   static ObservablesFile open_for_run(const std::filesystem::path& run_file);
+  // Writes the observables file `path` of the run `run_file` as `normdyn analyze` does, so that
+  // nothing can damage it or the run: under the writer lock of `path` (io/file_lock.hpp), `fill`
+  // writes into a copy of the existing file (or a new one), which then replaces `path` in one rename
+  // (io/atomic_file.hpp; `on_staging` as there). /observables@run_file names the run.
+  static void replace(const std::filesystem::path& path, const std::filesystem::path& run_file,
+                      const std::function<void(ObservablesFile&)>& fill,
+                      const std::function<void(const std::filesystem::path&)>& on_staging = {});
   // RUN.h5 → RUN.observables.h5 (any other name: name + ".observables.h5").
   static std::filesystem::path sibling_path(const std::filesystem::path& run_file);
   // The file holding a run's analysis, if any: the run file if `normdyn analyze` wrote its report

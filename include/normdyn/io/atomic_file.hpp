@@ -1,0 +1,20 @@
+#pragma once
+// A file replaced whole, never changed in place: readers, an interrupt, a full disk or a file-size
+// limit see the old file (or none) or the new one, never a part of either.
+#include <filesystem>
+#include <functional>
+
+namespace normdyn {
+
+// `write(staging)` fills a staging file beside `target` (TARGET.normdyn-PID.tmp; a copy of `target`
+// when `copy_existing` and it exists), which is flushed to disk and renamed over `target`.
+// `on_staging`, if given, is told the staging path before anything is written and an empty path once
+// the staging file is gone, so that a signal handler can remove it. Any failure removes the staging
+// file and leaves `target` as it was; file-system errors become IoError naming `target` and the
+// cause.
+void replace_file_atomically(const std::filesystem::path& target,
+                             const std::function<void(const std::filesystem::path& staging)>& write,
+                             bool copy_existing = false,
+                             const std::function<void(const std::filesystem::path&)>& on_staging = {});
+
+}  // namespace normdyn
