@@ -520,6 +520,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
           complete = --remaining[g] == 0;
           ++finished;
         }
+        wake.notify_all();  // the calling thread journals it and sees stops at once
         if (complete) finish_group(g);  // only this thread touches the group now
       }
     } catch (...) {
