@@ -302,6 +302,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   res.cluster_epsilon = spec.ensemble.cluster_epsilon;
   res.quantiles = options.quantiles;
   res.sweep_text = spec.text;
+  res.command_line = options.command_line;
   res.config_toml = to_toml(points.front().config);
   const RunConfig& first = points.front().config;
   res.time = first.output.sample_times(first.solver.t_end, first.solver.t_start);
@@ -623,6 +624,7 @@ GridFile ensemble_grid(const EnsembleResult& r) {
                    {"build_type", std::string(build_type())},
                    {"config", r.config_toml},
                    {"sweep", r.sweep_text},
+                   {"command_line", r.command_line},
                    {"over", r.over.key},
                    {"pair_cosine", r.pair_cosine},
                    {"cluster_epsilon", r.cluster_epsilon},

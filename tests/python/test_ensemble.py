@@ -105,3 +105,23 @@ def test_ctrl_c_raises_keyboard_interrupt_and_keeps_the_members_done(tmp_path):
     assert "KeyboardInterrupt" in lines, lines
     assert not out.exists()
     assert os.path.getsize(str(out) + ".journal") > 0
+
+
+def test_an_interrupted_ensemble_continues_to_the_same_file(tmp_path):
+    from h5compare import differences
+    whole = tmp_path / "whole.h5"
+    normdyn.ensemble(CONFIG, axes=AXES, output=whole, threads=1)
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_three(event):
+        if event["frames"] >= 3:
+            raise Stop()
+    parts = tmp_path / "parts.h5"
+    with pytest.raises(Stop):
+        normdyn.ensemble(CONFIG, axes=AXES, output=parts, threads=1, progress=stop_after_three)
+    assert not parts.exists() and os.path.exists(str(parts) + ".journal")
+    normdyn.ensemble(CONFIG, axes=AXES, output=parts, threads=1)
+    assert not os.path.exists(str(parts) + ".journal")
+    assert differences(whole, parts) == []

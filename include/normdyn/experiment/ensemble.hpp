@@ -99,6 +99,7 @@ struct EnsembleResult {
   // Provenance.
   std::string config_toml;  // resolved configuration of point 0
   std::string sweep_text;
+  std::string command_line;
   double pair_cosine = 0.999, cluster_epsilon = 1e-3;
 
   std::size_t members() const { return groups * members_per_group; }
