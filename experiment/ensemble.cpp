@@ -586,8 +586,11 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   outcome.integrated = finished - outcome.resumed;
   outcome.seconds = seconds();
   if (options.progress) options.progress(EnsembleProgress{finished, outcome.resumed, points.size(), outcome.seconds, true});
+  // A stop asked for at the very end (or by the last progress event) still publishes nothing: the
+  // caller sees an interrupted ensemble, and the next run writes the file from the journal.
+  if (!stop && options.stop_requested && options.stop_requested() != 0) stop = true;
 
-  if (finished < points.size()) {
+  if (finished < points.size() || stop) {
     outcome.status = RunStatus::interrupted;
     outcome.message = "interrupted after " + std::to_string(finished) + " of " + std::to_string(points.size()) +
                       " members";
