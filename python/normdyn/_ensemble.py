@@ -41,10 +41,10 @@ def sweep_text(resolved_toml, axes, over, pair_cosine, cluster_epsilon):
             raise ValueError(f"axes: {key}: no values")
         lines.append(f"{_toml.value(key)} = [{', '.join(_toml.value(v, key) for v in values)}]")
     lines.append("[ensemble]")
-    if over is not None:
-        if over not in axes:
-            raise ValueError(f"over: {over!r} is not one of the axes ({', '.join(axes)})")
-        lines.append(f"over = {_toml.value(over)}")
+    if over is not None and over not in axes:
+        raise ValueError(f"over: {over!r} is not one of the axes ({', '.join(axes)})")
+    lines.append(f"over = {_toml.value(over or '')}")
+    lines.append('phase_axis = ""')
     lines.append(f"pair_cosine = {_toml.value(float(pair_cosine), 'pair_cosine')}")
     lines.append(f"cluster_epsilon = {_toml.value(float(cluster_epsilon), 'cluster_epsilon')}")
     return "\n".join(lines) + "\n"

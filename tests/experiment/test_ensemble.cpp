@@ -171,7 +171,9 @@ BOOST_AUTO_TEST_CASE(an_interrupted_ensemble_resumes_to_the_same_file) {
   BOOST_CHECK(!fs::exists(p.output));
   BOOST_CHECK(fs::exists(dir.path / "parts.h5.journal"));
   BOOST_CHECK_GE(first.integrated, 2u);
-  BOOST_CHECK_LT(first.integrated, 6u);
+  // The stop is seen by the calling thread while the worker goes on: on a loaded machine the worker
+  // may finish every member first (the journal then holds them all, and nothing is published).
+  BOOST_WARN_LT(first.integrated, 6u);
   // A record torn by a crash is dropped.
   {
     std::ofstream j(dir.path / "parts.h5.journal", std::ios::binary | std::ios::app);

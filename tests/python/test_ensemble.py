@@ -125,3 +125,12 @@ def test_an_interrupted_ensemble_continues_to_the_same_file(tmp_path):
     normdyn.ensemble(CONFIG, axes=AXES, output=parts, threads=1)
     assert not os.path.exists(str(parts) + ".journal")
     assert differences(whole, parts) == []
+
+
+def test_over_none_makes_every_point_its_own_group():
+    ds = normdyn.ensemble(CONFIG, axes={"model.beta": [1.0, 4.0], "init.seed": [1, 2]}, over=None)
+    assert ds.pair_fraction.dims == ("beta", "seed", "time")
+    assert ds.t_sync.dims == ("beta", "seed", "member")
+    assert set(ds.sync_probability.values.ravel()) <= {0.0, 1.0}
+    by_beta = normdyn.ensemble(CONFIG, axes={"init.seed": [1, 2], "model.beta": [1.0, 4.0]}, over="model.beta")
+    assert by_beta.pair_fraction.dims == ("seed", "time")
