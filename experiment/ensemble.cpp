@@ -161,7 +161,7 @@ class Journal {
         for (auto* v : {&rec.pair_fraction, &rec.cluster_count, &rec.one_minus_mean_cosine, &rec.mean_radius,
                         &rec.direction, &rec.radius})
           ok = ok && p.get(*v);
-        if (!ok || !p.done()) break;
+        if (!ok || !p.done() || status < 0 || status > static_cast<std::int64_t>(RunStatus::interrupted)) break;
         Reader tail(bytes.data() + good + r.at() + length, bytes.size() - good - r.at() - length);
         if (!tail.get(end_mark) || end_mark != kRecordMark) break;
         rec.status = static_cast<RunStatus>(status);
@@ -377,7 +377,14 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   std::vector<char> done(points.size(), 0);
   std::vector<std::size_t> remaining(G, M);
   for (auto& [p, rec] : kept) {
-    if (p >= points.size() || done[p]) continue;
+    // A record that does not fit this ensemble is integrated again (the identity makes it rare).
+    const std::size_t f = rec.frames();
+    const bool fits = p < points.size() && !done[p] && f <= res.time.size() && rec.cluster_count.size() == f &&
+                      rec.one_minus_mean_cosine.size() == f && rec.mean_radius.size() == f &&
+                      rec.status != RunStatus::interrupted &&
+                      rec.direction.size() == (keep[p] ? f * static_cast<std::size_t>(res.n * res.d) : 0) &&
+                      rec.radius.size() == (keep[p] ? f * static_cast<std::size_t>(res.n) : 0);
+    if (!fits) continue;
     records[p] = std::move(rec);
     done[p] = 1;
     --remaining[group_of(points[p])];
