@@ -134,3 +134,19 @@ def test_over_none_makes_every_point_its_own_group():
     assert set(ds.sync_probability.values.ravel()) <= {0.0, 1.0}
     by_beta = normdyn.ensemble(CONFIG, axes={"init.seed": [1, 2], "model.beta": [1.0, 4.0]}, over="model.beta")
     assert by_beta.pair_fraction.dims == ("seed", "time")
+
+
+def test_a_numerical_failure_is_the_members_status_and_the_exit_code(tmp_path):
+    ds = normdyn.ensemble(CONFIG, axes=AXES, set={"solver.max_steps": 3})
+    assert set(ds.status.values.ravel()) == {"max_steps"}
+    assert ds.attrs["status"] == "max_steps" and ds.attrs["failed_members"] == 8
+    assert (ds.t_reached < 5.0).all()
+    # Contributing up to its end: the first frames have statistics, the last none.
+    assert ds.members_at.isel(time=0).values.tolist() == [4, 4]
+    assert np.isnan(ds.pair_fraction.isel(time=-1)).all()
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('[set]\n"model.n" = 8\n"solver.t_end" = 5.0\n"solver.max_steps" = 3\n'
+                     '[axes]\n"init.seed" = [1, 2]\n')
+    p = run_cli("ensemble", sweep, "-o", tmp_path / "f.h5", check=False)
+    assert p.returncode == 1 and "numerical failure" in p.stderr
+    assert (tmp_path / "f.h5").exists()
