@@ -356,6 +356,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   }
   res.trajectory_points = options.trajectories;
 
+  check_resources(first, options.output, false);
   // Output and journal, before anything runs.
   std::optional<Journal> journal;
   std::vector<std::pair<std::size_t, EnsembleRecord>> kept;
@@ -369,7 +370,6 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     journal.emplace(journal_path, identity_of(spec, points, options));
     kept = journal->open(options.output_name, options.force_name);
   }
-  check_resources(first, options.output, false);
 
   // Members and groups.
   const std::size_t frames = res.time.size(), nq = res.quantiles.size(), G = res.groups, M = res.members_per_group;
