@@ -21,6 +21,7 @@
 #include "run.hpp"
 #include "signals.hpp"
 #include "sweep_cli.hpp"
+#include "ensemble_cli.hpp"
 
 namespace {
 
@@ -154,6 +155,7 @@ int main(int argc, char** argv) {
       ->add_flag("--toml", reference_toml, "a complete, commented configuration file of the defaults instead of the table");
   app::AnalysisCli analysis_cli(cli);
   app::SweepCli sweep_cli(cli);
+  app::EnsembleCli ensemble_cli(cli);
   std::string help_topic;
   CLI::App* help_cmd = cli.add_subcommand("help", "Show the commands, or the options of one command");
   help_cmd->add_option("command", help_topic, "a command");
@@ -213,6 +215,7 @@ int main(int argc, char** argv) {
       return reference_toml ? app::print_config_template(std::cout) : app::print_config_reference(std::cout);
     if (analysis_cli.parsed()) return analysis_cli.run();
     if (sweep_cli.parsed()) return sweep_cli.run(team, join_argv(argc, argv));
+    if (ensemble_cli.parsed()) return ensemble_cli.run(join_argv(argc, argv));
   } catch (const PeerFailure& e) {  // another process failed and reported it
     return e.exit_code;
   } catch (const InputError& e) {

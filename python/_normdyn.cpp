@@ -15,6 +15,7 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,11 +23,13 @@
 #include "analyze.hpp"
 #include "normdyn/config.hpp"
 #include "normdyn/errors.hpp"
+#include "normdyn/experiment/ensemble.hpp"
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/recorder.hpp"
 #include "normdyn/io/run_file.hpp"
 #include "normdyn/schemes.hpp"
 #include "normdyn/status.hpp"
+#include "normdyn/sweep.hpp"
 #include "normdyn/version.hpp"
 
 namespace py = pybind11;
@@ -414,6 +417,95 @@ py::list reference() {
   return out;
 }
 
+py::object grid_values(const GridValues& v, std::vector<py::ssize_t> shape) {
+  return std::visit(
+      [&](const auto& values) -> py::object {
+        using T = std::decay_t<decltype(values)>;
+        if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          py::list out;
+          for (const auto& s : values) out.append(s);
+          return out;
+        } else {
+          auto copy = values;
+          return adopt(std::move(copy), std::move(shape));
+        }
+      },
+      v);
+}
+
+py::dict grid_attributes(const std::vector<std::pair<std::string, TableAttribute>>& attributes) {
+  py::dict d;
+  for (const auto& [name, value] : attributes) std::visit([&, &name = name](const auto& x) { d[py::str(name)] = x; }, value);
+  return d;
+}
+
+// The ensemble of a sweep text (the package builds it from config and axes) as the grid of its file.
+py::dict ensemble(const std::string& sweep_text, const std::string& source, std::optional<std::string> output, bool force,
+                  int threads, const std::vector<double>& quantiles, const std::vector<std::size_t>& trajectories,
+                  py::object progress, double progress_interval, bool main_thread, const std::string& command_line) {
+  if (threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(threads));
+  const SweepSpec spec = parse_sweep(sweep_text, source);
+  EnsembleOptions options;
+  if (output) options.output = *output;
+  options.force = force;
+  options.output_name = "output";
+  options.force_name = "force=True";
+  options.threads = threads;
+  options.quantiles = quantiles;
+  options.trajectories = trajectories;
+  options.command_line = command_line;
+  options.progress_interval = progress_interval;
+  // Signals and progress as for a run: the calling thread polls, with the GIL.
+  PythonSession session(progress, main_thread);
+  ExperimentOptions relay;
+  session.attach(relay);
+  options.stop_requested = relay.stop_requested;
+  if (!progress.is_none())
+    options.progress = [&relay](const EnsembleProgress& e) {
+      ProgressEvent p;
+      p.t = static_cast<double>(e.done);
+      p.t_end = static_cast<double>(e.total);
+      p.frames = e.done;
+      p.total_frames = e.total;
+      p.session_seconds = e.seconds;
+      p.done = e.finished;
+      relay.progress(p);
+    };
+  EnsembleOutcome outcome;
+  {
+    py::gil_scoped_release release;
+    outcome = run_ensemble(spec, options);
+  }
+  session.rethrow_pending();
+  if (outcome.status == RunStatus::interrupted) {  // stopped without a Python exception pending
+    PyErr_SetString(PyExc_KeyboardInterrupt, outcome.message.c_str());
+    throw py::error_already_set();
+  }
+  const GridFile grid = ensemble_grid(outcome.result);
+  py::dict out;
+  out["attrs"] = grid_attributes(grid.attributes);
+  py::list dims;
+  std::map<std::string, py::ssize_t> sizes;
+  for (const auto& d : grid.dimensions) {
+    const auto n = static_cast<py::ssize_t>(std::visit([](const auto& x) { return x.size(); }, d.coordinate));
+    sizes[d.name] = n;
+    dims.append(py::make_tuple(d.name, grid_values(d.coordinate, {n}), grid_attributes(d.attributes)));
+  }
+  out["dims"] = dims;
+  py::list vars;
+  for (const auto& v : grid.variables) {
+    std::vector<py::ssize_t> shape;
+    for (const auto& d : v.dimensions) shape.push_back(sizes.at(d));
+    vars.append(py::make_tuple(v.name, v.dimensions, grid_values(v.values, shape), grid_attributes(v.attributes)));
+  }
+  out["variables"] = vars;
+  out["status"] = std::string(to_string(outcome.status));
+  out["message"] = outcome.message;
+  out["seconds"] = outcome.seconds;
+  out["resumed"] = outcome.resumed;
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -432,6 +524,9 @@ PYBIND11_MODULE(_core, m) {
         py::arg("command_line"));
   m.def("resume", &resume, py::arg("path"), py::arg("threads"), py::arg("progress"), py::arg("progress_interval"),
         py::arg("main_thread"), py::arg("command_line"));
+  m.def("ensemble", &ensemble, py::arg("sweep_text"), py::arg("source"), py::arg("output"), py::arg("force"),
+        py::arg("threads"), py::arg("quantiles"), py::arg("trajectories"), py::arg("progress"),
+        py::arg("progress_interval"), py::arg("main_thread"), py::arg("command_line"));
   m.def("write_run_file", &write_run_file);
   m.def("analyze", &analyze, py::arg("path"), py::arg("options"));
   m.def("schemes", &schemes);

@@ -24,9 +24,10 @@ from collections.abc import Mapping
 from . import _core, _toml
 from ._dataset import from_core as _from_core, load as _load, open_in_this_process as _open_here
 from ._sweep import load_sweep as _load_sweep
+from . import _ensemble
 
 __version__ = _core.__version__
-__all__ = ["run", "resume", "load", "load_sweep", "analyze", "schemes", "config_reference", "to_toml"]
+__all__ = ["run", "resume", "ensemble", "load", "load_sweep", "analyze", "schemes", "config_reference", "to_toml"]
 
 
 def to_toml(config: Mapping) -> str:
@@ -129,6 +130,48 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
     finally:
         close()
     return _from_core(result, source=output)
+
+
+def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, force=False, pair_cosine=0.999,
+             cluster_epsilon=1e-3, quantiles=(0.1, 0.5, 0.9), trajectories=None, threads=0, progress=False):
+    """Integrates every point of `axes` (their Cartesian product over `config`) in this process and
+    returns the ensemble statistics as an xarray Dataset (what `normdyn ensemble` writes).
+
+    config, set: as for run(). axes: dotted keys to lists of values, e.g. {"model.beta": [1, 4],
+      "init.seed": range(1, 2049)}; the points are numbered in nested loops, the last axis fastest.
+    over: the axis of repetitions (None: every point is its own group). Dimensions: one per axis
+      other than `over` (named as load_sweep names them) and `time`; per member also `over`'s.
+    Variables per (axes, time): pair_fraction (mean fraction of token pairs with cosine >
+      pair_cosine), sync_probability, cluster_count (mean; clusters join at cosine > 1 -
+      cluster_epsilon), one_minus_mean_cosine and mean_radius (means; *_quantiles at `quantiles`);
+      per member: status, t_sync, final_cluster_count, t_reached, steps.
+    output: also write the ensemble file (HDF5, opens in xarray); refuses an existing file unless
+      force=True. Interrupted (Ctrl-C: KeyboardInterrupt), the same call continues where it stopped.
+    trajectories: point indices whose full trajectories (direction, radius) are kept.
+    threads: members integrated at once (0: every core); each member is single-threaded and equals
+      normdyn.run of its configuration with solver.threads = 1, bit for bit.
+    """
+    text, source = _config_text(config)
+    resolved = _core.resolve_config(text, source, _overrides(set))
+    sweep = _ensemble.sweep_text(resolved, axes, over, pair_cosine, cluster_epsilon)
+    if output is not None:
+        output = os.fspath(output)
+    try:
+        quantiles = [float(q) for q in quantiles]
+    except (TypeError, ValueError):
+        raise ValueError(f"quantiles: expected a sequence of numbers in [0, 1], got {quantiles!r}") from None
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise ValueError(f"threads: expected an int (0: all cores), got {threads!r}")
+    points = [] if trajectories is None else [int(p) for p in trajectories]
+    if any(p < 0 for p in points):
+        raise ValueError(f"trajectories: point indices are >= 0, got {points}")
+    callback, close = _progress_listener(progress, "normdyn.ensemble")
+    try:
+        result = _core.ensemble(sweep, "normdyn.ensemble", output, bool(force), threads, quantiles, points, callback,
+                                0.2, _main_thread(), _command_line("normdyn.ensemble"))
+    finally:
+        close()
+    return _ensemble.dataset(result)
 
 
 def resume(path, *, threads=None, progress=False):

@@ -1,0 +1,84 @@
+#include "normdyn/io/grid_file.hpp"
+
+#include <unistd.h>
+
+#include <stdexcept>
+
+#include "io/h5.hpp"
+#include "normdyn/errors.hpp"
+
+namespace normdyn {
+namespace {
+
+void set_attribute(h5::Object& o, const std::string& name, const TableAttribute& value) {
+  std::visit([&](const auto& v) { o.set_attribute(name, v); }, value);
+}
+
+std::size_t size_of(const GridValues& v) {
+  return std::visit([](const auto& x) { return x.size(); }, v);
+}
+
+h5::Dataset create(h5::Group& g, const std::string& name, std::span<const std::uint64_t> dims, const GridValues& v) {
+  return std::visit(
+      [&](const auto& values) {
+        using T = std::decay_t<decltype(values)>;
+        if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          if (dims.size() != 1) throw std::invalid_argument(name + ": string values only on one axis");
+          return g.create_string_dataset(name, values);
+        } else {
+          return g.create_dataset(name, dims, std::span(values));
+        }
+      },
+      v);
+}
+
+}  // namespace
+
+void write_grid_file(const std::filesystem::path& path, const GridFile& file) {
+  std::vector<std::uint64_t> sizes;
+  for (const auto& d : file.dimensions) sizes.push_back(size_of(d.coordinate));
+  auto dimension_index = [&](const std::string& name) {
+    for (std::size_t i = 0; i < file.dimensions.size(); ++i)
+      if (file.dimensions[i].name == name) return i;
+    throw std::invalid_argument("no dimension " + name);
+  };
+  for (const auto& v : file.variables) {
+    std::uint64_t count = 1;
+    for (const auto& d : v.dimensions) count *= sizes[dimension_index(d)];
+    if (count != size_of(v.values)) throw std::invalid_argument(v.name + ": size disagrees with its dimensions");
+  }
+
+  std::filesystem::path staging = path;
+  staging += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
+  try {
+    h5::File f = h5::File::create(staging, h5::CreateMode::truncate);
+    for (const auto& [name, value] : file.attributes) set_attribute(f, name, value);
+    std::vector<h5::Dataset> scales;
+    for (std::size_t i = 0; i < file.dimensions.size(); ++i) {
+      const GridDimension& d = file.dimensions[i];
+      const std::uint64_t dims[1] = {sizes[i]};
+      h5::Dataset ds = create(f, d.name, dims, d.coordinate);
+      ds.make_scale(d.name);
+      for (const auto& [name, value] : d.attributes) set_attribute(ds, name, value);
+      scales.push_back(std::move(ds));
+    }
+    for (const auto& v : file.variables) {
+      std::vector<std::uint64_t> dims;
+      for (const auto& d : v.dimensions) dims.push_back(sizes[dimension_index(d)]);
+      h5::Dataset ds = create(f, v.name, dims, v.values);
+      for (unsigned axis = 0; axis < v.dimensions.size(); ++axis)
+        ds.attach_scale(scales[dimension_index(v.dimensions[axis])], axis);
+      for (const auto& [name, value] : v.attributes) set_attribute(ds, name, value);
+    }
+    f.close();
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(staging, ec);
+    throw;
+  }
+  std::error_code ec;
+  std::filesystem::rename(staging, path, ec);
+  if (ec) throw IoError(path.string() + ": cannot move the new file into place: " + ec.message());
+}
+
+}  // namespace normdyn

@@ -1,0 +1,230 @@
+// In-process ensembles: a member is the single run of its configuration bit for bit; the group
+// statistics are those of the members' own trajectories; an interrupted ensemble resumes to the
+// file of the uninterrupted one; bad input is refused before anything runs.
+#define BOOST_TEST_MODULE ensemble
+#include <unistd.h>
+
+#include <boost/test/unit_test.hpp>
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "normdyn/analysis/ensemble.hpp"
+#include "normdyn/errors.hpp"
+#include "normdyn/experiment/ensemble.hpp"
+#include "normdyn/experiment/experiment.hpp"
+#include "normdyn/experiment/recorder.hpp"
+#include "tolerances.hpp"
+
+namespace fs = std::filesystem;
+using namespace normdyn;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("normdyn_ensemble_" + std::to_string(::getpid()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// 2 values of β × 3 seeds of 8 tokens in R^3, Pre-LN (radii move), a few time units.
+SweepSpec small_sweep(const std::string& extra = "") {
+  return parse_sweep(
+      "[set]\n\"model.scheme\" = \"pre\"\n\"model.n\" = 8\n\"model.d\" = 3\n\"solver.t_end\" = 6.0\n"
+      "\"output.samples\" = 13\n" + extra +
+          "[axes]\n\"model.beta\" = [1.0, 4.0]\n\"init.seed\" = [1, 2, 3]\n",
+      "test.toml");
+}
+
+// What the file holds: every dimension, variable and attribute, bit for bit (HDF5 records object
+// times, so the files' bytes differ; tests/python compares the files themselves).
+bool same_grid(const GridFile& a, const GridFile& b) {
+  auto same_values = [](const GridValues& x, const GridValues& y) {
+    if (x.index() != y.index()) return false;
+    return std::visit(
+        [&](const auto& u) {
+          using T = std::decay_t<decltype(u)>;
+          const auto& v = std::get<T>(y);
+          if constexpr (std::is_same_v<T, std::vector<std::string>>) return u == v;
+          else return u.size() == v.size() && std::memcmp(u.data(), v.data(), u.size() * sizeof(u[0])) == 0;
+        },
+        x);
+  };
+  if (a.attributes != b.attributes || a.dimensions.size() != b.dimensions.size() ||
+      a.variables.size() != b.variables.size())
+    return false;
+  for (std::size_t i = 0; i < a.dimensions.size(); ++i)
+    if (a.dimensions[i].name != b.dimensions[i].name || !same_values(a.dimensions[i].coordinate, b.dimensions[i].coordinate))
+      return false;
+  for (std::size_t i = 0; i < a.variables.size(); ++i)
+    if (a.variables[i].name != b.variables[i].name || a.variables[i].dimensions != b.variables[i].dimensions ||
+        !same_values(a.variables[i].values, b.variables[i].values))
+      return false;
+  return true;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_member_is_the_single_run_bit_for_bit) {
+  const SweepSpec spec = small_sweep();
+  EnsembleOptions o;
+  o.threads = 2;
+  o.trajectories = {4, 1};
+  const EnsembleOutcome out = run_ensemble(spec, o);
+  BOOST_REQUIRE(out.status == RunStatus::ok);
+  const auto points = expand_sweep(spec);
+  for (std::size_t k = 0; k < o.trajectories.size(); ++k) {
+    RunConfig c = points[o.trajectories[k]].config;
+    ExperimentOptions eo;
+    eo.write_file = false;
+    MemoryRecorder rec;
+    run_experiment(c, eo, {&rec});
+    const std::size_t per = rec.direction.size();
+    BOOST_REQUIRE_EQUAL(per, out.result.time.size() * 8 * 3);
+    BOOST_CHECK(std::memcmp(rec.direction.data(), out.result.trajectory_direction.data() + k * per, per * sizeof(double)) == 0);
+    BOOST_CHECK(std::memcmp(rec.radius.data(), out.result.trajectory_radius.data() + k * rec.radius.size(),
+                            rec.radius.size() * sizeof(double)) == 0);
+    // The member's summary is the run's.
+    const std::size_t at = o.trajectories[k];  // groups are β, members the seeds: point = g * 3 + m
+    BOOST_CHECK_EQUAL(out.result.accepted_steps[at], rec.summary->accepted_steps);
+    BOOST_CHECK_EQUAL(out.result.rhs_evaluations[at], rec.summary->rhs_evaluations);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(statistics_are_those_of_the_members_trajectories) {
+  const SweepSpec spec = small_sweep();
+  EnsembleOptions o;
+  o.threads = 2;
+  o.quantiles = {0.0, 0.5, 1.0};
+  o.trajectories = {0, 1, 2, 3, 4, 5};
+  const EnsembleOutcome out = run_ensemble(spec, o);
+  const EnsembleResult& r = out.result;
+  BOOST_REQUIRE_EQUAL(r.groups, 2u);
+  BOOST_REQUIRE_EQUAL(r.members_per_group, 3u);
+  BOOST_CHECK_EQUAL(r.axes.size(), 1u);
+  BOOST_CHECK_EQUAL(r.axes[0].dimension, "beta");
+  BOOST_CHECK_EQUAL(r.over.dimension, "seed");
+  const std::size_t F = r.time.size(), n = 8, d = 3;
+  const analysis::FigureOptions fo{spec.ensemble.cluster_epsilon, spec.ensemble.pair_cosine};
+  for (std::size_t g = 0; g < 2; ++g)
+    for (std::size_t f = 0; f < F; ++f) {
+      double pairs = 0, clusters = 0, omc = 0, radius = 0, omc_min = 1e300, omc_max = -1e300;
+      double synced = 0;
+      for (std::size_t m = 0; m < 3; ++m) {
+        const std::size_t k = g * 3 + m;
+        const double* theta = r.trajectory_direction.data() + (k * F + f) * n * d;
+        const RowMatrix t = Eigen::Map<const RowMatrix>(theta, static_cast<Index>(n), static_cast<Index>(d));
+        const analysis::FrameFigures fig = analysis::frame_figures(t, fo);
+        pairs += fig.pair_fraction;
+        clusters += static_cast<double>(fig.cluster_count);
+        omc += fig.one_minus_mean_cosine;
+        omc_min = std::min(omc_min, fig.one_minus_mean_cosine);
+        omc_max = std::max(omc_max, fig.one_minus_mean_cosine);
+        double rs = 0;
+        for (std::size_t j = 0; j < n; ++j) rs += r.trajectory_radius[(k * F + f) * n + j];
+        radius += rs / static_cast<double>(n);
+        if (r.t_sync[k] <= r.time[f]) synced += 1;
+      }
+      const std::size_t at = g * F + f;
+      BOOST_CHECK_CLOSE_FRACTION(r.pair_fraction[at] + 1.0, pairs / 3 + 1.0, test::kRoundoff);
+      BOOST_CHECK_CLOSE_FRACTION(r.cluster_count[at], clusters / 3, test::kRoundoff);
+      BOOST_CHECK_CLOSE_FRACTION(r.one_minus_mean_cosine[at], omc / 3, test::kRoundoff);
+      BOOST_CHECK_CLOSE_FRACTION(r.mean_radius[at], radius / 3, test::kRoundoff);
+      BOOST_CHECK_CLOSE_FRACTION(r.sync_probability[at] + 1.0, synced / 3 + 1.0, test::kRoundoff);
+      BOOST_CHECK_EQUAL(r.one_minus_mean_cosine_quantiles[(g * 3 + 0) * F + f], omc_min);
+      BOOST_CHECK_EQUAL(r.one_minus_mean_cosine_quantiles[(g * 3 + 2) * F + f], omc_max);
+      BOOST_CHECK_EQUAL(r.members_at[at], 3);
+    }
+  // β = 1 synchronizes these seeds by t = 6 less often than never: at least the figures move.
+  BOOST_CHECK_LT(r.one_minus_mean_cosine[F - 1], r.one_minus_mean_cosine[0]);
+}
+
+BOOST_AUTO_TEST_CASE(an_interrupted_ensemble_resumes_to_the_same_file) {
+  TempDir dir;
+  const SweepSpec spec = small_sweep();
+  EnsembleOptions o;
+  o.threads = 1;
+  o.output = dir.path / "whole.h5";
+  o.trajectories = {5, 0};
+  const EnsembleOutcome whole = run_ensemble(spec, o);
+  BOOST_REQUIRE(whole.status == RunStatus::ok);
+  BOOST_CHECK(fs::exists(o.output));
+  BOOST_CHECK(!fs::exists(dir.path / "whole.h5.journal"));
+
+  // Stopped once two members are done: the journal holds them, no output is published.
+  EnsembleOptions p = o;
+  p.output = dir.path / "parts.h5";
+  std::size_t done = 0;
+  p.progress_interval = 0.0;
+  p.progress = [&done](const EnsembleProgress& e) { done = e.done; };
+  p.stop_requested = [&done] { return done >= 2 ? SIGINT : 0; };
+  const EnsembleOutcome first = run_ensemble(spec, p);
+  BOOST_REQUIRE(first.status == RunStatus::interrupted);
+  BOOST_CHECK(!fs::exists(p.output));
+  BOOST_CHECK(fs::exists(dir.path / "parts.h5.journal"));
+  BOOST_CHECK_GE(first.integrated, 2u);
+  // The stop is seen by the calling thread while the worker goes on: on a loaded machine the worker
+  // may finish every member first (the journal then holds them all, and nothing is published).
+  BOOST_WARN_LT(first.integrated, 6u);
+  // A record torn by a crash is dropped.
+  {
+    std::ofstream j(dir.path / "parts.h5.journal", std::ios::binary | std::ios::app);
+    j << "torn";
+  }
+  p.progress = nullptr;
+  p.stop_requested = nullptr;
+  const EnsembleOutcome second = run_ensemble(spec, p);
+  BOOST_REQUIRE(second.status == RunStatus::ok);
+  BOOST_CHECK_EQUAL(second.resumed, first.integrated);
+  BOOST_CHECK_EQUAL(second.resumed + second.integrated, 6u);
+  BOOST_CHECK(!fs::exists(dir.path / "parts.h5.journal"));
+  BOOST_CHECK(fs::exists(p.output));
+  BOOST_CHECK(same_grid(ensemble_grid(whole.result), ensemble_grid(second.result)));
+  // Not vacuous: another ensemble's grid differs.
+  EnsembleOptions q;
+  q.trajectories = {5, 0};
+  q.quantiles = {0.5};
+  BOOST_CHECK(!same_grid(ensemble_grid(whole.result), ensemble_grid(run_ensemble(spec, q).result)));
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_refused_before_anything_runs) {
+  TempDir dir;
+  const SweepSpec spec = small_sweep();
+  auto refuses = [&](EnsembleOptions o, const std::string& key) {
+    try {
+      run_ensemble(spec, o);
+    } catch (const InputError& e) {
+      BOOST_CHECK_MESSAGE(std::string(e.what()).find(key) != std::string::npos, e.what());
+      return;
+    }
+    BOOST_ERROR("no InputError naming " + key);
+  };
+  EnsembleOptions o;
+  o.quantiles = {0.5, 1.5};
+  refuses(o, "quantiles");
+  o = {};
+  o.trajectories = {6};
+  refuses(o, "trajectories");
+  o = {};
+  o.output = dir.path / "exists.h5";
+  std::ofstream(o.output) << "x";
+  refuses(o, "-o");
+  // A journal of another ensemble is not continued.
+  o.output = dir.path / "other.h5";
+  std::ofstream(dir.path / "other.h5.journal") << "normdyn.ensemble.journal/1\nsomething else";
+  refuses(o, "journal");
+  o.force = true;  // ... unless asked to start over
+  o.threads = 2;
+  BOOST_CHECK(run_ensemble(spec, o).status == RunStatus::ok);
+  // Members must share their sample times.
+  const SweepSpec times = parse_sweep("[axes]\n\"solver.t_end\" = [1.0, 2.0]\n", "t.toml");
+  BOOST_CHECK_THROW(run_ensemble(times, EnsembleOptions{}), InputError);
+}

@@ -1,0 +1,152 @@
+"""normdyn.ensemble: the grid of `normdyn ensemble`, a member is normdyn.run bit for bit, the output
+file is resumable and opens in xarray, bad input raises the right exception, Ctrl-C gives
+KeyboardInterrupt."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import normdyn
+from conftest import run_cli
+
+CONFIG = {"model": {"scheme": "pre", "n": 8, "d": 3}, "solver": {"t_end": 5.0}, "output": {"samples": 11}}
+AXES = {"model.beta": [1.0, 4.0], "init.seed": range(1, 5)}
+
+
+def test_dimensions_and_variables():
+    ds = normdyn.ensemble(CONFIG, axes=AXES, over="init.seed", quantiles=(0.25, 0.75), threads=2)
+    assert ds.pair_fraction.dims == ("beta", "time")
+    assert ds.sync_probability.dims == ("beta", "time")
+    assert ds.cluster_count.dims == ("beta", "time")
+    assert ds.t_sync.dims == ("beta", "seed")
+    assert ds.status.dims == ("beta", "seed")
+    assert ds.one_minus_mean_cosine_quantiles.dims == ("beta", "quantile", "time")
+    assert list(ds.beta.values) == [1.0, 4.0]
+    assert list(ds.seed.values) == [1, 2, 3, 4]
+    assert list(ds["quantile"].values) == [0.25, 0.75]
+    assert ds.sizes["time"] == 11
+    assert set(ds.status.values.ravel()) == {"ok"}
+    assert ((ds.pair_fraction >= 0) & (ds.pair_fraction <= 1)).all()
+
+
+def test_a_member_is_the_single_run_bit_for_bit():
+    ds = normdyn.ensemble(CONFIG, axes=AXES, over="init.seed", trajectories=[6], threads=2)
+    # Point 6: β = 4 (second value), seed 3 (third): the last axis varies fastest.
+    single = normdyn.run(CONFIG, set={"model.beta": 4.0, "init.seed": 3})
+    assert np.array_equal(ds.direction.sel(trajectory=6).values, single.direction.values)
+    assert int(ds.accepted_steps.sel(beta=4.0, seed=3)) == single.attrs["accepted_steps"]
+
+
+def test_output_is_resumable_and_opens_as_a_grid(tmp_path):
+    out = tmp_path / "e.h5"
+    ds = normdyn.ensemble(CONFIG, axes=AXES, output=out, threads=1)
+    with xr.open_dataset(out, engine="h5netcdf") as f:
+        assert f.pair_fraction.dims == ("beta", "time")
+        np.testing.assert_array_equal(f.pair_fraction.values, ds.pair_fraction.values)
+        np.testing.assert_array_equal(f.t_sync.values, ds.t_sync.values)
+        assert "config" in f.attrs and "normdyn_version" in f.attrs
+    with pytest.raises(ValueError, match="exists"):
+        normdyn.ensemble(CONFIG, axes=AXES, output=out)
+    again = normdyn.ensemble(CONFIG, axes=AXES, output=out, force=True)
+    np.testing.assert_array_equal(again.cluster_count.values, ds.cluster_count.values)
+
+
+def test_the_command_line_writes_the_same_file(tmp_path):
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('[set]\n"model.scheme" = "pre"\n"model.n" = 8\n"model.d" = 3\n"solver.t_end" = 5.0\n'
+                     '"output.samples" = 11\n[axes]\n"model.beta" = [1.0, 4.0]\n"init.seed" = [1, 2, 3, 4]\n')
+    run_cli("ensemble", sweep, "-o", tmp_path / "cli.h5", "--threads", "2", "-q")
+    ds = normdyn.ensemble(CONFIG, axes=AXES)
+    with xr.open_dataset(tmp_path / "cli.h5", engine="h5netcdf") as f:
+        np.testing.assert_array_equal(f.sync_probability.values, ds.sync_probability.values)
+        np.testing.assert_array_equal(f.one_minus_mean_cosine.values, ds.one_minus_mean_cosine.values)
+    p = run_cli("ensemble", sweep, "-o", tmp_path / "cli.h5", check=False)
+    assert p.returncode == 2 and "--force" in p.stderr
+
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError, match="over"):
+        normdyn.ensemble(CONFIG, axes=AXES, over="model.alpha")
+    with pytest.raises(ValueError, match="quantiles"):
+        normdyn.ensemble(CONFIG, axes=AXES, quantiles=(0.5, 2.0))
+    with pytest.raises(ValueError, match="model.bta"):
+        normdyn.ensemble(CONFIG, axes={"model.bta": [1.0], "init.seed": [1, 2]})
+    with pytest.raises(ValueError, match="axes"):
+        normdyn.ensemble(CONFIG, axes={})
+    with pytest.raises(ValueError, match="threads"):
+        normdyn.ensemble(CONFIG, axes=AXES, threads=-1)
+    with pytest.raises(OSError):
+        normdyn.ensemble(CONFIG, axes=AXES, output="/nonexistent-dir/e.h5")
+
+
+CHILD = textwrap.dedent("""
+    import sys, normdyn
+    try:
+        normdyn.ensemble({"model": {"n": 16, "d": 3}, "solver": {"t_end": 40.0}}, axes={"init.seed": range(1, 3001)},
+                         output=sys.argv[1], threads=1, progress=lambda e: print("started", flush=True) if e["frames"] else None)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt", flush=True)
+""")
+
+
+def test_ctrl_c_raises_keyboard_interrupt_and_keeps_the_members_done(tmp_path):
+    out = tmp_path / "long.h5"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(out)], stdout=subprocess.PIPE, text=True, env=os.environ)
+    assert child.stdout.readline().strip() == "started"
+    child.send_signal(signal.SIGINT)
+    lines = child.stdout.read().split()
+    child.wait(timeout=60)
+    assert "KeyboardInterrupt" in lines, lines
+    assert not out.exists()
+    assert os.path.getsize(str(out) + ".journal") > 0
+
+
+def test_an_interrupted_ensemble_continues_to_the_same_file(tmp_path):
+    from h5compare import differences
+    whole = tmp_path / "whole.h5"
+    normdyn.ensemble(CONFIG, axes=AXES, output=whole, threads=1)
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_three(event):
+        if event["frames"] >= 3:
+            raise Stop()
+    parts = tmp_path / "parts.h5"
+    with pytest.raises(Stop):
+        normdyn.ensemble(CONFIG, axes=AXES, output=parts, threads=1, progress=stop_after_three)
+    assert not parts.exists() and os.path.exists(str(parts) + ".journal")
+    normdyn.ensemble(CONFIG, axes=AXES, output=parts, threads=1)
+    assert not os.path.exists(str(parts) + ".journal")
+    assert differences(whole, parts) == []
+
+
+def test_over_none_makes_every_point_its_own_group():
+    ds = normdyn.ensemble(CONFIG, axes={"model.beta": [1.0, 4.0], "init.seed": [1, 2]}, over=None)
+    assert ds.pair_fraction.dims == ("beta", "seed", "time")
+    assert ds.t_sync.dims == ("beta", "seed", "member")
+    assert set(ds.sync_probability.values.ravel()) <= {0.0, 1.0}
+    by_beta = normdyn.ensemble(CONFIG, axes={"init.seed": [1, 2], "model.beta": [1.0, 4.0]}, over="model.beta")
+    assert by_beta.pair_fraction.dims == ("seed", "time")
+
+
+def test_a_numerical_failure_is_the_members_status_and_the_exit_code(tmp_path):
+    ds = normdyn.ensemble(CONFIG, axes=AXES, set={"solver.max_steps": 3})
+    assert set(ds.status.values.ravel()) == {"max_steps"}
+    assert ds.attrs["status"] == "max_steps" and ds.attrs["failed_members"] == 8
+    assert (ds.t_reached < 5.0).all()
+    # Contributing up to its end: the first frames have statistics, the last none.
+    assert ds.members_at.isel(time=0).values.tolist() == [4, 4]
+    assert np.isnan(ds.pair_fraction.isel(time=-1)).all()
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('[set]\n"model.n" = 8\n"solver.t_end" = 5.0\n"solver.max_steps" = 3\n'
+                     '[axes]\n"init.seed" = [1, 2]\n')
+    p = run_cli("ensemble", sweep, "-o", tmp_path / "f.h5", check=False)
+    assert p.returncode == 1 and "numerical failure" in p.stderr
+    assert (tmp_path / "f.h5").exists()
