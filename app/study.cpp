@@ -10,6 +10,7 @@
 #include "normdyn/dynamics.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/init.hpp"
+#include "normdyn/studies/output.hpp"
 
 namespace normdyn::app {
 
@@ -108,6 +109,23 @@ int attention_study_command(const AttentionStudyRequest& request) {
     if (!out) throw IoError(request.json->string() + ": cannot write the study");
   }
   return ok ? 0 : static_cast<int>(ExitCode::numerical_failure);
+}
+
+int symmetric_study_command(const studies::SymmetricStudyRequest& request,
+                            const std::optional<std::filesystem::path>& json, bool force) {
+  const studies::SymmetricStudy study = studies::symmetric_study(request);
+  std::printf("Theorem 4.1, symmetric start: reduced scalar ODE, n = %g, beta = %g, r0 = %g, alpha = %g, tau = %g, "
+              "t in [0, %g], %d samples (RK4, step <= %g)\n",
+              request.n, request.beta, request.r0, request.alpha, request.tau, request.t_end, request.samples,
+              request.step);
+  std::printf("%-5s %14s %14s %14s %12s %14s %14s\n", "key", "gamma(T)", "1-gamma(T)", "dgamma/dt(T)", "r(T)",
+              "dgamma/dt(0)", "theory(0)");
+  for (const auto& [key, tr] : study.schemes)
+    std::printf("%-5s %14.10f %14.6e %14.6e %12.6g %14.8e %14.8e\n", key.c_str(), tr.gamma.back(),
+                tr.one_minus_gamma.back(), tr.dgamma_dt.back(), tr.r.back(), tr.dgamma_dt.front(),
+                study.initial_slope_theory.at(key));
+  if (json) studies::write_new_file(*json, studies::to_json(study).dump(1) + "\n", force);
+  return 0;
 }
 
 }  // namespace normdyn::app

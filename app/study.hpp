@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "normdyn/studies/symmetric.hpp"
 #include "normdyn/tokens.hpp"
 
 namespace normdyn::app {
@@ -36,5 +37,10 @@ struct AttentionStudyRow {
 std::vector<AttentionStudyRow> attention_study(const AttentionStudyRequest& request);
 // Prints the table (and writes JSON); exit code 1 if the largest ratio exceeds the constant.
 int attention_study_command(const AttentionStudyRequest& request);
+
+// `normdyn study symmetric`: the reduced ODE of the symmetric start for every scheme; prints a table
+// (γ, 1 − γ, r at the end; the initial slope against Theorem 4.1) and writes the JSON if asked.
+int symmetric_study_command(const studies::SymmetricStudyRequest& request,
+                            const std::optional<std::filesystem::path>& json, bool force);
 
 }  // namespace normdyn::app
