@@ -57,6 +57,7 @@ SymmetricTrajectory symmetric_trajectory(const Scheme& scheme, const SymmetricOd
     out.t.push_back(at);
     out.gamma.push_back(1.0 - u);
     out.one_minus_gamma.push_back(u);
+    out.log_one_minus_gamma.push_back(x.log_u);
     out.dgamma_dt.push_back(d.dgamma_dt);
     out.r.push_back(x.r);
   };
