@@ -304,6 +304,99 @@ void radial_lower_bound(Builder& b, const ReproduceOptions& o) {
   });
 }
 
+// ---- Theorem 3.1: synchronization over seeds (n = 8, d = 3, beta = 1, Q = K = V = I).
+double min_cosine(const RowMatrix& theta) {
+  const RowMatrix g = theta * theta.transpose();
+  double lo = 1.0;
+  for (Index j = 0; j < g.rows(); ++j)
+    for (Index k = j + 1; k < g.cols(); ++k) lo = std::min(lo, g(j, k));
+  return lo;
+}
+
+void theorem_3_1(Builder& b, const ReproduceOptions& o) {
+  const Index n = 8, d = 3;
+  const double beta = 1.0;
+  const int seeds = o.quick ? 4 : 16;
+  b.study("theorem 3.1: synchronization over seeds", [&] {
+    for_each_scheme([&](auto scheme) {
+      const Scheme s = scheme;
+      const std::string key(scheme_key(s));
+      const bool radius = scheme_has_radius(s);
+      // Post-LN, nGPT: t = 40; LN-Scaling is Post-LN at time 2(sqrt(t+1) - 1): t = 440 reaches 40.
+      // Radius schemes converge polynomially: t = 200.
+      const double t_end = radius ? 200.0 : (key == "cod" ? 440.0 : 40.0);
+      std::vector<double> times;
+      for (int i = 0; i <= 40; ++i) times.push_back(t_end * i / 40.0);
+      int synchronized = 0, stalled = 0, undecided = 0, failed = 0;
+      double worst_gap = 0.0, lowest_speed = std::numeric_limits<double>::infinity();
+      for (int seed = 1; seed <= seeds; ++seed) {
+        DynamicsSpec spec;
+        spec.scheme = s;
+        spec.beta = beta;
+        spec.kernel.threads = 1;
+        AttentionDynamics dyn(spec, QkvSource::identity(), n, d);
+        const Tokens start = radius ? gaussian_tokens(n, d, std::uint64_t(seed)) : uniform_tokens(n, d, 1.0, std::uint64_t(seed));
+        const ParticleRun run = run_particles(dyn, start, times, 1e-10, 1e-12);
+        if (run.status != RunStatus::ok || run.frames.size() != times.size()) {
+          ++failed;
+          continue;
+        }
+        const Tokens& last = run.frames.back();
+        const double gap = 1.0 - min_cosine(last.theta);
+        const double gap_half = 1.0 - min_cosine(run.frames[times.size() / 2].theta);
+        worst_gap = std::max(worst_gap, gap);
+        if (!radius) {
+          if (gap < 1e-6) ++synchronized;
+          else if (gap < 0.1 * gap_half) ++undecided;
+          else ++stalled;  // not synchronizing and not converging: a counterexample
+          continue;
+        }
+        // The stall diagnostic: the smallest radial speed dr_j/dt at the end.
+        const RowMatrix& a = dyn.attention(last.theta, t_end);
+        double speed = std::numeric_limits<double>::infinity();
+        for (Index j = 0; j < n; ++j) {
+          TokenContext c;
+          c.t = c.t_regime = t_end;
+          c.r = last.r(j);
+          c.theta_dot_a = last.theta.row(j).dot(a.row(j));
+          c.a_norm = a.row(j).norm();
+          speed = std::min(speed, scheme_radial_rate(s, c));
+        }
+        lowest_speed = std::min(lowest_speed, speed);
+        if (gap < 1e-2 && gap < 0.5 * gap_half) ++synchronized;
+        else if (speed < 1e-3) ++stalled;
+        else ++undecided;
+      }
+      std::string measured = std::to_string(synchronized) + "/" + std::to_string(seeds) + " seeds synchronize";
+      std::string statement, theory, criterion, verdict;
+      if (!radius) {
+        statement = "Theorem 3.1, " + scheme_title(s) + ": synchronization for almost every uniform start";
+        measured += " (1 - min cos < 1e-6 at t = " + num(t_end) + "); largest 1 - min cos " + num(worst_gap, 3);
+        if (undecided) measured += "; " + std::to_string(undecided) + " still converging (horizon too short)";
+        if (failed) measured += "; " + std::to_string(failed) + " runs ended early";
+        theory = "every seed synchronizes";
+        criterion = "all seeds synchronize; inconclusive if the others still contract 10x over the second half";
+        verdict = failed || stalled ? "fails" : undecided ? "inconclusive" : "holds";
+      } else {
+        statement = "Theorem 3.1, " + scheme_title(s) + ": from Gaussian tokens, synchronization or a stalling radius";
+        measured += " (1 - min cos < 1e-2 at t = " + num(t_end) + " and halving over the second half), " +
+                    std::to_string(stalled) + " stall (min_j dr_j/dt < 1e-3), " + std::to_string(undecided) +
+                    " neither (slow synchronization not yet below the threshold); smallest final radial speed " +
+                    num(lowest_speed, 3);
+        if (failed) measured += "; " + std::to_string(failed) + " runs ended early";
+        theory = "each seed synchronizes or stalls";
+        criterion = "every seed classified; inconclusive if some seed is neither by t = " + num(t_end);
+        verdict = failed ? "fails" : undecided ? "inconclusive" : "holds";
+      }
+      b.row({"3.1-sync-" + key, statement,
+             "normdyn run with model.scheme = \"" + key + "\", model.n = 8, model.d = 3, model.beta = 1, init.kind = \"" +
+                 std::string(radius ? "gaussian" : "uniform") + "\", solver.t_end = " + num(t_end) + ", init.seed = 1.." +
+                 std::to_string(seeds),
+             measured, theory, criterion, verdict});
+    });
+  });
+}
+
 // ---- Theorem 4.2 over a grid of (n, d), Q = K = V = I.
 void theorem_4_2(Builder& b, Reproduction& r, const ReproduceOptions& o) {
   AttentionStudyRequest request;
@@ -353,14 +446,14 @@ Reproduction reproduce(const ReproduceOptions& options) {
   r.quick = options.quick;
   Builder b(r, options);
   theorem_4_1(b, r, options);
+  theorem_3_1(b, options);
   radial_lower_bound(b, options);
   theorem_4_2(b, r, options);
   r.not_measured = {
       "Theorem 4.3 (variance decay laws and scale functions from a cap start, identity and non-identity Q, K; "
       "Pre-/Peri-LN radial growth): no row yet. `normdyn analyze` checks it per run "
       "(theorem_4_3_variance_scale, theorem_4_3_radial_growth).",
-      "Theorem 3.1 (synchronization frequencies over seeds, the stall diagnostic): no row yet; only its corollary "
-      "(the radial lower bound) is measured here.",
+      "Theorem 3.1 is measured at one small size only (n = 8, d = 3, beta = 1); no scan of n, d or beta.",
       "Theorem 4.2 with random Q, K, V scaled to norm 1: not measured (identity only).",
       "The random-weight experiment (beta = sqrt(d), d up to 512, per-layer Gaussian Q, K, V): not measured; "
       "model.beta_rule = \"sqrt(d)\" and model.qkv = \"gaussian_per_layer\" configure it for `normdyn run`.",
