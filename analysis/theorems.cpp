@@ -56,7 +56,15 @@ SymmetricWeights symmetric_weights(double n, double beta, double gamma) {
   return {1.0 / z, e / z};
 }
 
-// The token context of a symmetric configuration: <θ_j, A_j> and |A_j|.
+
+// A time inside the first smooth piece of the scheme (Mix-LN with τ = 0 is Pre-LN from the start).
+double first_piece_time(const Scheme& scheme) {
+  const auto b = scheme_breakpoints(scheme, 0.0, 1.0);
+  return 0.5 * (b.empty() ? 1.0 : b.front());
+}
+
+}  // namespace
+
 TokenContext symmetric_context(double n, double beta, double gamma, double r, double t) {
   const SymmetricWeights w = symmetric_weights(n, beta, gamma);
   TokenContext c;
@@ -68,14 +76,6 @@ TokenContext symmetric_context(double n, double beta, double gamma, double r, do
                        w.other * w.other * ((n - 1.0) + (n - 1.0) * (n - 2.0) * gamma));
   return c;
 }
-
-// A time inside the first smooth piece of the scheme (Mix-LN with τ = 0 is Pre-LN from the start).
-double first_piece_time(const Scheme& scheme) {
-  const auto b = scheme_breakpoints(scheme, 0.0, 1.0);
-  return 0.5 * (b.empty() ? 1.0 : b.front());
-}
-
-}  // namespace
 
 double symmetric_start_speed(const Scheme& scheme, double n, double beta, double r0) {
   TokenContext c = symmetric_context(n, beta, 0.0, r0, 0.0);

@@ -12,6 +12,7 @@
 #include "analyze.hpp"
 #include "normdyn/errors.hpp"
 #include "plot.hpp"
+#include "reproduce.hpp"
 #include "study.hpp"
 
 namespace normdyn::app {
@@ -65,6 +66,10 @@ struct AnalysisCli::State {
   CLI::App* plot = nullptr;
   CLI::App* study = nullptr;
   CLI::App* study_attention = nullptr;
+  CLI::App* study_symmetric = nullptr;
+  CLI::App* reproduce = nullptr;
+  ReproduceRequest reproduce_request;
+  std::string reproduce_dir;
 
   AnalyzeRequest analyze_request;
   std::vector<std::string> runs;
@@ -77,6 +82,10 @@ struct AnalysisCli::State {
 
   AttentionStudyRequest study_request;
   std::string study_json;
+
+  studies::SymmetricStudyRequest symmetric_request;
+  std::string symmetric_json;
+  bool symmetric_force = false;
 };
 
 AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
@@ -176,12 +185,34 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.study_attention->add_option("--constant", st.constant, "the C of the check")->capture_default_str()->check(CLI::PositiveNumber);
   s.study_attention->add_option("--threads", st.threads, "threads of the attention kernel (0: all)")->check(CLI::Range(0, 4096));
   s.study_attention->add_option("--json", s.study_json, "write the table as JSON to this file");
+
+  studies::SymmetricStudyRequest& sy = s.symmetric_request;
+  s.study_symmetric = s.study->add_subcommand(
+      "symmetric", "Theorem 4.1: the reduced scalar ODE of the orthonormal start (gamma, dgamma/dt, r) for every scheme");
+  s.study_symmetric->add_option("--n", sy.n, "number of tokens (d >= n is implied)")->required();
+  s.study_symmetric->add_option("--beta", sy.beta, "inverse temperature")->required();
+  s.study_symmetric->add_option("--t-end", sy.t_end, "horizon")->required();
+  s.study_symmetric->add_option("--samples", sy.samples, "output intervals (times 0, T/K, ..., T)")->capture_default_str();
+  s.study_symmetric->add_option("--r0", sy.r0, "initial radius")->capture_default_str();
+  s.study_symmetric->add_option("--alpha", sy.alpha, "nGPT's alpha (constant)")->capture_default_str();
+  s.study_symmetric->add_option("--tau", sy.tau, "Mix-LN's switch time")->capture_default_str();
+  s.study_symmetric->add_option("--step", sy.step, "largest RK4 step")->capture_default_str()->check(CLI::PositiveNumber);
+  s.study_symmetric->add_option("--json", s.symmetric_json, "write the trajectories as JSON to this file");
+  s.study_symmetric->add_flag("--force", s.symmetric_force, "replace an existing JSON file");
+
+  ReproduceRequest& rp = s.reproduce_request;
+  s.reproduce = cli.add_subcommand(
+      "reproduce", "The paper's statements measured against theory: DIR/reproduction.md, reproduction.json and figures");
+  s.reproduce->add_flag("--quick", rp.quick, "reduced sizes (about a minute)");
+  s.reproduce->add_option("-o,--output-dir", s.reproduce_dir, "folder of the report (default: reproduction)");
+  s.reproduce->add_flag("--force", rp.force, "replace an existing report in the folder");
+  s.reproduce->add_option("--threads", rp.threads, "threads of the attention kernel (0: all)")->check(CLI::Range(0, 4096));
 }
 
 AnalysisCli::~AnalysisCli() = default;
 
 bool AnalysisCli::parsed() const {
-  return state_->analyze->parsed() || state_->plot->parsed() || state_->study->parsed();
+  return state_->analyze->parsed() || state_->plot->parsed() || state_->study->parsed() || state_->reproduce->parsed();
 }
 
 // Several runs: one report per file, then a table; the exit code is the worst of the files'. A
@@ -258,6 +289,16 @@ int AnalysisCli::run() {
     AttentionStudyRequest request = s.study_request;
     if (!s.study_json.empty()) request.json = s.study_json;
     return attention_study_command(request);
+  }
+  if (s.reproduce->parsed()) {
+    ReproduceRequest request = s.reproduce_request;
+    if (!s.reproduce_dir.empty()) request.output_dir = s.reproduce_dir;
+    return reproduce_command(request);
+  }
+  if (s.study_symmetric->parsed()) {
+    std::optional<std::filesystem::path> json;
+    if (!s.symmetric_json.empty()) json = s.symmetric_json;
+    return symmetric_study_command(s.symmetric_request, json, s.symmetric_force);
   }
   return 0;
 }

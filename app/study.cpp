@@ -10,49 +10,12 @@
 #include "normdyn/dynamics.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/init.hpp"
+#include "normdyn/studies/output.hpp"
 
 namespace normdyn::app {
 
-std::vector<AttentionStudyRow> attention_study(const AttentionStudyRequest& request) {
-  std::vector<AttentionStudyRow> rows;
-  for (Index n : request.n)
-    for (Index d : request.d) {
-      AttentionStudyRow row;
-      row.n = n;
-      row.d = d;
-      row.bound = analysis::attention_bound(double(n), double(d));
-      row.hypotheses = analysis::attention_bound_hypotheses(double(n), double(d));
-      double sum = 0.0;
-      for (int s = 0; s < request.seeds; ++s) {
-        const Tokens x = uniform_tokens(n, d, 1.0, request.first_seed + static_cast<std::uint64_t>(s));
-        bool first_scheme = true;
-        for_each_scheme([&](auto scheme) {
-          DynamicsSpec spec;
-          spec.scheme = scheme;
-          spec.beta = request.beta;
-          spec.kernel.threads = request.threads;
-          AttentionDynamics dyn(spec, QkvSource::identity(), n, d);
-          RowMatrix velocity(n, d);
-          Vector dr(n);
-          dyn.velocity(x.theta, x.r, 0.0, 0.0, velocity, dr);
-          if (first_scheme) {
-            const double m = analysis::max_row_norm(dyn.attention(x.theta, 0.0));
-            sum += m;
-            row.max_attention_max = std::max(row.max_attention_max, m);
-            first_scheme = false;
-          }
-          row.angular_speed[std::string(decltype(scheme)::key)] +=
-              analysis::mean_angular_speed(x.theta, velocity) / request.seeds;
-        });
-      }
-      row.max_attention_mean = sum / request.seeds;
-      rows.push_back(std::move(row));
-    }
-  return rows;
-}
-
 int attention_study_command(const AttentionStudyRequest& request) {
-  const std::vector<AttentionStudyRow> rows = attention_study(request);
+  const std::vector<AttentionStudyRow> rows = studies::attention_study(request);
   double c_hat = 0.0, c_hat_hyp = 0.0;
   for (const auto& r : rows) {
     c_hat = std::max(c_hat, r.max_attention_max / r.bound);
@@ -108,6 +71,23 @@ int attention_study_command(const AttentionStudyRequest& request) {
     if (!out) throw IoError(request.json->string() + ": cannot write the study");
   }
   return ok ? 0 : static_cast<int>(ExitCode::numerical_failure);
+}
+
+int symmetric_study_command(const studies::SymmetricStudyRequest& request,
+                            const std::optional<std::filesystem::path>& json, bool force) {
+  const studies::SymmetricStudy study = studies::symmetric_study(request);
+  std::printf("Theorem 4.1, symmetric start: reduced scalar ODE, n = %g, beta = %g, r0 = %g, alpha = %g, tau = %g, "
+              "t in [0, %g], %d samples (RK4, step <= %g)\n",
+              request.n, request.beta, request.r0, request.alpha, request.tau, request.t_end, request.samples,
+              request.step);
+  std::printf("%-5s %14s %14s %14s %12s %14s %14s\n", "key", "gamma(T)", "1-gamma(T)", "dgamma/dt(T)", "r(T)",
+              "dgamma/dt(0)", "theory(0)");
+  for (const auto& [key, tr] : study.schemes)
+    std::printf("%-5s %14.10f %14.6e %14.6e %12.6g %14.8e %14.8e\n", key.c_str(), tr.gamma.back(),
+                tr.one_minus_gamma.back(), tr.dgamma_dt.back(), tr.r.back(), tr.dgamma_dt.front(),
+                study.initial_slope_theory.at(key));
+  if (json) studies::write_new_file(*json, studies::to_json(study).dump(1) + "\n", force);
+  return 0;
 }
 
 }  // namespace normdyn::app

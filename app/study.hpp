@@ -9,32 +9,21 @@
 #include <string>
 #include <vector>
 
+#include "normdyn/studies/attention.hpp"
+#include "normdyn/studies/symmetric.hpp"
 #include "normdyn/tokens.hpp"
 
 namespace normdyn::app {
 
-struct AttentionStudyRequest {
-  std::vector<Index> n{64, 256, 1024};
-  std::vector<Index> d{16, 64, 256};
-  int seeds = 3;
-  std::uint64_t first_seed = 1;
-  double beta = 1.0;
-  double constant = 1.0;  // the C of the check
-  int threads = 0;
-  std::optional<std::filesystem::path> json;
-};
+using studies::AttentionStudyRequest;
+using studies::AttentionStudyRow;
 
-struct AttentionStudyRow {
-  Index n = 0, d = 0;
-  bool hypotheses = false;  // e^sqrt(d) >= n log n >= d
-  double max_attention_mean = 0.0;  // mean over seeds of max_j |A_j(0)|
-  double max_attention_max = 0.0;   // largest over seeds
-  double bound = 0.0;               // sqrt(log n / n) + log n / d
-  std::map<std::string, double> angular_speed;  // scheme key → mean over seeds of the mean angular speed
-};
-
-std::vector<AttentionStudyRow> attention_study(const AttentionStudyRequest& request);
 // Prints the table (and writes JSON); exit code 1 if the largest ratio exceeds the constant.
 int attention_study_command(const AttentionStudyRequest& request);
+
+// `normdyn study symmetric`: the reduced ODE of the symmetric start for every scheme; prints a table
+// (γ, 1 − γ, r at the end; the initial slope against Theorem 4.1) and writes the JSON if asked.
+int symmetric_study_command(const studies::SymmetricStudyRequest& request,
+                            const std::optional<std::filesystem::path>& json, bool force);
 
 }  // namespace normdyn::app

@@ -602,6 +602,52 @@ Key times_row() {
   return k;
 }
 
+// Log-spaced sample times: [t0, t1, K] → K times t0 (t1/t0)^{i/(K−1)}, i = 0..K−1, preceded by
+// solver.t_start when it lies before t0 (the first frame is the initial state; added in parse_config,
+// after solver.t_start is read). The resolved
+// configuration lists them as output.times, so a run is reproduced from its file alone.
+Key log_times_row() {
+  Key k;
+  k.path = "output.log_times";
+  k.type = "array of float";
+  k.doc = "[t0, t1, K]: K >= 2 log-spaced sample times from t0 > 0 to t1 > t0, after solver.t_start "
+          "(instead of samples or times; written back as output.times)";
+  k.read = [](const toml::node& n, RunConfig& c, const std::string& key) {
+    const std::vector<double> v = read_float_array(n, key);
+    require(v.size() == 3, key, "expected [t0, t1, K], got " + std::to_string(v.size()) + " entries");
+    const double t0 = v[0], t1 = v[1], count = v[2];
+    require(t0 > 0.0, key, "t0 must be > 0, got " + format_number(t0));
+    require(t1 > t0, key, "t1 must be > t0, got " + format_number(t1));
+    require(count >= 2.0 && count == std::floor(count) && count <= 1e7, key,
+            "K must be an integer in [2, 1e7], got " + format_number(count));
+    const auto k_count = static_cast<std::size_t>(count);
+    std::vector<double> t;
+    for (std::size_t i = 0; i < k_count; ++i)
+      t.push_back(i + 1 == k_count ? t1 : t0 * std::pow(t1 / t0, double(i) / double(k_count - 1)));
+    c.output.times = std::move(t);
+    c.output.samples.reset();
+  };
+  k.value = [](const RunConfig&) -> std::optional<ConfigScalar> { return std::nullopt; };
+  return k;
+}
+
+// β tied to the dimension: "sqrt(d)" sets model.beta = √d (unit tokens with β = √d are LayerNorm to
+// norm √d with the usual 1/√d attention scaling). Read after model.d; written back as model.beta.
+Key beta_rule_row() {
+  Key k;
+  k.path = "model.beta_rule";
+  k.type = "string";
+  k.doc = "\"sqrt(d)\": beta = sqrt(model.d), instead of a number in model.beta (written back as model.beta)";
+  k.read = [](const toml::node& n, RunConfig& c, const std::string& key) {
+    const std::string rule = read_string(n, key);
+    require(rule == "sqrt(d)", key, "the only rule is \"sqrt(d)\", got \"" + rule + "\"");
+    c.model.beta = std::sqrt(static_cast<double>(c.model.d));
+  };
+  k.value = [](const RunConfig&) -> std::optional<ConfigScalar> { return std::nullopt; };
+  k.applies = particles_only;
+  return k;
+}
+
 const std::vector<Key>& keys() {
   using C = RunConfig;
   static const std::vector<Key> table = [] {
@@ -615,6 +661,7 @@ const std::vector<Key>& keys() {
         field("model.d", &C::model, &ModelConfig::d, "dimension d >= 2 of the token space (tokens live on S^{d-1})",
               {at_least(2)}, particles_only),
         field("model.beta", &C::model, &ModelConfig::beta, "inverse temperature beta > 0 of the softmax", {above(0)}),
+        beta_rule_row(),
         selector(field("model.qkv", &C::model, &ModelConfig::qkv, "attention matrices: " + choices<QkvKind>())),
         field("model.qkv_seed", &C::model, &ModelConfig::qkv_seed, "seed of random Q, K, V (default: init.seed)",
               {at_least(0)},
@@ -746,6 +793,7 @@ const std::vector<Key>& keys() {
         field("output.samples", &C::output, &OutputConfig::samples,
               "number >= 2 of frames, equally spaced on [t_start, t_end] (default 201)", {at_least(2)}),
         times_row(),
+        log_times_row(),
         field("output.flush_frames", &C::output, &OutputConfig::flush_frames,
               "flush the file after this many frames (>= 1); frames before the last flush survive a crash",
               {at_least(1)}),
@@ -908,6 +956,13 @@ RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
   if (!present.count("model.qkv_seed")) c.model.qkv_seed = c.init.seed;
   if (present.count("output.samples") && present.count("output.times"))
     throw InputError("output.times", "give either output.samples or output.times, not both");
+  for (const char* other : {"output.samples", "output.times"})
+    if (present.count("output.log_times") && present.count(other))
+      throw InputError("output.log_times", std::string("give either output.log_times or ") + other + ", not both");
+  if (present.count("output.log_times") && c.solver.t_start < c.output.times.front())
+    c.output.times.insert(c.output.times.begin(), c.solver.t_start);
+  if (present.count("model.beta_rule") && present.count("model.beta"))
+    throw InputError("model.beta_rule", "give either model.beta or model.beta_rule, not both");
 
   // Combinations.
   validate_densities(c, present);

@@ -216,3 +216,29 @@ BOOST_AUTO_TEST_CASE(method_keys_follow_the_method_table) {
       BOOST_CHECK_THROW(parse_config(with_rtol, "test"), InputError);
   }
 }
+
+BOOST_AUTO_TEST_CASE(log_spaced_times_and_beta_from_the_dimension) {
+  const RunConfig c = parse_config("[solver]\nt_end = 100\n[output]\nlog_times = [0.1, 100, 4]\n", "t");
+  const std::vector<double> expected{0.0, 0.1, 1.0, 10.0, 100.0};
+  BOOST_REQUIRE_EQUAL(c.output.times.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) BOOST_TEST(c.output.times[i] == expected[i], boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(!c.output.samples.has_value());
+  // Written back as explicit times: the resolved configuration reproduces the run.
+  const RunConfig back = parse_config(to_toml(c), "resolved");
+  BOOST_TEST(back.output.times == c.output.times);
+
+  const RunConfig b = parse_config("[model]\nd = 512\nbeta_rule = \"sqrt(d)\"\n", "t", {"model.d=64"});
+  BOOST_TEST(b.model.beta == 8.0);
+  BOOST_TEST(parse_config(to_toml(b), "resolved").model.beta == 8.0);
+
+  BOOST_TEST(starts_with(error_of("[output]\nlog_times = [0, 1, 5]\n"), "output.log_times: t0 must be > 0"));
+  BOOST_TEST(starts_with(error_of("[output]\nlog_times = [1, 2]\n"), "output.log_times: expected [t0, t1, K]"));
+  BOOST_TEST(starts_with(error_of("[output]\nlog_times = [1, 2, 2.5]\n"), "output.log_times: K must be an integer"));
+  BOOST_TEST(starts_with(error_of("[output]\nsamples = 5\nlog_times = [1, 2, 3]\n"),
+                         "output.log_times: give either output.log_times or output.samples"));
+  BOOST_TEST(starts_with(error_of("[solver]\nt_end = 1\n[output]\nlog_times = [0.1, 2, 3]\n"),
+                         "output.times: the last sample time 2 exceeds"));
+  BOOST_TEST(starts_with(error_of("[model]\nbeta = 2\nbeta_rule = \"sqrt(d)\"\n"),
+                         "model.beta_rule: give either model.beta or model.beta_rule"));
+  BOOST_TEST(starts_with(error_of("[model]\nbeta_rule = \"d\"\n"), "model.beta_rule: the only rule is"));
+}

@@ -44,6 +44,9 @@
 namespace normdyn::analysis {
 
 // ---- The theory's values (from the scheme's header).
+// The token context of a symmetric configuration (pairwise cosine γ, radius r, QᵀK = V = I, time t):
+// <θ_j, A_j> and |A_j| in closed form.
+TokenContext symmetric_context(double n, double beta, double gamma, double r, double t);
 // The speed factor s_j at the symmetric start (orthonormal tokens, radii r0, QᵀK = V = I).
 double symmetric_start_speed(const Scheme& scheme, double n, double beta, double r0);
 // Theorem 4.1: dγ/dt(0) = (1/s_j + 1/s_k)/(e^β + n − 1) at the symmetric start (radii r0).

@@ -1,0 +1,19 @@
+#pragma once
+// `normdyn reproduce [--quick] [-o DIR]`: runs the library's reproduction (studies/reproduce.hpp),
+// writes DIR/reproduction.md, DIR/reproduction.json, DIR/symmetric_start.json and the figures
+// (scripts/plot_reproduction.py; skipped with a note when Python or matplotlib is missing).
+#include <filesystem>
+
+namespace normdyn::app {
+
+struct ReproduceRequest {
+  bool quick = false;
+  std::filesystem::path output_dir = "reproduction";
+  bool force = false;
+  int threads = 0;
+};
+
+// Exit code 1 if a row fails.
+int reproduce_command(const ReproduceRequest& request);
+
+}  // namespace normdyn::app

@@ -1,0 +1,57 @@
+#pragma once
+// `normdyn reproduce`: the statements of the paper measured against theory, one row per measured
+// claim. Each row names the command that reproduces its number, the theory's value and the
+// criterion that decides the verdict:
+//   holds         the measurement meets the criterion
+//   fails         it does not
+//   inconclusive  an asymptotic statement the horizon is too short to decide (the diagnostic says
+//                 why: the measured exponent still drifts toward the theory between two windows)
+//   differs       a secondary source's claim that the model does not reproduce
+// Statements that no row measures are listed as such in the report, never given a verdict.
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace normdyn::studies {
+
+struct ReproductionRow {
+  std::string id;
+  std::string statement;
+  std::string command;
+  std::string measured;
+  std::string theory;
+  std::string criterion;
+  std::string verdict;  // holds | fails | inconclusive | differs
+};
+
+struct StudyTiming {
+  std::string name;
+  double seconds = 0.0;
+};
+
+struct ReproduceOptions {
+  bool quick = false;
+  int threads = 0;  // attention kernel (0: all)
+  // Called before each study with its name (progress on a terminal; empty: quiet).
+  std::function<void(const std::string&)> progress;
+};
+
+struct Reproduction {
+  bool quick = false;
+  std::vector<ReproductionRow> rows;
+  std::vector<StudyTiming> timings;
+  std::vector<std::string> not_measured;  // statements without a row, and why
+  nlohmann::json symmetric;               // the symmetric study's trajectories (for the figures)
+  nlohmann::json attention;               // the Theorem 4.2 grid
+};
+
+Reproduction reproduce(const ReproduceOptions& options);
+bool any_failed(const Reproduction& r);
+
+nlohmann::json to_json(const Reproduction& r);
+std::string to_markdown(const Reproduction& r, const std::vector<std::string>& figures,
+                        const std::string& figure_note);
+
+}  // namespace normdyn::studies

@@ -1,0 +1,64 @@
+// `normdyn reproduce --quick` end to end: the report's rows carry every documented key and a valid
+// verdict, no row fails, the files are written, an existing report is not overwritten without
+// --force; `normdyn study symmetric` writes the documented JSON layout.
+#define BOOST_TEST_MODULE app_reproduce_cli
+#include <boost/test/unit_test.hpp>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli_harness.hpp"
+
+using namespace normdyn;
+using nlohmann::json;
+
+BOOST_AUTO_TEST_CASE(quick_reproduction_has_measured_rows_and_no_failure) {
+  test::Scratch s;
+  const test::CommandResult r = s.normdyn("reproduce --quick -o rep --threads 1");
+  BOOST_TEST_INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  BOOST_REQUIRE_EQUAL(r.exit_code, 0);
+  const json j = json::parse(test::Scratch::slurp(s / "rep/reproduction.json"));
+  BOOST_TEST(j["quick"].get<bool>());
+  BOOST_REQUIRE(j["rows"].size() >= 10u);
+  const std::set<std::string> verdicts{"holds", "fails", "inconclusive", "differs"};
+  std::set<std::string> ids;
+  for (const auto& row : j["rows"]) {
+    for (const char* key : {"id", "statement", "command", "measured", "theory", "criterion", "verdict"}) {
+      BOOST_TEST_INFO("row " << row.dump() << ", key " << key);
+      BOOST_REQUIRE(row.contains(key));
+      BOOST_TEST(!row[key].get<std::string>().empty());
+    }
+    BOOST_TEST(verdicts.count(row["verdict"].get<std::string>()) == 1u);
+    BOOST_TEST(row["verdict"].get<std::string>() != "fails", row["id"].get<std::string>() << ": " << row["measured"]);
+    BOOST_TEST(ids.insert(row["id"].get<std::string>()).second);
+  }
+  for (const char* id : {"4.1-slope-peri", "4.1-law-post", "4.1-particles-mix", "4.2-identity"}) BOOST_TEST(ids.count(id) == 1u);
+  BOOST_TEST(j["timings"].size() >= 3u);
+  const std::string md = test::Scratch::slurp(s / "rep/reproduction.md");
+  BOOST_TEST(test::contains(md, "| 4.1-law-pre |"));
+  BOOST_TEST(test::contains(md, "## Not measured"));
+  // The figures, or the note why there are none.
+  BOOST_TEST((std::filesystem::exists(s / "rep/symmetric_start.png") || test::contains(md, "Figures skipped")));
+
+  const test::CommandResult again = s.normdyn("reproduce --quick -o rep");
+  BOOST_TEST(again.exit_code == 3);
+  BOOST_TEST(test::contains(again.err, "exists"));
+}
+
+BOOST_AUTO_TEST_CASE(symmetric_study_json_layout) {
+  test::Scratch s;
+  const test::CommandResult r = s.normdyn("study symmetric --n 16 --beta 2 --t-end 3 --samples 6 --tau 1 --json sym.json");
+  BOOST_TEST_INFO("stderr: " << r.err);
+  BOOST_REQUIRE_EQUAL(r.exit_code, 0);
+  const json j = json::parse(test::Scratch::slurp(s / "sym.json"));
+  BOOST_TEST(j["parameters"]["tau"].get<double>() == 1.0);
+  BOOST_TEST(j["schemes"].size() == 6u);
+  for (const auto& [key, v] : j["schemes"].items())
+    for (const char* f : {"t", "gamma", "dgamma_dt", "r"}) {
+      BOOST_TEST_INFO(key << "." << f);
+      BOOST_TEST(v[f].size() == 7u);
+    }
+  BOOST_TEST(s.normdyn("study symmetric --n 16 --beta 2 --t-end 3 --json sym.json").exit_code == 3);
+  const test::CommandResult bad = s.normdyn("study symmetric --n 16 --beta -1 --t-end 3");
+  BOOST_TEST(bad.exit_code == 2);
+  BOOST_TEST(test::contains(bad.err, "--beta"));
+}
