@@ -552,8 +552,13 @@ class Ensemble:
         if not os.path.exists(path):
             raise InputProblem(f"{path}: no index; run `normdyn sweep SWEEP.toml -o {directory}` first")
         with h5py.File(path, "r") as f:
-            if _text(f.attrs.get("schema", "")) != "normdyn.sweep/1":
+            schema = _text(f.attrs.get("schema", ""))
+            if schema not in ("normdyn.sweep/1", "normdyn.sweep/2"):
                 raise InputProblem(f"{path}: not a normdyn sweep index")
+            # Version 1 named the ensemble means cluster_mean and pair_fraction_mean.
+            old = {"cluster_count": "cluster_mean", "cluster_count_std": "cluster_std",
+                   "cluster_count_min": "cluster_min", "cluster_count_max": "cluster_max",
+                   "pair_fraction": "pair_fraction_mean"} if schema == "normdyn.sweep/1" else {}
             self.over = _text(f.attrs["ensemble_over"])
             self.phase_axis = _text(f.attrs["phase_axis"])
             self.pair_cosine = float(f.attrs["pair_cosine"])
@@ -568,8 +573,9 @@ class Ensemble:
             self.runs = e["runs"][()]
             self.runs_used = e["runs_used"][()]
             self.problem = e["problem"].asstr()[()]
-            self.m = {name: e[name][()] for name in ("time", "runs_at", "cluster_mean", "cluster_std", "cluster_min",
-                                                    "cluster_max", "pair_fraction_mean", "sync_probability")}
+            self.m = {name: e[old.get(name, name)][()]
+                      for name in ("time", "runs_at", "cluster_count", "cluster_count_std", "cluster_count_min",
+                                   "cluster_count_max", "pair_fraction", "sync_probability")}
         self.groups = len(self.runs)
         self.ok = [g for g in range(self.groups) if self.runs_used[g] > 0 and not self.problem[g]]
         if not self.ok:
@@ -611,10 +617,10 @@ def sweep_clusters_figure(ens, log=None):
         t = ens.time(g)
         keep = _keep(t, log)
         f = lambda name: ens.m[name][g][: len(t)][keep]
-        ax.plot(t[keep], f("cluster_mean"), label=ens.label(g) + _runs_note(ens, g), **s)
-        std = np.nan_to_num(f("cluster_std"))
-        low = np.maximum(f("cluster_mean") - std, f("cluster_min"))
-        high = np.minimum(f("cluster_mean") + std, f("cluster_max"))
+        ax.plot(t[keep], f("cluster_count"), label=ens.label(g) + _runs_note(ens, g), **s)
+        std = np.nan_to_num(f("cluster_count_std"))
+        low = np.maximum(f("cluster_count") - std, f("cluster_count_min"))
+        high = np.minimum(f("cluster_count") + std, f("cluster_count_max"))
         ax.fill_between(t[keep], low, high, color=s["color"], alpha=0.15, lw=0)
     _time_axis(ax, log)
     ax.set_ylabel(f"clusters (cosine > 1 - {ens.cluster_epsilon:g})")
@@ -684,7 +690,7 @@ def sweep_phase_figure(ens, log=None):
             ax.set_title("sample times differ between the rows", fontsize=9)
             continue
         keep = _keep(t, log)
-        z = np.array([ens.m["pair_fraction_mean"][g][: len(t)][keep] for g in groups])
+        z = np.array([ens.m["pair_fraction"][g][: len(t)][keep] for g in groups])
         ylog = ys.min() > 0 and ys.max() / ys.min() > 10
         mesh = ax.pcolormesh(_edges(t[keep], log), _edges(ys, ylog), z, vmin=0, vmax=1, cmap="viridis", shading="flat")
         if len(groups) > 1 and len(t[keep]) > 1 and np.nanmin(z) < 0.5 < np.nanmax(z):

@@ -69,8 +69,8 @@ BOOST_AUTO_TEST_CASE(every_point_gets_its_file_and_the_index_reads_without_normd
   // A sweep's run is the run of its point.
   compare_with_reference(s, "scheme=pre_beta=4_seed=3");
   // Ensemble statistics: 4 configurations × 21 sample times; figures.
-  BOOST_TEST(index.ensemble.at("cluster_mean").rows == 4u);
-  BOOST_TEST(index.ensemble.at("cluster_mean").cols == 21u);
+  BOOST_TEST(index.ensemble.at("cluster_count").rows == 4u);
+  BOOST_TEST(index.ensemble.at("cluster_count").cols == 21u);
   for (const char* png : {"clusters.png", "sync_probability.png", "phase_diagram.png"})
     BOOST_TEST(std::filesystem::file_size(s / "out" / "plots" / png) > 10000u, png);
 

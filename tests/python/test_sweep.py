@@ -36,7 +36,7 @@ def test_axes_become_dimensions(tmp_path):
     assert not np.isnan(ds.variance.sel(max_steps=0).values).any()
     assert np.array_equal(ds.time.values, np.linspace(0, 4, 9))
     # Ensemble statistics over the seeds, on the other axes; failed points are not used.
-    assert ds.cluster_mean.dims == ("scheme", "max_steps", "time")
+    assert ds.cluster_count.dims == ("scheme", "max_steps", "time")
     assert (ds.ensemble_runs_used.sel(max_steps=2) == 0).all()
     assert (ds.ensemble_runs_used.sel(max_steps=0) == 2).all()
     # The per-point values are those of the runs' own files.
