@@ -785,7 +785,7 @@ struct AppliedOverride {
 AppliedOverride apply_override(toml::table& root, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos)
-    throw InputError("--set", "expected section.key=value (or section.key:=value), got " + in_quotes(assignment));
+    throw InputError("--set", "expected section.key=value, got " + in_quotes(assignment));
   std::string path = assignment.substr(0, eq);
   const std::string value = assignment.substr(eq + 1);
   const bool replace = !path.empty() && path.back() == ':';
@@ -794,7 +794,7 @@ AppliedOverride apply_override(toml::table& root, const std::string& assignment)
   path.erase(path.find_last_not_of(" \t") + 1);
   const auto dot = path.find('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 == path.size())
-    throw InputError("--set", "expected section.key=value (or section.key:=value), got " + in_quotes(assignment));
+    throw InputError("--set", "expected section.key=value, got " + in_quotes(assignment));
   const std::string section = path.substr(0, dot);
   const std::string name = path.substr(dot + 1);
 

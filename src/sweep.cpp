@@ -463,7 +463,7 @@ std::uint64_t text_hash(std::string_view text) { return fnv1a(text); }
 void add_overrides(SweepSpec& spec, const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) {
     if (o.find('=') == std::string::npos)
-      throw InputError("--set", "expected section.key=value (or section.key:=value), got " + in_quotes(o));
+      throw InputError("--set", "expected section.key=value, got " + in_quotes(o));
     auto [key, value] = split_override(o);
     key.erase(0, key.find_first_not_of(" \t"));
     key.erase(key.find_last_not_of(" \t") + 1);
