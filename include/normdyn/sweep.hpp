@@ -137,7 +137,7 @@ class SweepPoints {
 };
 
 // Checks a sweep's points for identical configurations and names as they are resolved one by one:
-// memory is 16 bytes per point (hashes), not the configurations.
+// two 64-bit hashes per point (a few tens of bytes in the hash tables), not the configurations.
 class SweepDuplicates {
  public:
   // Throws InputError("axes") naming both points when `point` repeats an earlier configuration;
