@@ -46,10 +46,11 @@ constexpr std::chrono::milliseconds kPoll{2};
 // How often the manager rewrites the index while the sweep runs.
 constexpr double kIndexSeconds = 30.0;
 
-// Everything rank 0 knows before the first run starts.
+// Everything rank 0 knows before the first run starts: per point its name and index columns, not
+// its resolved configuration (SweepPoints recomputes that where it is needed).
 struct Plan {
   SweepSpec spec;
-  std::vector<SweepPoint> points;
+  std::vector<IndexedPoint> points;
   fs::path dir;
   std::vector<Job> jobs;                  // one per point
   std::vector<std::optional<JobResult>> reused;  // finished runs whose stored result still holds
@@ -94,14 +95,8 @@ double cost_estimate(const RunConfig& c) {
   return n * n * d * c.solver.t_end;
 }
 
-// Reads the sweep, expands and validates it, looks at what DIR already holds. With `create`, also
-// takes DIR's lock and writes the point configurations; without it (--list, other ranks) touches
-// nothing.
-void plan_sweep(const SweepRequest& request, bool create, Plan& plan) {
-  plan.spec = load_sweep(request.sweep_file);
-  plan.points = expand_sweep(plan.spec);
-  plan.dir = fs::absolute(request.output_dir).lexically_normal();
-  if (create) {
+// Creates DIR/runs, takes DIR's lock (one sweep per directory) and removes what killed runs left.
+void lock_directory(Plan& plan) {
     std::error_code ec;
     fs::create_directories(plan.dir / "runs", ec);
     if (ec) throw IoError(plan.dir.string() + ": cannot create the sweep directory: " + ec.message());
@@ -115,13 +110,37 @@ void plan_sweep(const SweepRequest& request, bool create, Plan& plan) {
       const std::string name = e.path().filename().string();
       if (name.size() > 4 && name.ends_with(".tmp")) fs::remove(e.path(), ec);
     }
-  }
+}
+
+SweepSpec read_spec(const SweepRequest& request) {
+  SweepSpec spec = load_sweep(request.sweep_file);
+  add_overrides(spec, request.set);
+  return spec;
+}
+
+// Reads the sweep, validates every point (one at a time: nothing holds the resolved
+// configurations), looks at what DIR already holds. Also takes DIR's lock and writes the point
+// configurations.
+void plan_sweep(const SweepRequest& request, Plan& plan) {
+  plan.spec = read_spec(request);
+  const SweepPoints lazy(plan.spec);
+  plan.dir = fs::absolute(request.output_dir).lexically_normal();
+  // DIR is locked before its files are looked at; a new DIR is created only once every point has
+  // passed (bad input leaves nothing behind).
+  std::error_code exists_ec;
+  const bool existed = fs::is_directory(plan.dir / "runs", exists_ec);
+  if (existed) lock_directory(plan);
   const analysis::FigureOptions figures{plan.spec.ensemble.cluster_epsilon, plan.spec.ensemble.pair_cosine};
   std::vector<std::size_t> to_run, to_summarize;
+  std::vector<double> cost(lazy.size());
   std::size_t mismatches = 0;
   std::string first_mismatch;
-  plan.reused.assign(plan.points.size(), std::nullopt);
-  for (auto& p : plan.points) {
+  plan.reused.assign(lazy.size(), std::nullopt);
+  plan.points.reserve(lazy.size());
+  SweepDuplicates duplicates;
+  for (std::size_t index = 0; index < lazy.size(); ++index) {
+    SweepPoint p = lazy.point(index);
+    p.name = duplicates.check(lazy, p);
     Job job;
     job.index = p.index;
     const fs::path stem = plan.dir / "runs" / p.name;
@@ -133,6 +152,7 @@ void plan_sweep(const SweepRequest& request, bool create, Plan& plan) {
     job.figures = figures;
     p.config.output.path = job.file;
     p.config.solver.threads = request.threads;
+    cost[index] = cost_estimate(p.config);
     std::error_code ec;
     if (!fs::exists(job.file, ec)) {
       job.action = JobAction::run;
@@ -160,36 +180,70 @@ void plan_sweep(const SweepRequest& request, bool create, Plan& plan) {
       to_run.push_back(p.index);
     }
     plan.jobs.push_back(std::move(job));
+    plan.points.push_back({p.index, std::move(p.coordinates), std::move(p.name), column_values(plan.spec, p.config)});
   }
   if (mismatches > 0)
     throw InputError("SWEEP", std::to_string(mismatches) + " run file" + (mismatches > 1 ? "s" : "") +
                                   " in the directory hold a different configuration than the sweep gives them, e.g. " +
                                   first_mismatch + "; write to another -o DIR, or pass --force to run them again");
   // The costliest runs first (n² d t_end), so that no long run starts last; then the summaries.
-  std::stable_sort(to_run.begin(), to_run.end(), [&](std::size_t a, std::size_t b) {
-    return cost_estimate(plan.points[a].config) > cost_estimate(plan.points[b].config);
-  });
+  std::stable_sort(to_run.begin(), to_run.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
   plan.queue.assign(to_run.begin(), to_run.end());
   plan.queue.insert(plan.queue.end(), to_summarize.begin(), to_summarize.end());
-  if (create) {
-    write_atomically(plan.dir / "sweep.toml", plan.spec.text);
-    for (const auto& job : plan.jobs)
-      if (job.action == JobAction::run) write_atomically(job.config, to_toml(plan.points[job.index].config));
+  if (!existed) lock_directory(plan);
+  write_atomically(plan.dir / "sweep.toml", plan.spec.text);
+  // Written once every point has passed (a bad point leaves nothing behind), each resolved again.
+  for (const auto& job : plan.jobs) {
+    if (job.action != JobAction::run) continue;
+    RunConfig c = lazy.point(job.index).config;
+    c.output.path = job.file;
+    c.solver.threads = request.threads;
+    write_atomically(job.config, to_toml(c));
   }
 }
 
-void print_list(const Plan& plan) {
-  std::printf("%zu points in %s (first axis slowest):\n", plan.points.size(), plan.dir.c_str());
-  for (const auto& p : plan.points) {
-    std::string values;
-    for (std::size_t a = 0; a < plan.spec.axes.size(); ++a)
-      values += (a ? ", " : "") + plan.spec.axes[a].key + " = " + value_label(config_value(p.config, plan.spec.axes[a].key));
-    const Job& job = plan.jobs[p.index];
-    const char* action = job.action == JobAction::run        ? (job.force ? "run again" : "run")
-                         : job.action == JobAction::resume   ? "resume"
-                         : plan.reused[p.index].has_value() ? "done"
-                                                             : "summarize";
-    std::printf("%5zu  %-10s %s  (%s)\n", p.index, action, p.name.c_str(), values.c_str());
+// --list: the points and what would be done with each, streamed. Names and values come from the
+// sweep file as written; each value of each axis is validated once (with the other axes at their
+// first value), every point before a run. Touches nothing.
+void list_sweep(const SweepRequest& request, bool print) {
+  const SweepSpec spec = read_spec(request);
+  const SweepPoints lazy(spec);
+  for (std::size_t a = 0, stride = lazy.size(); a < spec.axes.size(); ++a) {
+    stride /= spec.axes[a].values.size();
+    for (std::size_t v = 0; v < spec.axes[a].values.size(); ++v) (void)lazy.point(v * stride);
+  }
+  if (spec.axes.empty()) (void)lazy.point(0);
+  if (!print) return;
+  const fs::path dir = fs::absolute(request.output_dir).lexically_normal();
+  std::error_code ec;
+  const bool has_runs = fs::is_directory(dir / "runs", ec);
+  const analysis::FigureOptions figures{spec.ensemble.cluster_epsilon, spec.ensemble.pair_cosine};
+  std::printf("%zu points in %s (first axis slowest):\n", lazy.size(), dir.c_str());
+  std::string line;
+  for (std::size_t index = 0; index < lazy.size(); ++index) {
+    const std::string name = lazy.name(index);
+    const char* action = "run";
+    const fs::path stem = dir / "runs" / name;
+    if (has_runs && fs::exists(stem.string() + ".h5", ec)) {
+      if (request.force) {
+        action = "run again";
+      } else {
+        Job job;
+        job.index = index;
+        job.file = stem.string() + ".h5";
+        job.record = stem.string() + ".json";
+        job.figures = figures;
+        bool finished = false;
+        try {
+          const auto summary = RunReader(job.file).summary();
+          finished = summary && summary->status != RunStatus::interrupted;
+        } catch (const std::exception&) {
+          finished = true;
+        }
+        action = !finished ? "resume" : cached_result(job) ? "done" : "summarize";
+      }
+    }
+    std::printf("%5zu  %-10s %s  (%s)\n", index, action, name.c_str(), lazy.describe(index, true).c_str());
   }
 }
 
@@ -438,13 +492,11 @@ int sweep_command(const SweepRequest& request) {
                  team ? " (its binding; mpirun --bind-to none lifts it)" : "");
 
   if (request.list) {  // every process reads the sweep (errors alike everywhere); rank 0 prints
-    Plan plan;
-    plan_sweep(request, false, plan);
-    if (root) print_list(plan);
+    list_sweep(request, root);
     return 0;
   }
   Plan plan;
-  if (root) plan_sweep(request, true, plan);
+  if (root) plan_sweep(request, plan);
   if (team) {
     if (const int code = team->agree(0); code != 0) throw PeerFailure{code};
   }

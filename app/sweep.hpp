@@ -9,6 +9,7 @@
 // unchanged, resumes the interrupted and killed ones (normdyn run --resume) and starts the rest.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace normdyn {
 class Team;
@@ -25,6 +26,7 @@ struct SweepRequest {
   bool list = false;    // print the points and what would be done with each; run nothing
   bool quiet = false;   // no line per finished run
   bool plot = false;    // draw the ensemble figures afterwards (scripts/plot_sweep.py)
+  std::vector<std::string> set;  // --set KEY=VALUE / KEY:=VALUE, after the file's [set]
   std::string command_line;
   Team* team = nullptr;  // the processes of an MPI launch (nullptr or one process: this one alone)
 };

@@ -27,6 +27,9 @@ SweepCli::SweepCli(CLI::App& cli) : state_(std::make_unique<State>()) {
       ->check(CLI::Range(1, 4096));
   s.command->add_option("--threads", s.request.threads, "attention-kernel threads of each run (default 1)")
       ->check(CLI::Range(1, 4096));
+  s.command->add_option("--set", s.request.set,
+                        "override a key at every point: KEY=VALUE, or KEY:=VALUE to also drop the keys of the base "
+                        "that conflict with it (repeatable; after the file's [set])");
   s.command->add_flag("--force", s.request.force, "run every point again, replacing the files in the directory");
   s.command->add_flag("--list", s.request.list, "print the points and what would be done with each; run nothing");
   s.command->add_flag("--plot", s.request.plot,

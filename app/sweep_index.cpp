@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "normdyn/errors.hpp"
+#include "normdyn/observable_registry.hpp"
 #include "normdyn/stopwatch.hpp"
 #include "normdyn/version.hpp"
 
@@ -18,25 +19,36 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The column of one axis, typed as the configuration key is.
-TableValues axis_column(const SweepSpec& spec, const std::vector<SweepPoint>& points, std::size_t axis) {
-  const std::string& key = spec.axes[axis].key;
-  const ConfigScalar first = config_value(points.front().config, key);
-  if (std::holds_alternative<double>(first)) {
+// The column of one key, typed as the configuration key is; points where the key does not apply
+// hold NaN, -1 or "".
+TableValues axis_column(const std::vector<IndexedPoint>& points, std::size_t column) {
+  const ConfigScalar* first = nullptr;
+  for (const auto& p : points) {
+    const ConfigScalar& v = p.columns[column];
+    if (const auto* s = std::get_if<std::string>(&v); s && s->empty()) continue;
+    first = &v;
+    break;
+  }
+  if (first && std::holds_alternative<double>(*first)) {
     std::vector<double> v;
-    for (const auto& p : points) v.push_back(std::get<double>(config_value(p.config, key)));
+    for (const auto& p : points) {
+      const auto* x = std::get_if<double>(&p.columns[column]);
+      v.push_back(x ? *x : kNaN);
+    }
     return v;
   }
-  if (std::holds_alternative<std::int64_t>(first) || std::holds_alternative<bool>(first)) {
+  if (first && (std::holds_alternative<std::int64_t>(*first) || std::holds_alternative<bool>(*first))) {
     std::vector<std::int64_t> v;
     for (const auto& p : points) {
-      const ConfigScalar x = config_value(p.config, key);
-      v.push_back(std::holds_alternative<bool>(x) ? (std::get<bool>(x) ? 1 : 0) : std::get<std::int64_t>(x));
+      const ConfigScalar& x = p.columns[column];
+      v.push_back(std::holds_alternative<bool>(x)           ? (std::get<bool>(x) ? 1 : 0)
+                  : std::holds_alternative<std::int64_t>(x) ? std::get<std::int64_t>(x)
+                                                            : -1);
     }
     return v;
   }
   std::vector<std::string> v;
-  for (const auto& p : points) v.push_back(value_label(config_value(p.config, key)));
+  for (const auto& p : points) v.push_back(value_label(p.columns[column]));
   return v;
 }
 
@@ -95,12 +107,39 @@ void write_csv(const std::filesystem::path& path, const std::vector<TableColumn>
   write_atomically(path, text);
 }
 
+using SeriesMember = std::vector<double> analysis::RunSeries::*;
+using StatMember = std::vector<double> analysis::EnsembleSeries::*;
+
+// Where each entry of kEnsembleSeries lives in the analysis' structures.
+SeriesMember run_series_member(std::string_view name) {
+  if (name == "cluster_count") return &analysis::RunSeries::cluster_count;
+  if (name == "pair_fraction") return &analysis::RunSeries::pair_fraction;
+  if (name == "variance") return &analysis::RunSeries::variance;
+  if (name == "one_minus_mean_cosine") return &analysis::RunSeries::one_minus_mean_cosine;
+  throw std::logic_error("sweep index: no per-run series for " + std::string(name));
+}
+
+struct EnsembleColumns {
+  StatMember mean, std, min, max;
+};
+
+const EnsembleColumns* ensemble_members(std::string_view name) {
+  using E = analysis::EnsembleSeries;
+  static const EnsembleColumns clusters{&E::cluster_mean, &E::cluster_std, &E::cluster_min, &E::cluster_max};
+  static const EnsembleColumns pairs{&E::pair_fraction_mean, &E::pair_fraction_std, nullptr, nullptr};
+  static const EnsembleColumns sync{&E::sync_probability, nullptr, nullptr, nullptr};
+  if (name == "cluster_count") return &clusters;
+  if (name == "pair_fraction") return &pairs;
+  if (name == "sync_probability") return &sync;
+  return nullptr;
+}
+
 }  // namespace
 
-std::vector<std::int64_t> ensemble_groups(const SweepSpec& spec, const std::vector<SweepPoint>& points) {
+std::vector<std::int64_t> ensemble_groups(const SweepSpec& spec, const std::vector<IndexedPoint>& points) {
   std::size_t over = spec.axes.size();
   for (std::size_t a = 0; a < spec.axes.size(); ++a)
-    if (spec.axes[a].key == spec.ensemble.over) over = a;
+    if (spec.axes[a].key == spec.ensemble.over && spec.axes[a].kind != SweepAxisKind::points) over = a;
   std::map<std::vector<std::size_t>, std::int64_t> ids;
   std::vector<std::int64_t> group;
   for (const auto& p : points) {
@@ -119,7 +158,7 @@ TableFile index_table(const IndexContent& c) {
   const std::size_t n = points.size();
   TableFile file;
   file.attributes = {
-      {"schema", std::string("normdyn.sweep/1")},
+      {"schema", std::string(kSweepIndexSchema)},
       {"complete", static_cast<std::int64_t>(c.complete)},
       {"sweep_file", spec.file.string()},
       {"sweep_toml", spec.text},
@@ -143,17 +182,24 @@ TableFile index_table(const IndexContent& c) {
   TableGroup axes;
   axes.name = "/axes";
   axes.row_dimension = "axis";
-  std::vector<std::string> keys, sizes_text;
+  std::vector<std::string> keys, kinds, dimensions, axis_keys;
   std::vector<std::int64_t> sizes;
   std::vector<std::string> values;
   for (const auto& a : spec.axes) {
     keys.push_back(a.key);
+    kinds.push_back(a.kind == SweepAxisKind::product ? "product" : a.kind == SweepAxisKind::zip ? "zip" : "points");
+    dimensions.push_back(a.dimension);
+    std::string joined_keys;
+    for (std::size_t k = 0; k < a.keys.size(); ++k) joined_keys += (k ? "," : "") + a.keys[k];
+    axis_keys.push_back(joined_keys);
     sizes.push_back(static_cast<std::int64_t>(a.values.size()));
     std::string joined;
     for (std::size_t i = 0; i < a.values.size(); ++i) joined += (i ? ", " : "") + a.values[i];
     values.push_back("[" + joined + "]");
   }
-  axes.columns = {{"key", keys}, {"size", sizes}, {"values", values}};
+  axes.columns = {{"key", keys}, {"size", sizes}, {"values", values}, {"kind", kinds}, {"dimension", dimensions},
+                  {"keys", axis_keys}};
+  const auto columns = sweep_columns(spec);
 
   // /runs
   const std::vector<std::int64_t> group = ensemble_groups(spec, points);
@@ -176,7 +222,7 @@ TableFile index_table(const IndexContent& c) {
   runs.push_back({"index", ints([&](std::size_t i) { return points[i].index; })});
   runs.push_back({"name", strings([&](std::size_t i) { return points[i].name; })});
   runs.push_back({"file", strings([&](std::size_t i) { return "runs/" + points[i].name + ".h5"; })});
-  for (std::size_t a = 0; a < spec.axes.size(); ++a) runs.push_back({spec.axes[a].key, axis_column(spec, points, a)});
+  for (std::size_t k = 0; k < columns.size(); ++k) runs.push_back({columns[k].first, axis_column(points, k)});
   runs.push_back({"group", group});
   runs.push_back({"status", strings([&](std::size_t i) { return results[i].status; })});
   runs.push_back({"action", strings([&](std::size_t i) { return results[i].action; })});
@@ -234,10 +280,8 @@ TableFile index_table(const IndexContent& c) {
     return rows;
   };
   series.matrices.push_back(padded("time", series_rows(&analysis::RunSeries::t)));
-  series.matrices.push_back(padded("cluster_count", series_rows(&analysis::RunSeries::cluster_count)));
-  series.matrices.push_back(padded("pair_fraction", series_rows(&analysis::RunSeries::pair_fraction)));
-  series.matrices.push_back(padded("variance", series_rows(&analysis::RunSeries::variance)));
-  series.matrices.push_back(padded("one_minus_mean_cosine", series_rows(&analysis::RunSeries::one_minus_mean_cosine)));
+  for (const auto& o : kEnsembleSeries)
+    if (o.per_run) series.matrices.push_back(padded(std::string(o.name), series_rows(run_series_member(o.name))));
 
   // /ensemble
   TableGroup ensemble;
@@ -268,9 +312,9 @@ TableFile index_table(const IndexContent& c) {
     }
     if (members[g].empty()) problems[g] = "no successful run";
   }
-  for (std::size_t a = 0; a < spec.axes.size(); ++a)
-    if (spec.axes[a].key != spec.ensemble.over)
-      ensemble.columns.push_back({spec.axes[a].key, subset(axis_column(spec, points, a), first_row)});
+  for (std::size_t k = 0; k < columns.size(); ++k)
+    if (spec.axes[columns[k].second].key != spec.ensemble.over)
+      ensemble.columns.push_back({columns[k].first, subset(axis_column(points, k), first_row)});
   ensemble.columns.push_back({"runs", group_runs});
   ensemble.columns.push_back({"runs_used", group_used});
   ensemble.columns.push_back({"problem", problems});
@@ -285,13 +329,15 @@ TableFile index_table(const IndexContent& c) {
   for (const auto& r : runs_at) runs_at_rows.push_back(&r);
   ensemble.matrices.push_back(padded("time", stat_rows(&analysis::EnsembleSeries::t)));
   ensemble.matrices.push_back(padded("runs_at", runs_at_rows));
-  ensemble.matrices.push_back(padded("cluster_mean", stat_rows(&analysis::EnsembleSeries::cluster_mean)));
-  ensemble.matrices.push_back(padded("cluster_std", stat_rows(&analysis::EnsembleSeries::cluster_std)));
-  ensemble.matrices.push_back(padded("cluster_min", stat_rows(&analysis::EnsembleSeries::cluster_min)));
-  ensemble.matrices.push_back(padded("cluster_max", stat_rows(&analysis::EnsembleSeries::cluster_max)));
-  ensemble.matrices.push_back(padded("pair_fraction_mean", stat_rows(&analysis::EnsembleSeries::pair_fraction_mean)));
-  ensemble.matrices.push_back(padded("pair_fraction_std", stat_rows(&analysis::EnsembleSeries::pair_fraction_std)));
-  ensemble.matrices.push_back(padded("sync_probability", stat_rows(&analysis::EnsembleSeries::sync_probability)));
+  for (const auto& o : kEnsembleSeries) {
+    const std::string name(o.name);
+    const EnsembleColumns* m = ensemble_members(o.name);
+    if (!m) continue;  // a series of each run only
+    ensemble.matrices.push_back(padded(name, stat_rows(m->mean)));
+    if (m->std) ensemble.matrices.push_back(padded(name + "_std", stat_rows(m->std)));
+    if (m->min) ensemble.matrices.push_back(padded(name + "_min", stat_rows(m->min)));
+    if (m->max) ensemble.matrices.push_back(padded(name + "_max", stat_rows(m->max)));
+  }
 
   file.groups.push_back(std::move(axes));
   TableGroup runs_group;

@@ -12,9 +12,20 @@
 
 namespace normdyn::app {
 
+// A point as the index needs it: no resolved configuration.
+struct IndexedPoint {
+  std::size_t index = 0;
+  std::vector<std::size_t> coordinates;  // index of the value on each axis
+  std::string name;
+  std::vector<ConfigScalar> columns;     // the resolved value of each of sweep_columns(spec)
+};
+
+// The index's format: the "schema" attribute of index.h5 (CHANGELOG.md lists the versions).
+inline constexpr const char* kSweepIndexSchema = "normdyn.sweep/2";
+
 struct IndexContent {
   const SweepSpec* spec = nullptr;
-  const std::vector<SweepPoint>* points = nullptr;
+  const std::vector<IndexedPoint>* points = nullptr;
   const std::vector<JobResult>* results = nullptr;  // one per point, in point order
   std::string command_line;
   int ranks = 1;
@@ -25,7 +36,7 @@ struct IndexContent {
 
 // The groups of points that differ only on the ensemble axis (spec.ensemble.over): group[i] of
 // point i, numbered in order of first appearance.
-std::vector<std::int64_t> ensemble_groups(const SweepSpec& spec, const std::vector<SweepPoint>& points);
+std::vector<std::int64_t> ensemble_groups(const SweepSpec& spec, const std::vector<IndexedPoint>& points);
 
 TableFile index_table(const IndexContent& content);
 // Writes index.h5 and index.csv into `dir`, each atomically.

@@ -11,6 +11,9 @@ writes into OUT (default DIR/plots), per format (default png):
                       per configuration (qualitative colours for a string axis such as model.scheme)
     sync_probability  probability of synchronization by time t (every pair of tokens with
                       cosine above pair_cosine), with its binomial standard error
+    medians           per group: median over its runs of 1 - mean cosine, mean radius and the angle
+                      moved per layer (discrete runs; else per unit t), band 10-90 % (reads runs/)
+    groups.csv        per group: laws fitted, median rate with quartiles, t_sync (also printed)
     phase_diagram     mean fraction of token pairs with cosine above pair_cosine over
                       (phase axis, t), one panel per value of the remaining axes; only when the
                       sweep has a phase axis (default model.beta)
@@ -55,6 +58,21 @@ def main(argv):
         fig = make(ens, log)
         if fig is not None:
             written.extend(plots.save(fig, os.path.join(out, name), formats))
+    curves = plots.load_group_curves(args.dir)
+    written.extend(plots.save(plots.sweep_median_figure(curves, log), os.path.join(out, "medians"), formats))
+    rows = plots.sweep_group_table(curves)
+    table = os.path.join(out, "groups.csv")
+    import csv
+    with open(table + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(table + ".tmp", table)
+    written.append(table)
+    for r in rows:
+        print(f"  {r['configuration']}: {r['runs']} runs; laws {r['laws']}; rate {r['rate_median']:.4g} "
+              f"[{r['rate_q25']:.4g}, {r['rate_q75']:.4g}]; synchronized {r['synchronized']}, "
+              f"median t_sync {r['t_sync_median']:.4g}")
     for path in written:
         print(path)
     if not ens.phase_axis:

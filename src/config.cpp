@@ -823,13 +823,21 @@ const std::vector<std::string>& section_names() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// --set overrides
-void apply_override(toml::table& root, const std::string& assignment) {
+// --set overrides: "section.key=value" sets the key; "section.key:=value" also replaces the keys of
+// the base that conflict with it (they are dropped as if the base never set them).
+struct AppliedOverride {
+  std::string path;
+  bool replace = false;
+};
+
+AppliedOverride apply_override(toml::table& root, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos)
     throw InputError("--set", "expected section.key=value, got " + in_quotes(assignment));
   std::string path = assignment.substr(0, eq);
   const std::string value = assignment.substr(eq + 1);
+  const bool replace = !path.empty() && path.back() == ':';
+  if (replace) path.pop_back();
   path.erase(0, path.find_first_not_of(" \t"));
   path.erase(path.find_last_not_of(" \t") + 1);
   const auto dot = path.find('.');
@@ -851,7 +859,15 @@ void apply_override(toml::table& root, const std::string& assignment) {
     throw InputError("--set", path + ": " + section + " is not a section");
   if (!section_node) section_node = root.insert(section, toml::table{}).first->second.as_table();
   section_node->as_table()->insert_or_assign(name, *wrapper.get("v"));
+  return {path, replace};
 }
+
+// A key of the base that conflicts with the overrides: dropped under a replacing override, else
+// reported with the way out.
+struct BaseConflict {
+  std::string path;
+  std::string why;
+};
 
 }  // namespace
 
@@ -902,6 +918,10 @@ void validate_densities(RunConfig& c, const std::map<std::string, const toml::no
 
 // ---------------------------------------------------------------------------------------------
 // Parse and validate
+namespace {
+RunConfig resolve_config(const toml::table& root, const std::set<std::string>& overridden);
+}
+
 RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
                        const std::vector<std::string>& overrides) {
   toml::table root;
@@ -913,8 +933,30 @@ RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
                          std::to_string(where.column),
                      "invalid TOML: " + std::string(e.description()));
   }
-  for (const auto& o : overrides) apply_override(root, o);
+  std::set<std::string> overridden;
+  std::vector<std::string> replacing;
+  for (const auto& o : overrides) {
+    const AppliedOverride applied = apply_override(root, o);
+    overridden.insert(applied.path);
+    if (applied.replace) replacing.push_back(applied.path);
+  }
+  // Each pass drops one conflicting key of the base; there are finitely many.
+  for (;;) {
+    try {
+      return resolve_config(root, overridden);
+    } catch (const BaseConflict& conflict) {
+      if (replacing.empty())
+        throw InputError(conflict.path, conflict.why + " (set by the base configuration: `--set KEY:=VALUE` sets KEY "
+                                            "and drops the keys of the base that conflict with it)");
+      const auto dot = conflict.path.find('.');
+      if (auto* section = root.get_as<toml::table>(conflict.path.substr(0, dot)))
+        section->erase(conflict.path.substr(dot + 1));
+    }
+  }
+}
 
+namespace {
+RunConfig resolve_config(const toml::table& root, const std::set<std::string>& overridden) {
   // Collect present keys; reject unknown sections and keys.
   std::map<std::string, const toml::node*> present;
   std::vector<std::string> known;
@@ -951,11 +993,20 @@ RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
     if (!k.selector && present.count(k.path)) k.read(*present[k.path], c, k.path);
   for (const auto& k : keys()) {
     if (!present.count(k.path)) continue;
-    if (std::string why = k.why_not(c); !why.empty()) throw InputError(k.path, why);
+    if (std::string why = k.why_not(c); !why.empty()) {
+      if (!overridden.empty() && !overridden.count(k.path)) throw BaseConflict{k.path, why};
+      throw InputError(k.path, why);
+    }
   }
   if (!present.count("model.qkv_seed")) c.model.qkv_seed = c.init.seed;
-  if (present.count("output.samples") && present.count("output.times"))
+  if (present.count("output.samples") && present.count("output.times")) {
+    const bool times_set = overridden.count("output.times") > 0, samples_set = overridden.count("output.samples") > 0;
+    if (times_set != samples_set)
+      throw BaseConflict{times_set ? "output.samples" : "output.times",
+                         std::string("give either output.samples or output.times, not both; ") +
+                             (times_set ? "output.times" : "output.samples") + " is set on top of it"};
     throw InputError("output.times", "give either output.samples or output.times, not both");
+  }
   for (const char* other : {"output.samples", "output.times"})
     if (present.count("output.log_times") && present.count(other))
       throw InputError("output.log_times", std::string("give either output.log_times or ") + other + ", not both");
@@ -1002,6 +1053,7 @@ RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
   }
   return c;
 }
+}  // namespace
 
 namespace {
 

@@ -116,6 +116,23 @@ std::uint64_t fnv1a(std::string_view text) {
   return h;
 }
 
+// The set = {...} and replace = {...} tables of an axis value or a [[point]], as overrides.
+void value_overrides(const toml::table& t, const std::string& where, std::vector<std::string>& out) {
+  for (const char* section : {"set", "replace"}) {
+    const toml::node* node = t.get(section);
+    if (!node) continue;
+    const auto* table = node->as_table();
+    if (!table) throw InputError(where + "." + section, "must be a table of \"section.key\" = value");
+    const std::string op = std::string(section) == "set" ? "=" : ":=";
+    for (const auto& [key, n] : leaves_in_file_order(*table)) {
+      const std::string at = where + "." + section + "." + in_quotes(key);
+      require_config_key(key, at);
+      reject_sweep_managed(key, at);
+      out.push_back(key + op + value_as_toml(*n, at));
+    }
+  }
+}
+
 }  // namespace
 
 SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) {
@@ -130,11 +147,11 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
     throw InputError(file.string() + ":" + std::to_string(where.line) + ":" + std::to_string(where.column),
                      "invalid TOML: " + std::string(e.description()));
   }
-  const std::vector<std::string> sections{"base", "set", "axes", "ensemble"};
+  const std::vector<std::string> sections{"base", "set", "replace", "axes", "zip", "point", "ensemble"};
   for (const auto& [key, node] : root) {
     const std::string k(key.str());
     if (std::find(sections.begin(), sections.end(), k) != sections.end()) continue;
-    std::string msg = "unknown key in a sweep file; it holds base = \"FILE\", [set], [axes] and [ensemble]";
+    std::string msg = "unknown key in a sweep file; it holds base = \"FILE\", [set], [replace], [axes], [[zip]], [[point]] and [ensemble]";
     const bool config_section = std::any_of(config_keys().begin(), config_keys().end(),
                                             [&](const std::string& c) { return c.rfind(k + ".", 0) == 0; });
     if (config_section)
@@ -152,21 +169,25 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
     spec.base_text = read_text(spec.base, "base");
   }
 
-  // [set]
-  if (const toml::node* set = root.get("set")) {
+  // [set], [replace]
+  for (const char* section : {"set", "replace"}) {
+    const toml::node* set = root.get(section);
+    if (!set) continue;
     const auto* table = set->as_table();
-    if (!table) throw InputError("set", "must be a table: [set] \"section.key\" = value");
+    if (!table) throw InputError(section, std::string("must be a table: [") + section + "] \"section.key\" = value");
+    const std::string op = std::string(section) == "set" ? "=" : ":=";
     for (const auto& [key, node] : leaves_in_file_order(*table)) {
-      const std::string where = "set." + in_quotes(key);
+      const std::string where = std::string(section) + "." + in_quotes(key);
       require_config_key(key, where);
       reject_sweep_managed(key, where);
-      spec.set.push_back(key + "=" + value_as_toml(*node, where));
+      spec.set.push_back(key + op + value_as_toml(*node, where));
     }
   }
 
+  std::vector<std::pair<Position, SweepAxis>> axes;  // with where each starts in the file
   // [axes]
-  if (const toml::node* axes = root.get("axes")) {
-    const auto* table = axes->as_table();
+  if (const toml::node* axes_node = root.get("axes")) {
+    const auto* table = axes_node->as_table();
     if (!table) throw InputError("axes", "must be a table: [axes] \"section.key\" = [values]");
     for (const auto& [key, node] : leaves_in_file_order(*table)) {
       const std::string where = "axes." + in_quotes(key);
@@ -175,14 +196,139 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
       const auto* values = node->as_array();
       if (!values) throw InputError(where, "must be an array of values, e.g. [1.0, 4.0]");
       if (values->empty()) throw InputError(where, "has no values");
-      SweepAxis axis{key, {}};
-      for (std::size_t i = 0; i < values->size(); ++i)
-        axis.values.push_back(value_as_toml(*values->get(i), where + "[" + std::to_string(i) + "]"));
-      spec.axes.push_back(std::move(axis));
+      SweepAxis axis;
+      axis.key = key;
+      axis.kind = SweepAxisKind::product;
+      axis.keys = {key};
+      for (std::size_t i = 0; i < values->size(); ++i) {
+        const std::string at = where + "[" + std::to_string(i) + "]";
+        const toml::node& v = *values->get(i);
+        std::vector<std::string> overrides;
+        const toml::node* value = &v;
+        if (const auto* t = v.as_table()) {
+          value = t->get("value");
+          if (!value) throw InputError(at, "an inline table needs value = V (and optionally set = {...}, replace = {...})");
+          for (const auto& [k, n] : *t) {
+            const std::string name(k.str());
+            if (name != "value" && name != "set" && name != "replace")
+              throw InputError(at + "." + name, "unknown key; an axis value's table holds value, set and replace");
+          }
+          value_overrides(*t, at, overrides);
+        }
+        const std::string value_text = value_as_toml(*value, at);
+        axis.values.push_back(value_text);
+        overrides.insert(overrides.begin(), key + "=" + value_text);
+        axis.overrides.push_back(std::move(overrides));
+      }
+      axes.emplace_back(position_of(*node), std::move(axis));
     }
   }
+  // [[zip]]
+  if (const toml::node* zip_node = root.get("zip")) {
+    const auto* tables = zip_node->as_array();
+    if (!tables || !tables->is_array_of_tables())
+      throw InputError("zip", "must be tables: [[zip]] with \"section.key\" = [values] of equal lengths");
+    for (std::size_t z = 0; z < tables->size(); ++z) {
+      const auto& table = *tables->get(z)->as_table();
+      const std::string where = "zip[" + std::to_string(z) + "]";
+      SweepAxis axis;
+      axis.kind = SweepAxisKind::zip;
+      std::vector<const toml::array*> columns;
+      for (const auto& [key, n] : leaves_in_file_order(table)) {
+        if (key == "name") {
+          axis.dimension = read_string(*n, where + ".name");
+          continue;
+        }
+        const std::string at = where + "." + in_quotes(key);
+        require_config_key(key, at);
+        reject_sweep_managed(key, at);
+        const auto* values = n->as_array();
+        if (!values) throw InputError(at, "must be an array of values, e.g. [1.0, 4.0]");
+        if (values->empty()) throw InputError(at, "has no values");
+        if (!columns.empty() && values->size() != columns.front()->size())
+          throw InputError(at, "has " + std::to_string(values->size()) + " values, " + in_quotes(axis.keys.front()) +
+                                   " has " + std::to_string(columns.front()->size()) + ": zipped keys vary together");
+        axis.keys.push_back(key);
+        columns.push_back(values);
+      }
+      if (axis.keys.empty()) throw InputError(where, "zips no key");
+      axis.key = axis.keys.front();
+      for (std::size_t i = 0; i < columns.front()->size(); ++i) {
+        std::vector<std::string> overrides;
+        for (std::size_t k = 0; k < columns.size(); ++k) {
+          const std::string value_text =
+              value_as_toml(*columns[k]->get(i), where + "." + in_quotes(axis.keys[k]) + "[" + std::to_string(i) + "]");
+          if (k == 0) axis.values.push_back(value_text);
+          overrides.push_back(axis.keys[k] + "=" + value_text);
+        }
+        axis.overrides.push_back(std::move(overrides));
+      }
+      if (axis.dimension.empty()) {
+        std::vector<std::string> parts;
+        for (const auto& k : axis.keys) parts.push_back(k.substr(k.rfind('.') + 1));
+        axis.dimension = join(parts, "+");
+      }
+      axes.emplace_back(position_of(table), std::move(axis));
+    }
+  }
+  // [[point]]
+  if (const toml::node* point_node = root.get("point")) {
+    const auto* tables = point_node->as_array();
+    if (!tables || !tables->is_array_of_tables())
+      throw InputError("point", "must be tables: [[point]] with \"section.key\" = value");
+    SweepAxis axis;
+    axis.kind = SweepAxisKind::points;
+    axis.key = axis.dimension = "point";
+    for (std::size_t p = 0; p < tables->size(); ++p) {
+      const auto& table = *tables->get(p)->as_table();
+      const std::string where = "point[" + std::to_string(p) + "]";
+      std::vector<std::string> overrides, shown;
+      toml::table own;  // the point's keys without its set/replace tables
+      for (const auto& [k, n] : table)
+        if (k.str() != "set" && k.str() != "replace") own.insert(k, n);
+      for (const auto& [key, n] : leaves_in_file_order(own)) {
+        const std::string at = where + "." + in_quotes(key);
+        require_config_key(key, at);
+        reject_sweep_managed(key, at);
+        const std::string value_text = value_as_toml(*n, at);
+        overrides.push_back(key + "=" + value_text);
+        shown.push_back(key + " = " + value_text);
+        if (std::find(axis.keys.begin(), axis.keys.end(), key) == axis.keys.end()) axis.keys.push_back(key);
+      }
+      value_overrides(table, where, overrides);
+      if (overrides.empty()) throw InputError(where, "sets no key");
+      axis.values.push_back("{" + join(shown, ", ") + "}");
+      axis.overrides.push_back(std::move(overrides));
+    }
+    axes.emplace_back(position_of(*tables->get(0)), std::move(axis));
+  }
+  std::stable_sort(axes.begin(), axes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [where, axis] : axes) {
+    if (axis.dimension.empty()) axis.dimension = axis.key;  // shortened below
+    spec.axes.push_back(std::move(axis));
+  }
+  // A key on two axes: the later would silently win at every point.
+  std::set<std::string> seen_keys;
+  for (const auto& axis : spec.axes)
+    for (const auto& k : axis.keys)
+      if (axis.kind != SweepAxisKind::points && !seen_keys.insert(k).second)
+        throw InputError("axes." + in_quotes(k), "is on two axes; zip them or list the points");
+  // Dimensions of plain axes: the last component of the key, unless two axes share it.
+  std::vector<std::string> dims;
+  for (const auto& axis : spec.axes)
+    dims.push_back(axis.kind == SweepAxisKind::product ? axis.key.substr(axis.key.rfind('.') + 1) : axis.dimension);
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+    if (spec.axes[a].kind == SweepAxisKind::product && std::count(dims.begin(), dims.end(), dims[a]) > 1)
+      spec.axes[a].dimension = spec.axes[a].key;
+    else spec.axes[a].dimension = dims[a];
+  }
+  for (std::size_t a = 0; a < spec.axes.size(); ++a)
+    for (std::size_t b = 0; b < a; ++b)
+      if (spec.axes[a].dimension == spec.axes[b].dimension)
+        throw InputError("zip", "two axes are named " + in_quotes(spec.axes[a].dimension) + "; give the [[zip]] a name");
   auto is_axis = [&](const std::string& key) {
-    return std::any_of(spec.axes.begin(), spec.axes.end(), [&](const SweepAxis& a) { return a.key == key; });
+    return std::any_of(spec.axes.begin(), spec.axes.end(),
+                       [&](const SweepAxis& a) { return a.key == key && a.kind != SweepAxisKind::points; });
   };
 
   // [ensemble]
@@ -268,11 +414,39 @@ std::string name_label(const ConfigScalar& value) {
   return label;
 }
 
-std::string describe(const SweepSpec& spec, const std::vector<std::size_t>& coordinates) {
-  std::vector<std::string> parts;
-  for (std::size_t a = 0; a < spec.axes.size(); ++a)
-    parts.push_back(spec.axes[a].key + " = " + spec.axes[a].values[coordinates[a]]);
-  return join(parts, ", ");
+// A value written as TOML text, as the configuration reader would type it for a name: numbers as
+// doubles print the same as the integers they hold, so "4" and "4.0" give the same name.
+ConfigScalar scalar_of_text(const std::string& text) {
+  toml::table t;
+  try {
+    t = toml::parse("v = " + text);
+  } catch (const toml::parse_error&) {
+    return text;  // a bare word (as --set takes it)
+  }
+  const toml::node& n = *t.get("v");
+  if (const auto* s = n.as_string()) return s->get();
+  if (const auto* i = n.as_integer()) return i->get();
+  if (const auto* f = n.as_floating_point()) return f->get();
+  if (const auto* b = n.as_boolean()) return b->get();
+  if (const auto* a = n.as_array()) {
+    std::vector<double> v;
+    for (std::size_t k = 0; k < a->size(); ++k) {
+      const toml::node& e = *a->get(k);
+      if (const auto* f = e.as_floating_point()) v.push_back(f->get());
+      else if (const auto* i = e.as_integer()) v.push_back(static_cast<double>(i->get()));
+      else return text;
+    }
+    return v;
+  }
+  return text;
+}
+
+// The key and the value text of an override "key=value" / "key:=value".
+std::pair<std::string, std::string> split_override(const std::string& o) {
+  const auto eq = o.find('=');
+  std::string key = o.substr(0, eq);
+  if (!key.empty() && key.back() == ':') key.pop_back();
+  return {key, o.substr(eq + 1)};
 }
 
 // The problem of an InputError without its "key: " prefix.
@@ -282,72 +456,182 @@ std::string problem_of(const InputError& e) {
   return !e.key().empty() && what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
 }
 
+std::uint64_t text_hash(std::string_view text) { return fnv1a(text); }
+
 }  // namespace
 
-std::vector<SweepPoint> expand_sweep(const SweepSpec& spec) {
-  std::size_t count = 1;
-  for (const auto& axis : spec.axes) {
-    if (count > (std::size_t{1} << 24) / axis.values.size())
-      throw InputError("axes", "the product of the axes has more than 2^24 points");
-    count *= axis.values.size();
+void add_overrides(SweepSpec& spec, const std::vector<std::string>& overrides) {
+  for (const auto& o : overrides) {
+    if (o.find('=') == std::string::npos)
+      throw InputError("--set", "expected section.key=value, got " + in_quotes(o));
+    auto [key, value] = split_override(o);
+    key.erase(0, key.find_first_not_of(" \t"));
+    key.erase(key.find_last_not_of(" \t") + 1);
+    const std::string where = "--set " + key;
+    require_config_key(key, where);
+    reject_sweep_managed(key, where);
+    for (const auto& axis : spec.axes)
+      if (std::find(axis.keys.begin(), axis.keys.end(), key) != axis.keys.end())
+        throw InputError(where, "is an axis of the sweep (" + in_quotes(axis.dimension) + "); --set cannot fix it");
+    spec.set.push_back(o);
   }
-  // Short names of the axes: the last component of the key, unless two axes share it.
-  std::vector<std::string> short_names;
-  for (const auto& axis : spec.axes) short_names.push_back(axis.key.substr(axis.key.rfind('.') + 1));
-  for (std::size_t a = 0; a < spec.axes.size(); ++a)
-    if (std::count(short_names.begin(), short_names.end(), short_names[a]) > 1) short_names[a] = spec.axes[a].key;
-  for (std::size_t a = 0; a < spec.axes.size(); ++a)
-    if (std::count(short_names.begin(), short_names.end(), short_names[a]) > 1) short_names[a] = spec.axes[a].key;
+}
 
-  const std::string base_name = spec.base.empty() ? spec.file.string() + " (defaults)" : spec.base.string();
+SweepPoints::SweepPoints(const SweepSpec& spec) : spec_(&spec) {
+  for (const auto& axis : spec.axes) {
+    if (axis.values.empty() || axis.overrides.size() != axis.values.size())
+      throw InputError("axes." + in_quotes(axis.key), "has no values");
+    if (count_ > (std::size_t{1} << 40) / axis.values.size())
+      throw InputError("axes", "the product of the axes has more than 2^40 points");
+    count_ *= axis.values.size();
+    radix_.push_back(axis.values.size());
+  }
+  // Short names of the keys: the last component, unless two keys of the axes share it.
+  std::vector<std::string> keys, shorts;
+  for (const auto& axis : spec.axes)
+    if (axis.kind != SweepAxisKind::points)
+      for (const auto& k : axis.keys) keys.push_back(k);
+  for (const auto& k : keys) shorts.push_back(k.substr(k.rfind('.') + 1));
+  auto short_name = [&](const std::string& key) {
+    const std::string last = key.substr(key.rfind('.') + 1);
+    return std::count(shorts.begin(), shorts.end(), last) > 1 ? key : last;
+  };
+  for (const auto& axis : spec.axes) {
+    std::vector<std::string> labels;
+    for (std::size_t v = 0; v < axis.values.size(); ++v) {
+      std::vector<std::string> parts;
+      if (axis.kind == SweepAxisKind::points) {
+        for (const auto& o : axis.overrides[v]) {
+          const auto [key, text] = split_override(o);
+          parts.push_back(key.substr(key.rfind('.') + 1) + "=" + name_label(scalar_of_text(text)));
+        }
+        parts.resize(std::min<std::size_t>(parts.size(), 4));
+      } else {
+        // The axis' own keys (the first overrides of the value), not its value's set/replace.
+        for (std::size_t k = 0; k < axis.keys.size(); ++k)
+          parts.push_back(short_name(axis.keys[k]) + "=" + name_label(scalar_of_text(split_override(axis.overrides[v][k]).second)));
+      }
+      labels.push_back(join(parts, "_"));
+    }
+    labels_.push_back(std::move(labels));
+  }
+  base_name_ = spec.base.empty() ? spec.file.string() + " (defaults)" : spec.base.string();
+}
+
+std::vector<std::size_t> SweepPoints::coordinates(std::size_t index) const {
+  std::vector<std::size_t> c(radix_.size());
+  for (std::size_t a = radix_.size(); a-- > 0;) {
+    c[a] = index % radix_[a];
+    index /= radix_[a];
+  }
+  return c;
+}
+
+std::vector<std::string> SweepPoints::overrides(std::size_t index) const {
+  std::vector<std::string> out = spec_->set;
+  const auto c = coordinates(index);
+  for (std::size_t a = 0; a < c.size(); ++a) {
+    const auto& o = spec_->axes[a].overrides[c[a]];
+    out.insert(out.end(), o.begin(), o.end());
+  }
+  return out;
+}
+
+std::string SweepPoints::name(std::size_t index) const {
+  const auto c = coordinates(index);
+  std::vector<std::string> parts;
+  for (std::size_t a = 0; a < c.size(); ++a) parts.push_back(labels_[a][c[a]]);
+  std::string name = parts.empty() ? "run" : join(parts, "_");
+  if (name.size() > 200) {
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(name)));
+    name = name.substr(0, 180) + "_" + hex;
+  }
+  return name;
+}
+
+std::string SweepPoints::describe(std::size_t index, bool labels) const {
+  auto shown = [&](const std::string& text) { return labels ? value_label(scalar_of_text(text)) : text; };
+  const auto c = coordinates(index);
+  std::vector<std::string> parts;
+  for (std::size_t a = 0; a < c.size(); ++a) {
+    const SweepAxis& axis = spec_->axes[a];
+    if (axis.kind == SweepAxisKind::points) {
+      parts.push_back("point " + std::to_string(c[a]) + " " + axis.values[c[a]]);
+      continue;
+    }
+    for (std::size_t k = 0; k < axis.keys.size(); ++k)
+      parts.push_back(axis.keys[k] + " = " + shown(split_override(axis.overrides[c[a]][k]).second));
+  }
+  return join(parts, ", ");
+}
+
+SweepPoint SweepPoints::point(std::size_t index) const {
+  const SweepSpec& spec = *spec_;
+  SweepPoint p;
+  p.index = index;
+  p.coordinates = coordinates(index);
+  const std::string which = "point " + std::to_string(index + 1) + " of " + std::to_string(count_);
+  try {
+    p.config = parse_config(spec.base_text, base_name_, overrides(index));
+  } catch (const InputError& e) {
+    std::string where = e.key();
+    for (const auto& axis : spec.axes)
+      if (axis.kind == SweepAxisKind::product && axis.key == e.key()) where = "axes." + in_quotes(e.key());
+    throw InputError(where, which + " (" + describe(index) + "): " + problem_of(e));
+  }
+  // The index's figures (variance, clusters, pair fractions) are token-trajectory figures; a
+  // density has other ones, so mean-field studies are run point by point for now.
+  if (p.config.model.kind == ModelKind::meanfield)
+    throw InputError("model.kind", which + " (" + describe(index) +
+                                       "): sweeps run particle models only; run mean-field configurations with "
+                                       "`normdyn run`");
+  p.name = name(index);
+  return p;
+}
+
+std::string SweepDuplicates::check(const SweepPoints& points, const SweepPoint& point) {
+  const std::string text = to_toml(point.config);
+  const auto [it, fresh] = configs_.emplace(text_hash(text), point.index);
+  // A hash seen before: compare the configurations themselves (the earlier one resolved again).
+  if (!fresh && to_toml(points.point(it->second).config) == text)
+    throw InputError("axes", "points " + std::to_string(it->second) + " and " + std::to_string(point.index) + " (" +
+                                 points.describe(point.index) + ") are the same configuration");
+  if (!names_.insert(text_hash(point.name)).second) return point.name + "_p" + std::to_string(point.index);
+  return point.name;
+}
+
+std::vector<SweepPoint> expand_sweep(const SweepSpec& spec) {
+  const SweepPoints lazy(spec);
+  if (lazy.size() > (std::size_t{1} << 24))
+    throw InputError("axes", "the product of the axes has more than 2^24 points: use SweepPoints, which holds none");
+  SweepDuplicates duplicates;
   std::vector<SweepPoint> points;
-  points.reserve(count);
-  std::map<std::string, std::size_t> seen;  // resolved configuration → point
-  std::set<std::string> names;
-  for (std::size_t index = 0; index < count; ++index) {
-    SweepPoint p;
-    p.index = index;
-    p.coordinates.resize(spec.axes.size());
-    std::size_t rest = index;
-    for (std::size_t a = spec.axes.size(); a-- > 0;) {
-      p.coordinates[a] = rest % spec.axes[a].values.size();
-      rest /= spec.axes[a].values.size();
-    }
-    std::vector<std::string> overrides = spec.set;
-    for (std::size_t a = 0; a < spec.axes.size(); ++a)
-      overrides.push_back(spec.axes[a].key + "=" + spec.axes[a].values[p.coordinates[a]]);
-    try {
-      p.config = parse_config(spec.base_text, base_name, overrides);
-    } catch (const InputError& e) {
-      const bool on_axis = std::any_of(spec.axes.begin(), spec.axes.end(),
-                                       [&](const SweepAxis& a) { return a.key == e.key(); });
-      const std::string where = on_axis ? "axes." + in_quotes(e.key()) : e.key();
-      throw InputError(where, "point " + std::to_string(index + 1) + " of " + std::to_string(count) + " (" +
-                                  describe(spec, p.coordinates) + "): " + problem_of(e));
-    }
-    // The index's figures (variance, clusters, pair fractions) are token-trajectory figures; a
-    // density has other ones, so mean-field studies are run point by point for now.
-    if (p.config.model.kind == ModelKind::meanfield)
-      throw InputError("model.kind", "point " + std::to_string(index + 1) + " of " + std::to_string(count) + " (" + describe(spec, p.coordinates) +
-                                         "): sweeps run particle models only; run mean-field configurations with "
-                                         "`normdyn run`");
-    const auto [it, fresh] = seen.emplace(to_toml(p.config), index);
-    if (!fresh)
-      throw InputError("axes", "points " + std::to_string(it->second) + " and " + std::to_string(index) + " (" +
-                                   describe(spec, p.coordinates) + ") are the same configuration");
-    std::vector<std::string> parts;
-    for (std::size_t a = 0; a < spec.axes.size(); ++a)
-      parts.push_back(short_names[a] + "=" + name_label(config_value(p.config, spec.axes[a].key)));
-    p.name = parts.empty() ? "run" : join(parts, "_");
-    if (p.name.size() > 200) {
-      char hex[24];
-      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(p.name)));
-      p.name = p.name.substr(0, 180) + "_" + hex;
-    }
-    if (!names.insert(p.name).second) p.name += "_p" + std::to_string(index);
+  points.reserve(lazy.size());
+  for (std::size_t index = 0; index < lazy.size(); ++index) {
+    SweepPoint p = lazy.point(index);
+    p.name = duplicates.check(lazy, p);
     points.push_back(std::move(p));
   }
   return points;
+}
+
+std::vector<std::pair<std::string, std::size_t>> sweep_columns(const SweepSpec& spec) {
+  std::vector<std::pair<std::string, std::size_t>> out;
+  for (std::size_t a = 0; a < spec.axes.size(); ++a)
+    for (const auto& k : spec.axes[a].keys)
+      if (std::none_of(out.begin(), out.end(), [&](const auto& c) { return c.first == k; })) out.emplace_back(k, a);
+  return out;
+}
+
+std::vector<ConfigScalar> column_values(const SweepSpec& spec, const RunConfig& config) {
+  const auto all = config_values(config);
+  std::vector<ConfigScalar> out;
+  for (const auto& [key, axis] : sweep_columns(spec)) {
+    const auto it = std::find_if(all.begin(), all.end(), [&](const auto& kv) { return kv.first == key; });
+    out.push_back(it == all.end() ? ConfigScalar(std::string()) : it->second);
+  }
+  return out;
 }
 
 }  // namespace normdyn

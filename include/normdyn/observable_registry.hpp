@@ -86,6 +86,24 @@ inline constexpr std::array<ObservableInfo, 4> kDensityObservables{{
      "largest cell average of the normalized density"},
 }};
 
+// The per-frame series of ensembles: per run in the sweep index's /series (with final_<name> in
+// /runs), and over the runs of a group in /ensemble (<name>: the mean over the runs; <name>_std,
+// _min, _max where the statistics have them) and in `normdyn ensemble`. Names shared with
+// kFrameObservables mean the same.
+struct EnsembleSeriesInfo {
+  std::string_view name;
+  bool per_run = true;  // also a series of each run (else a statistic of the group only)
+  std::string_view description;
+};
+
+inline constexpr std::array<EnsembleSeriesInfo, 5> kEnsembleSeries{{
+    {"cluster_count", true, "clusters: groups of tokens with cosine > 1 - cluster_epsilon (mean over runs)"},
+    {"pair_fraction", true, "fraction of token pairs with cosine > pair_cosine (mean over runs)"},
+    {"sync_probability", false, "fraction of the runs with every pair synchronized by t"},
+    {"variance", true, "Var = 1 - |mean direction|^2"},
+    {"one_minus_mean_cosine", true, "1 - mean of <theta_j, theta_k> over pairs j != k"},
+}};
+
 inline constexpr std::optional<ObservableInfo> find_observable(std::string_view name) {
   for (const auto& o : kFrameObservables)
     if (o.name == name) return o;

@@ -106,7 +106,9 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
 
     config: a dict of sections ({"model": {"scheme": "pre"}}), a pathlib.Path or a string naming
       an existing TOML file, or any other string (TOML text); None: every default.
-    set: dotted keys applied like `--set` ({"model.beta": 4}), values written as TOML values.
+    set: dotted keys applied like `--set` ({"model.beta": 4}), values written as TOML values; a key
+      ending in ":" ({"solver.method:": "discrete"}) is `--set KEY:=VALUE`: it also drops the keys of
+      the base that conflict with it (here solver.rtol, atol).
     output: also write the run file (as `normdyn run -o output`); refuses an existing file unless
       force=True. normdyn.resume(output) continues an interrupted run.
     threads: threads of the attention kernel (overrides solver.threads; 0: all cores).

@@ -23,14 +23,20 @@ _RUN_LONG_NAMES = {
     "rate_problem": "why there is no fit",
     "cluster_count": "number of clusters", "pair_fraction": "fraction of pairs with cosine above pair_cosine",
     "variance": "variance 1 - |mean direction|^2", "one_minus_mean_cosine": "1 - mean pairwise cosine",
-    "runs_at": "runs contributing at this time", "cluster_mean": "mean number of clusters",
-    "cluster_std": "sample standard deviation of the number of clusters", "cluster_min": "fewest clusters",
-    "cluster_max": "most clusters", "pair_fraction_mean": "mean fraction of synchronized pairs",
+    "runs_at": "runs contributing at this time", "cluster_count_std": "sample standard deviation of the number of clusters",
+    "cluster_count_min": "fewest clusters", "cluster_count_max": "most clusters",
     "pair_fraction_std": "sample standard deviation of the fraction of synchronized pairs",
+    "run_cluster_count": "number of clusters of each run",
+    "run_pair_fraction": "fraction of pairs with cosine above pair_cosine of each run",
     "sync_probability": "fraction of the runs synchronized by t",
     "ensemble_runs": "runs in the ensemble group", "ensemble_runs_used": "runs that ended ok or synchronized",
     "ensemble_problem": "why the group has no statistics",
 }
+# Version 1 of the index named the ensemble means otherwise; they read as version 2.
+_V1_ENSEMBLE_NAMES = {"cluster_mean": "cluster_count", "cluster_std": "cluster_count_std",
+                      "cluster_min": "cluster_count_min", "cluster_max": "cluster_count_max",
+                      "pair_fraction_mean": "pair_fraction"}
+_SCHEMAS = ("normdyn.sweep/1", "normdyn.sweep/2")
 _UNITS = {"started": "s", "finished": "s", "elapsed_seconds": "s", "run_seconds": "s"}
 
 
@@ -92,11 +98,20 @@ def load_sweep(directory):
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no sweep index (run `normdyn sweep` into {directory} first)")
     with h5py.File(path, "r") as f:
-        if _text(f.attrs.get("schema", "")) != "normdyn.sweep/1":
-            raise ValueError(f"{path}: not a normdyn sweep index (schema {_text(f.attrs.get('schema', ''))!r})")
+        schema = _text(f.attrs.get("schema", ""))
+        if schema not in _SCHEMAS:
+            raise ValueError(f"{path}: not a normdyn sweep index (schema {schema!r})")
         keys = [str(k) for k in _read(f["axes/key"])]
         sizes = [int(s) for s in _read(f["axes/size"])]
-        dims = _dim_names(keys)
+        if "dimension" in f["axes"]:  # version 2: zipped axes and point lists set several keys
+            dims = [str(d) for d in _read(f["axes/dimension"])]
+            kinds = [str(k) for k in _read(f["axes/kind"])]
+            axis_keys = [str(k).split(",") for k in _read(f["axes/keys"])]
+        else:
+            dims = _dim_names(keys)
+            kinds = ["product"] * len(keys)
+            axis_keys = [[k] for k in keys]
+        column_keys = [k for ks in axis_keys for k in ks]
         points = int(np.prod(sizes)) if sizes else 1
         runs = f["runs"]
         columns = {name: _read(runs[name]) for name in _variables(runs)}
@@ -105,13 +120,21 @@ def load_sweep(directory):
         shape = tuple(sizes)
 
         coords = {}
-        for a, (key, dim) in enumerate(zip(keys, dims)):
-            grid = np.asarray(columns[key]).reshape(shape)
-            values = grid[tuple(slice(None) if b == a else 0 for b in range(len(shape)))]
-            coords[dim] = (dim, values, {"key": key, "long_name": key, "units": "1"})
+        for a, dim in enumerate(dims):
+            along = tuple(slice(None) if b == a else 0 for b in range(len(shape)))
+            if kinds[a] == "product":
+                values = np.asarray(columns[keys[a]]).reshape(shape)[along]
+                coords[dim] = (dim, values, {"key": keys[a], "long_name": keys[a], "units": "1"})
+                continue
+            # A zipped axis or a point list: each of its keys is a coordinate along its dimension.
+            coords[dim] = (dim, np.arange(sizes[a]), {"long_name": f"{kinds[a]} axis of " + ", ".join(axis_keys[a]),
+                                                      "units": "1"})
+            for key in axis_keys[a]:
+                if key in columns:
+                    coords[key] = (dim, np.asarray(columns[key]).reshape(shape)[along], {"long_name": key, "units": "1"})
         data_vars = {}
         for name, values in columns.items():
-            if name in keys:
+            if name in column_keys:
                 continue
             data_vars[name] = (tuple(dims), np.asarray(values).reshape(shape), _attrs(name))
 
@@ -141,12 +164,12 @@ def load_sweep(directory):
             ens_shape = tuple(sizes[a] for a in ens_axes)
             groups = int(np.prod(ens_shape)) if ens_shape else 1
             names = _variables(e)
-            values = {n: _read(e[n]) for n in names}
+            values = {(_V1_ENSEMBLE_NAMES.get(n, n) if schema == _SCHEMAS[0] else n): _read(e[n]) for n in names}
             # Groups are numbered by first appearance in point order, i.e. nested loops over the
             # remaining axes: check that against the stored axis values before reshaping.
             consistent = all(len(v) == groups for v in values.values())
             for a in ens_axes:
-                if keys[a] in values and consistent:
+                if kinds[a] == "product" and keys[a] in values and consistent:
                     grid = np.asarray(values[keys[a]]).reshape(ens_shape)
                     expect = np.asarray(coords[dims[a]][1])
                     axis = ens_dims.index(dims[a])
@@ -168,8 +191,10 @@ def load_sweep(directory):
                     data_vars["ensemble_time"] = (ens_dims + (etdim,), etime.reshape(ens_shape + (ewidth,)),
                                                   {"units": "1", "long_name": "sample time of each ensemble frame"})
             for n, v in values.items():
-                if n in keys:
+                if n in column_keys:
                     continue
+                if n in data_vars:  # a per-run series of the same name: the ensemble's keeps it
+                    data_vars["run_" + n] = data_vars.pop(n)
                 v = np.asarray(v)
                 if v.ndim == 1:
                     vname = f"ensemble_{n}"

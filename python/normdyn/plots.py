@@ -28,7 +28,7 @@ __all__ = [
     "InputProblem", "Run", "MeanField", "Ensemble", "load_run", "load_meanfield", "load_ensemble",
     "overview_figure", "decay_figure", "heatmap_figure", "tokens_figure", "trajectory_figure",
     "compare_figure", "meanfield_figure", "sweep_clusters_figure", "sweep_sync_figure",
-    "sweep_phase_figure", "citable_fit", "label_warnings", "save", "FORMATS",
+    "sweep_phase_figure", "sweep_median_figure", "sweep_group_table", "load_group_curves", "citable_fit", "label_warnings", "save", "FORMATS",
 ]
 
 FORMATS = ("png", "pdf", "svg")
@@ -552,15 +552,22 @@ class Ensemble:
         if not os.path.exists(path):
             raise InputProblem(f"{path}: no index; run `normdyn sweep SWEEP.toml -o {directory}` first")
         with h5py.File(path, "r") as f:
-            if _text(f.attrs.get("schema", "")) != "normdyn.sweep/1":
+            schema = _text(f.attrs.get("schema", ""))
+            if schema not in ("normdyn.sweep/1", "normdyn.sweep/2"):
                 raise InputProblem(f"{path}: not a normdyn sweep index")
+            # Version 1 named the ensemble means cluster_mean and pair_fraction_mean.
+            old = {"cluster_count": "cluster_mean", "cluster_count_std": "cluster_std",
+                   "cluster_count_min": "cluster_min", "cluster_count_max": "cluster_max",
+                   "pair_fraction": "pair_fraction_mean"} if schema == "normdyn.sweep/1" else {}
             self.over = _text(f.attrs["ensemble_over"])
             self.phase_axis = _text(f.attrs["phase_axis"])
             self.pair_cosine = float(f.attrs["pair_cosine"])
             self.cluster_epsilon = float(f.attrs["cluster_epsilon"])
             self.axes = [_text(k) for k in f["axes/key"][()]]
             e = f["ensemble"]
-            self.group_axes = [k for k in self.axes if k != self.over]
+            if "keys" in f["axes"]:  # version 2: every key a zipped axis or a point list sets
+                self.axes = [k for ks in f["axes/keys"].asstr()[()] for k in ks.split(",")]
+            self.group_axes = [k for k in self.axes if k != self.over and k in e]
             self.values = {}
             for k in self.group_axes:
                 ds = e[k]
@@ -568,8 +575,9 @@ class Ensemble:
             self.runs = e["runs"][()]
             self.runs_used = e["runs_used"][()]
             self.problem = e["problem"].asstr()[()]
-            self.m = {name: e[name][()] for name in ("time", "runs_at", "cluster_mean", "cluster_std", "cluster_min",
-                                                    "cluster_max", "pair_fraction_mean", "sync_probability")}
+            self.m = {name: e[old.get(name, name)][()]
+                      for name in ("time", "runs_at", "cluster_count", "cluster_count_std", "cluster_count_min",
+                                   "cluster_count_max", "pair_fraction", "sync_probability")}
         self.groups = len(self.runs)
         self.ok = [g for g in range(self.groups) if self.runs_used[g] > 0 and not self.problem[g]]
         if not self.ok:
@@ -611,10 +619,10 @@ def sweep_clusters_figure(ens, log=None):
         t = ens.time(g)
         keep = _keep(t, log)
         f = lambda name: ens.m[name][g][: len(t)][keep]
-        ax.plot(t[keep], f("cluster_mean"), label=ens.label(g) + _runs_note(ens, g), **s)
-        std = np.nan_to_num(f("cluster_std"))
-        low = np.maximum(f("cluster_mean") - std, f("cluster_min"))
-        high = np.minimum(f("cluster_mean") + std, f("cluster_max"))
+        ax.plot(t[keep], f("cluster_count"), label=ens.label(g) + _runs_note(ens, g), **s)
+        std = np.nan_to_num(f("cluster_count_std"))
+        low = np.maximum(f("cluster_count") - std, f("cluster_count_min"))
+        high = np.minimum(f("cluster_count") + std, f("cluster_count_max"))
         ax.fill_between(t[keep], low, high, color=s["color"], alpha=0.15, lw=0)
     _time_axis(ax, log)
     ax.set_ylabel(f"clusters (cosine > 1 - {ens.cluster_epsilon:g})")
@@ -684,7 +692,7 @@ def sweep_phase_figure(ens, log=None):
             ax.set_title("sample times differ between the rows", fontsize=9)
             continue
         keep = _keep(t, log)
-        z = np.array([ens.m["pair_fraction_mean"][g][: len(t)][keep] for g in groups])
+        z = np.array([ens.m["pair_fraction"][g][: len(t)][keep] for g in groups])
         ylog = ys.min() > 0 and ys.max() / ys.min() > 10
         mesh = ax.pcolormesh(_edges(t[keep], log), _edges(ys, ylog), z, vmin=0, vmax=1, cmap="viridis", shading="flat")
         if len(groups) > 1 and len(t[keep]) > 1 and np.nanmin(z) < 0.5 < np.nanmax(z):
@@ -703,6 +711,124 @@ def sweep_phase_figure(ens, log=None):
                      label=f"pairs with cos > {ens.pair_cosine:g} (mean fraction)")
     fig.suptitle(f"Phase diagram over ({_label(key)}, t); white: fraction 0.5", fontsize=10)
     return fig
+
+
+def _group_series(path, pair_dt):
+    """1 - mean cosine, mean radius and angle moved per layer (discrete runs) or per unit t, per
+    frame, from a run file's frames; the angle is between consecutive frames (NaN at the first)."""
+    with h5py.File(path, "r") as f:
+        theta = f["particles/tokens/direction/value"][:]
+        t = f["particles/tokens/direction/time"][:]
+        radius = f["particles/tokens/radius/value"][:] if "particles/tokens/radius/value" in f else None
+        solver = f["parameters/solver"].attrs if "parameters/solver" in f else {}
+        method = _text(solver.get("method", ""))
+        dt = float(solver.get("dt", np.nan))
+    n = theta.shape[1]
+    mean = theta.mean(axis=1)
+    omc = n / max(n - 1, 1) * (1.0 - np.sum(mean * mean, axis=1))
+    r = radius.mean(axis=1) if radius is not None else np.ones(len(t))
+    step = np.linalg.norm(np.diff(theta, axis=0), axis=2)
+    angle = np.mean(2.0 * np.arcsin(np.clip(step / 2.0, 0.0, 1.0)), axis=1)
+    per = np.diff(t) / dt if method == "discrete" and dt > 0 else np.diff(t)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.concatenate([[np.nan], angle / per])
+    return t, {"one_minus_mean_cosine": omc, "mean_radius": r, "angle": rate}, method == "discrete"
+
+
+class GroupCurves:
+    """Per ensemble group of a sweep: the runs' curves on their common sample times."""
+
+    def __init__(self, directory):
+        self.ens = Ensemble(directory)
+        path = os.path.join(directory, "index.h5")
+        with h5py.File(path, "r") as f:
+            runs = f["runs"]
+            self.group = runs["group"][()]
+            self.file = runs["file"].asstr()[()]
+            self.status = runs["status"].asstr()[()]
+            self.t_sync = runs["t_sync"][()]
+            self.rate_law = runs["rate_law"].asstr()[()]
+            self.rate = runs["rate_parameter"][()]
+        self.curves, self.discrete = {}, False
+        for g in self.ens.ok:
+            members = [i for i in range(len(self.group)) if self.group[i] == g
+                       and self.status[i] in ("ok", "synchronized")]
+            t_ref, rows = None, []
+            for i in members:
+                t, series, discrete = _group_series(os.path.join(directory, self.file[i]), None)
+                self.discrete = self.discrete or discrete
+                if t_ref is None:
+                    t_ref = t
+                k = min(len(t), len(t_ref))
+                if not np.allclose(t[:k], t_ref[:k]):
+                    continue  # sample times differ: not on one curve
+                rows.append({name: np.pad(v[:k], (0, len(t_ref) - k), constant_values=np.nan)
+                             for name, v in series.items()})
+            if rows:
+                self.curves[g] = (t_ref, {name: np.array([r[name] for r in rows]) for name in rows[0]})
+
+
+def load_group_curves(directory):
+    return GroupCurves(directory)
+
+
+_MEDIAN_PANELS = (("one_minus_mean_cosine", "1 - mean cosine", True), ("mean_radius", "mean radius r", False),
+                  ("angle", None, True))
+
+
+def sweep_median_figure(curves, log=None, band=(0.1, 0.9)):
+    """Per group: the median over its runs of 1 - mean cosine, the mean radius and the angle moved
+    per layer, with the band between the quantiles `band`."""
+    ens = curves.ens
+    log = ens.log_time() if log is None else log
+    fig = Figure(figsize=(13, 4.2), layout="constrained")
+    axes = fig.subplots(1, 3)
+    cat = ens.categorical()
+    for k, g in enumerate(sorted(curves.curves)):
+        t, series = curves.curves[g]
+        s = style(k, categorical=cat, count=len(curves.curves))
+        s.pop("marker", None), s.pop("markevery", None), s.pop("markersize", None)
+        keep = _keep(t, log)
+        for ax, (name, _, ylog) in zip(axes, _MEDIAN_PANELS):
+            v = series[name][:, keep]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (first angle)
+                med = np.nanmedian(v, axis=0)
+                lo, hi = np.nanquantile(v, band[0], axis=0), np.nanquantile(v, band[1], axis=0)
+            ax.plot(t[keep], med, label=ens.label(g) + f" ({v.shape[0]} runs)", **s)
+            if v.shape[0] > 1:
+                ax.fill_between(t[keep], lo, hi, color=s["color"], alpha=0.15, lw=0)
+    for ax, (name, label, ylog) in zip(axes, _MEDIAN_PANELS):
+        _time_axis(ax, log)
+        ax.set_ylabel(label or ("angle per layer (rad)" if curves.discrete else "angle moved per unit t (rad)"))
+        if ylog:
+            ax.set_yscale("log")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"Median over the runs of each group; band: quantiles {band[0]:g}-{band[1]:g}", fontsize=10)
+    return fig
+
+
+def sweep_group_table(curves):
+    """Per group: runs used, the decay laws fitted (with counts), the median rate and its
+    quartiles, the fraction synchronized and the median t_sync of those. A list of dicts."""
+    ens = curves.ens
+    rows = []
+    for g in range(ens.groups):
+        members = [i for i in range(len(curves.group)) if curves.group[i] == g
+                   and curves.status[i] in ("ok", "synchronized")]
+        laws = {}
+        for i in members:
+            if curves.rate_law[i]:
+                laws[curves.rate_law[i]] = laws.get(curves.rate_law[i], 0) + 1
+        rates = np.array([curves.rate[i] for i in members if np.isfinite(curves.rate[i])])
+        sync = np.array([curves.t_sync[i] for i in members if np.isfinite(curves.t_sync[i])])
+        q = np.quantile(rates, [0.25, 0.5, 0.75]) if rates.size else [np.nan] * 3
+        rows.append({"group": g, "configuration": ens.label(g), "runs": len(members),
+                     "laws": "; ".join(f"{law} x{c}" for law, c in sorted(laws.items())) or "none",
+                     "rate_median": q[1], "rate_q25": q[0], "rate_q75": q[2],
+                     "synchronized": f"{sync.size}/{len(members)}",
+                     "t_sync_median": float(np.median(sync)) if sync.size else np.nan})
+    return rows
 
 
 # ---- Output ----------------------------------------------------------------------------------------

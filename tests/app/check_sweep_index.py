@@ -55,7 +55,7 @@ def main():
         final_pairs = runs["final_pair_fraction"][()]
         axis_values = {k: (runs[k].asstr()[()] if h5py.check_string_dtype(runs[k].dtype) else runs[k][()]) for k in axes}
         series_count = f["series/cluster_count"][()]
-        ens_mean = f["ensemble/cluster_mean"][()]
+        ens_mean = f["ensemble/cluster_count"][()]
     with open(os.path.join(d, "index.csv"), newline="") as c:
         rows = list(csv.DictReader(c))
     if len(rows) != len(names):

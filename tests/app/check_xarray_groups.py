@@ -110,7 +110,7 @@ def check_index_group(where, group, ds):
 def check_file(path, swmr):
     with h5py.File(path, "r", swmr=True) as f:
         groups = groups_of(f)
-        index = f.attrs.get("schema") == "normdyn.sweep/1"
+        index = f.attrs.get("schema") in ("normdyn.sweep/1", "normdyn.sweep/2")
         for g in groups:
             where = f"{path}:{g}"
             try:

@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <csignal>
+#include <fstream>
 #include <thread>
 
 #include "cli_harness.hpp"
@@ -69,10 +70,15 @@ BOOST_AUTO_TEST_CASE(every_point_gets_its_file_and_the_index_reads_without_normd
   // A sweep's run is the run of its point.
   compare_with_reference(s, "scheme=pre_beta=4_seed=3");
   // Ensemble statistics: 4 configurations × 21 sample times; figures.
-  BOOST_TEST(index.ensemble.at("cluster_mean").rows == 4u);
-  BOOST_TEST(index.ensemble.at("cluster_mean").cols == 21u);
-  for (const char* png : {"clusters.png", "sync_probability.png", "phase_diagram.png"})
+  BOOST_TEST(index.ensemble.at("cluster_count").rows == 4u);
+  BOOST_TEST(index.ensemble.at("cluster_count").cols == 21u);
+  for (const char* png : {"clusters.png", "sync_probability.png", "phase_diagram.png", "medians.png"})
     BOOST_TEST(std::filesystem::file_size(s / "out" / "plots" / png) > 10000u, png);
+  // The per-group table: one line per configuration (4) under its header.
+  std::ifstream groups(s / "out" / "plots" / "groups.csv");
+  std::size_t lines = 0;
+  for (std::string line; std::getline(groups, line);) ++lines;
+  BOOST_TEST(lines == 5u);
 
   // Two slots: some two runs overlapped in time.
   const auto& started = index.doubles("started");
@@ -144,6 +150,18 @@ BOOST_AUTO_TEST_CASE(bad_input_is_reported_before_anything_runs) {
   const auto flag = s.normdyn("sweep sweep.toml");
   BOOST_TEST(flag.exit_code == 2);
   BOOST_TEST(contains(flag.err, "--output is required"), flag.err);
+  // --set: a conflict with the base names the base's key; := replaces it.
+  s.write("good.toml", "base = \"base.toml\"\n[axes]\n\"init.seed\" = [1, 2]\n");
+  const auto conflict = s.normdyn("sweep good.toml -o out --list --set 'output.times=[0.0, 1.0]'");
+  BOOST_TEST(conflict.exit_code == 2);
+  BOOST_TEST(contains(conflict.err, "normdyn: error: output.samples: "), conflict.err);
+  BOOST_TEST(!std::filesystem::exists(s / "out"));
+  const auto replaced = s.normdyn("sweep good.toml -o out --list --set 'output.times:=[0.0, 1.0]'");
+  BOOST_TEST(replaced.exit_code == 0, replaced.err);
+  BOOST_TEST(contains(replaced.out, "    1  run        seed=2  (init.seed = 2)"), replaced.out);
+  const auto axis = s.normdyn("sweep good.toml -o out --list --set init.seed=3");
+  BOOST_TEST(axis.exit_code == 2);
+  BOOST_TEST(contains(axis.err, "--set init.seed: is an axis"), axis.err);
 }
 
 BOOST_AUTO_TEST_CASE(failed_runs_are_recorded_and_the_sweep_goes_on) {

@@ -218,3 +218,97 @@ BOOST_AUTO_TEST_CASE(the_example_sweep_is_valid) {
   BOOST_TEST(points[8].config.model.d == 2);
   BOOST_TEST(spec.ensemble.phase_axis == "model.beta");
 }
+
+// Point i computed on demand equals the eager expansion's (mixed radix, the last axis fastest).
+BOOST_AUTO_TEST_CASE(lazy_points_equal_the_expansion) {
+  Dir dir;
+  const SweepSpec spec = parse(
+      "[axes]\n\"model.scheme\" = [\"post\", \"pre\"]\n\"model.beta\" = [1.0, 4.0, 0.5]\n\"init.seed\" = [3, 1]\n", dir);
+  const SweepPoints lazy(spec);
+  const auto points = expand_sweep(spec);
+  BOOST_TEST(lazy.size() == 12u);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const SweepPoint p = lazy.point(i);
+    BOOST_TEST(p.name == points[i].name);
+    BOOST_TEST(lazy.name(i) == points[i].name);
+    BOOST_TEST(p.coordinates == points[i].coordinates);
+    BOOST_TEST(to_toml(p.config) == to_toml(points[i].config));
+  }
+  BOOST_TEST((lazy.coordinates(7) == std::vector<std::size_t>{1, 0, 1}));
+  // A product far beyond memory is counted, not expanded.
+  std::string beta, seeds, rtol, n;
+  for (int v = 1; v <= 100; ++v) {
+    const std::string sep = v > 1 ? ", " : "";
+    beta += sep + std::to_string(v) + ".5";
+    seeds += sep + std::to_string(v);
+    rtol += sep + std::to_string(v) + "e-9";
+    n += sep + std::to_string(v + 1);
+  }
+  const std::string big = "[axes]\n\"model.beta\" = [" + beta + "]\n\"init.seed\" = [" + seeds +
+                          "]\n\"solver.rtol\" = [" + rtol + "]\n\"model.n\" = [" + n + "]\n";
+  const SweepSpec huge = parse(big, dir);
+  BOOST_TEST(SweepPoints(huge).size() == 100000000u);
+  BOOST_TEST(SweepPoints(huge).point(99999999).config.model.n == 101u);
+}
+
+BOOST_AUTO_TEST_CASE(zipped_axes_and_point_lists) {
+  Dir dir;
+  const SweepSpec spec = parse(
+      "[[zip]]\n\"model.n\" = [8, 16]\n\"solver.t_end\" = [2.0, 4.0]\n"
+      "[axes]\n\"init.seed\" = [1, 2, 3]\n"
+      "[[point]]\n\"model.scheme\" = \"pre\"\n"
+      "[[point]]\n\"model.scheme\" = \"ngpt\"\nset = { \"model.alpha\" = 0.5 }\n", dir);
+  BOOST_REQUIRE(spec.axes.size() == 3u);
+  BOOST_TEST(spec.axes[0].dimension == "n+t_end");
+  BOOST_TEST(spec.axes[1].dimension == "seed");
+  BOOST_TEST(spec.axes[2].dimension == "point");
+  const auto points = expand_sweep(spec);
+  BOOST_TEST(points.size() == 12u);  // 2 zipped x 3 seeds x 2 points
+  BOOST_TEST(points[0].config.model.n == 8u);
+  BOOST_TEST(points[0].config.solver.t_end == 2.0);
+  BOOST_TEST(points[11].config.model.n == 16u);
+  BOOST_TEST(points[11].config.solver.t_end == 4.0);
+  BOOST_TEST(points[11].name == "n=16_t_end=4_seed=3_scheme=ngpt_alpha=0.5");
+  const auto columns = sweep_columns(spec);
+  BOOST_TEST(columns.size() == 4u);  // model.n, solver.t_end, init.seed, model.scheme
+  BOOST_TEST(error_of("[[zip]]\n\"model.n\" = [8, 16]\n\"solver.t_end\" = [2.0]\n", dir).first == "zip[0].\"solver.t_end\"");
+}
+
+// A value's own [set]: model.alpha applies at the nGPT points only (elsewhere it would be refused).
+BOOST_AUTO_TEST_CASE(set_per_value_of_an_axis) {
+  Dir dir;
+  const auto points = expand_sweep(parse(
+      "[axes]\n\"model.scheme\" = [\"post\", { value = \"ngpt\", set = { \"model.alpha\" = 0.25 } }]\n", dir));
+  BOOST_REQUIRE(points.size() == 2u);
+  BOOST_TEST(std::get<double>(config_value(points[1].config, "model.alpha")) == 0.25);
+  BOOST_TEST(points[1].name == "scheme=ngpt");
+  BOOST_TEST(error_of("[axes]\n\"model.scheme\" = [\"post\", \"ngpt\"]\n[set]\n\"model.alpha\" = 0.25\n", dir).first ==
+             "model.alpha");
+}
+
+// --set on the sweep, and := replacing a conflicting key of the base.
+BOOST_AUTO_TEST_CASE(overrides_and_replacing_overrides) {
+  Dir dir;
+  dir.write("base.toml", "[output]\nsamples = 5\n[solver]\nrtol = 1e-8\nt_end = 4.0\n");
+  SweepSpec spec = parse("base = \"base.toml\"\n[axes]\n\"init.seed\" = [1, 2]\n", dir);
+  SweepSpec plain = spec;
+  add_overrides(plain, {"output.times=[0.0, 2.0, 4.0]"});
+  try {
+    expand_sweep(plain);
+    BOOST_FAIL("a conflict with the base was accepted");
+  } catch (const InputError& e) {
+    BOOST_TEST(e.key() == "output.samples");
+    BOOST_TEST(std::string(e.what()).find(":=") != std::string::npos, e.what());
+  }
+  add_overrides(spec, {"output.times:=[0.0, 2.0, 4.0]", "solver.method:=discrete", "solver.dt=0.5"});
+  const auto points = expand_sweep(spec);
+  BOOST_TEST(points[0].config.output.times.size() == 3u);
+  BOOST_TEST(!points[0].config.output.samples);
+  BOOST_TEST(to_toml(points[0].config).find("rtol") == std::string::npos);
+  BOOST_CHECK_THROW(add_overrides(spec, {"init.seed=4"}), InputError);  // an axis
+  BOOST_CHECK_THROW(add_overrides(spec, {"output.path=x.h5"}), InputError);
+  // The same syntax in the configuration layer (normdyn run --set, Python's set=).
+  const RunConfig c = parse_config("[solver]\nrtol = 1e-8\n", "t", {"solver.method:=rk4"});
+  BOOST_TEST(to_toml(c).find("rtol") == std::string::npos);
+  BOOST_CHECK_THROW(parse_config("[solver]\nrtol = 1e-8\n", "t", {"solver.method=rk4"}), InputError);
+}
