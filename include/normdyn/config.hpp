@@ -73,7 +73,8 @@ struct MeanFieldConfig {
 };
 
 struct SolverConfig {
-  Method method = Method::dopri5;  // a row of steppers.hpp
+  Method method = Method::dopri5;  // a row of steppers.hpp: the method used
+  bool method_auto = true;         // solver.method = "auto": `method` was chosen by auto_method (steppers.hpp)
   double rtol = 1e-8;
   double atol = 1e-10;
   double dt = 0.01;       // fixed-step methods: the step; discrete: the layer step h; adaptive: first trial step
