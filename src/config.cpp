@@ -774,7 +774,7 @@ const std::vector<Key>& keys() {
         field("output.observables", &C::output, &OutputConfig::observables,
               "write energy, variance and minimum cosine of every frame to /observables"),
         field("output.compression", &C::output, &OutputConfig::compression,
-              "deflate level 0-9 (with shuffle) of the frame datasets; 0: none", {in_range(0, true, 9, true)}),
+              "deflate level 0-9 (with shuffle) of the frame datasets; 0: none (the default: directions and radii are near-random doubles, level 1 saved 11% of the file and made a Pre-LN run at n = d = 256 five times slower)", {in_range(0, true, 9, true)}),
     };
     k.insert(k.end(), rest.begin(), rest.end());
     return k;
