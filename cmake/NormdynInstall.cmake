@@ -29,6 +29,10 @@ normdyn_install_library(normdyn_analysis analysis)
 normdyn_install_library(normdyn_experiment experiment)
 
 install(TARGETS normdyn RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The library that makes the command line wait passively (app/passive_wait.cpp), found beside it.
+install(TARGETS normdyn_passive_wait LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+file(RELATIVE_PATH _normdyn_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
+set_target_properties(normdyn PROPERTIES INSTALL_RPATH "$ORIGIN/${_normdyn_bin_to_lib}")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/normdyn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 install(EXPORT normdynTargets NAMESPACE normdyn:: DESTINATION ${NORMDYN_INSTALL_CMAKEDIR})

@@ -73,7 +73,8 @@ struct MeanFieldConfig {
 };
 
 struct SolverConfig {
-  Method method = Method::dopri5;  // a row of steppers.hpp
+  Method method = Method::dopri5;  // a row of steppers.hpp: the method used
+  bool method_auto = true;         // solver.method = "auto": `method` was chosen by auto_method (steppers.hpp)
   double rtol = 1e-8;
   double atol = 1e-10;
   double dt = 0.01;       // fixed-step methods: the step; discrete: the layer step h; adaptive: first trial step
@@ -93,7 +94,7 @@ struct OutputConfig {
   std::int64_t flush_frames = 1000;  // flush the file after this many frames ...
   double flush_seconds = 2.0;        // ... or this many seconds of wall time, whichever comes first
   bool observables = true;           // write /observables (energy, variance, minimum cosine) per frame
-  int compression = 1;               // deflate level 0-9 (with shuffle) of the frame datasets
+  int compression = 0;               // deflate level 0-9 (with shuffle) of the frame datasets (0: none)
 
   // The resolved sample times.
   // The resolved sample times on [t_start, t_end].

@@ -21,7 +21,14 @@ import tempfile
 import threading
 from collections.abc import Mapping
 
-from . import _core, _toml
+# Passive OpenMP waiting unless the user chose a policy (as the command line does): libgomp reads
+# OMP_WAIT_POLICY / GOMP_SPINCOUNT once, when it is loaded, i.e. by the import of _core below, and
+# its default spinning makes the kernel many times slower when another process holds a core. A
+# libgomp loaded earlier by another package keeps the policy it started with.
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["OMP_WAIT_POLICY"] = "passive"
+
+from . import _core, _toml  # noqa: E402
 from ._dataset import from_core as _from_core, load as _load, open_in_this_process as _open_here
 from ._sweep import load_sweep as _load_sweep
 from . import _ensemble

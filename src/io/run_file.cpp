@@ -289,7 +289,11 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
                                  "(the flat state of the integrated system) and record [t, dt, accepted, "
                                  "rejected, rhs_evaluations, max_norm_drift, next_sample, wall_seconds]; "
                                  "current = [slot, frames]."));
-  file.create_group("summary").set_attribute("status", std::string("running"));
+  h5::Group summary = file.create_group("summary");
+  summary.set_attribute("status", std::string("running"));
+  // The method used (solver.method = "auto" is resolved before the file is made).
+  summary.set_attribute("method", std::string(to_string(config.solver.method)));
+  summary.set_attribute("method_chosen", std::string(config.solver.method_auto ? "auto" : "solver.method"));
 }
 
 // Metadata reads per attempt of a SWMR reader when no live writer holds the file's lock: metadata
@@ -600,6 +604,11 @@ struct RunWriter::Impl {
     else if (seconds_since(last_flush) >= flush_interval) flush();
   }
   void write_pending() {
+    const auto start = Clock::now();
+    write_pending_frames();
+    stats.write_seconds += seconds_since(start);
+  }
+  void write_pending_frames() {
     for (Element* e : elements()) e->write_pending();
     for (FieldStream& f : fields)
       for (std::size_t k = 0; k < f.moving.size(); ++k) {
@@ -860,6 +869,7 @@ void RunWriter::finish(const RunSummary& s) {
   g.set_attribute("max_norm_drift", s.max_norm_drift);
   g.set_attribute("flushes", w.stats.flushes);
   g.set_attribute("flush_seconds", w.stats.flush_seconds);
+  g.set_attribute("write_seconds", w.stats.write_seconds);
   for (const auto& [name, value] : s.extra) g.set_attribute(name, value);
   w.file.close();
 }

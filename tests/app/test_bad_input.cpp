@@ -98,7 +98,8 @@ BOOST_AUTO_TEST_CASE(io_failures_exit_with_3) {
 
 BOOST_AUTO_TEST_CASE(progress_only_on_a_terminal) {
   Scratch s;
-  s.write("slow.toml", "[model]\nn = 64\nd = 8\nbeta = 4.0\n[solver]\nt_end = 300.0\nthreads = 1\n[output]\nsamples = 3001\n");
+  // About 2 s: long enough for the progress line (before uncompressed output, n = 64 sufficed).
+  s.write("slow.toml", "[model]\nn = 256\nd = 8\nbeta = 4.0\n[solver]\nt_end = 300.0\nthreads = 1\n[output]\nsamples = 3001\n");
   // Under `script` stderr is a terminal: the progress line appears (t / t_end, steps, rate, ETA).
   const auto tty = s.shell("script -qfec '" + std::string(NORMDYN_BINARY) + " run slow.toml -o a.h5' /dev/null");
   BOOST_TEST(tty.exit_code == 0);

@@ -3,7 +3,7 @@ import h5py
 import numpy as np
 
 # Attributes that say when, where and how a file was made, not what it holds.
-PROVENANCE = {"command_line", "created_utc", "host", "wall_seconds", "flush_seconds", "flushes", "resume_log",
+PROVENANCE = {"command_line", "created_utc", "host", "wall_seconds", "flush_seconds", "write_seconds", "flushes", "resume_log",
               "message", "threads"}
 
 

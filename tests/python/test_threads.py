@@ -55,3 +55,26 @@ def test_a_thread_other_than_main_runs_too():
     t.start()
     t.join()
     assert out["ds"].attrs["status"] == "ok"
+
+
+
+def _spin_count_at_import(**settings):
+    """The spin count libgomp starts with (OMP_DISPLAY_ENV=verbose; 0 is passive waiting) when a fresh
+    interpreter imports normdyn with `settings` and neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT otherwise."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env.update(settings, OMP_DISPLAY_ENV="verbose")
+    p = subprocess.run([sys.executable, "-c", "import normdyn"], env=env, capture_output=True, text=True, check=True)
+    found = re.search(r"GOMP_SPINCOUNT = '(\d+)'", p.stderr)
+    assert found, p.stderr
+    return int(found.group(1))
+
+
+def test_import_defaults_to_passive_waiting_and_keeps_the_users_choice():
+    assert _spin_count_at_import() == 0
+    assert _spin_count_at_import(OMP_WAIT_POLICY="active") > 0
+    assert _spin_count_at_import(GOMP_SPINCOUNT="1000") == 1000

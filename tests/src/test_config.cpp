@@ -242,3 +242,27 @@ BOOST_AUTO_TEST_CASE(log_spaced_times_and_beta_from_the_dimension) {
                          "model.beta_rule: give either model.beta or model.beta_rule"));
   BOOST_TEST(starts_with(error_of("[model]\nbeta_rule = \"d\"\n"), "model.beta_rule: the only rule is"));
 }
+
+// solver.method = "auto" (the default) resolves to a method of the table from rtol and the sample
+// times, and the resolved configuration names that method (so that a resumed run uses it).
+BOOST_AUTO_TEST_CASE(auto_method_is_resolved_from_the_tolerance_and_the_frames) {
+  const RunConfig defaults = parse_config("", "empty.toml");
+  BOOST_TEST(defaults.solver.method_auto);
+  BOOST_TEST(to_string(defaults.solver.method) == "dopri5");  // 201 frames over t = 20 at rtol 1e-8
+  const RunConfig tight = parse_config("[solver]\nrtol = 1e-10\nt_end = 10\n[output]\nsamples = 11\n", "t.toml");
+  BOOST_TEST(to_string(tight.solver.method) == "fehlberg78");
+  // Dense frames keep dopri5 even at a tight tolerance: each frame would end a fehlberg78 step.
+  const RunConfig dense = parse_config("[solver]\nrtol = 1e-9\n[output]\nsamples = 2001\n", "d.toml");
+  BOOST_TEST(to_string(dense.solver.method) == "dopri5");
+  const RunConfig asked = parse_config("[solver]\nmethod = \"auto\"\nrtol = 1e-10\nt_end = 10\n[output]\nsamples = 11\n", "a.toml");
+  BOOST_TEST(to_string(asked.solver.method) == "fehlberg78");
+  const RunConfig again = parse_config(to_toml(tight), "resolved.toml");
+  BOOST_TEST(!again.solver.method_auto);
+  BOOST_TEST(to_string(again.solver.method) == "fehlberg78");
+  const RunConfig chosen = parse_config("[solver]\nmethod = \"cash_karp54\"\nrtol = 1e-10\n", "c.toml");
+  BOOST_TEST(!chosen.solver.method_auto);
+  BOOST_TEST(to_string(chosen.solver.method) == "cash_karp54");
+  // The mean-field solver keeps dopri5.
+  const RunConfig field = parse_config("[model]\nkind = \"meanfield\"\n[solver]\nrtol = 1e-11\n[output]\nsamples = 3\n", "m.toml");
+  BOOST_TEST(to_string(field.solver.method) == "dopri5");
+}

@@ -105,6 +105,7 @@ struct ResumeState {
 struct WriterStats {
   std::int64_t flushes = 0;
   double flush_seconds = 0.0;  // time spent in flushes (including checkpoints)
+  double write_seconds = 0.0;  // time spent handing buffered frames to HDF5 (chunking, compression), outside flushes
 };
 
 class RunWriter {
