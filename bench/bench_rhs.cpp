@@ -1,4 +1,4 @@
-// Right-hand-side benchmark of issue 6: time and effective rate (4 n² d flops per evaluation) of
+// Right-hand-side benchmark: time and effective rate (4 n² d flops per evaluation) of
 // the full right-hand side, the DGEMM rate of the same machine in the same run, their ratio, the
 // growth exponent in n, and the vectorized exponentials the kernel could use.
 //
@@ -172,7 +172,7 @@ void BM_ExpSleef(benchmark::State& state) {
 }
 #endif
 
-// Collects every run, then prints the summary tables of issue 6 after the usual output.
+// Collects every run, then prints the summary tables after the usual output.
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
@@ -270,7 +270,7 @@ void register_benchmarks() {
   for (auto* b : {benchmark::RegisterBenchmark("BM_DgemmEigen", BM_DgemmEigen),
                   benchmark::RegisterBenchmark("BM_DgemmOpenBLAS", BM_DgemmOpenBLAS)})
     b->Args({1024, 1})->Args({1024, 0})->Args({2048, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
-  // The grid of issue 6, all cores, default (symmetric) path.
+  // The benchmark grid, all cores, default (symmetric) path.
   auto* rhs = benchmark::RegisterBenchmark("BM_Rhs", BM_Rhs);
   for (Index n : {32, 256, 1024, 4096})
     for (Index d : {3, 64, 512}) rhs->Args({n, d, 0, 1});

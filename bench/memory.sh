@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Peak memory of a large run (issue 6 target: n = 65 536, d = 64 below 1.5 GB), measured by
+# Peak memory of a large run (target: n = 65 536, d = 64 below 1.5 GB), measured by
 # /usr/bin/time -v around the real CLI. One dopri5 step (the default method; it holds the most
 # state vectors of the low-order methods) from a uniform start: 8 right-hand sides, a few minutes.
 #   bash bench/memory.sh [n] [d]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Right-hand-side benchmark (issue 6): the n x d grid, the same-run DGEMM rate, ratios, growth
+# Right-hand-side benchmark: the n x d grid, the same-run DGEMM rate, ratios, growth
 # exponent, exponentials. One command:
 #   bash bench/run.sh             # Eigen GEMM (the default build)
 #   bash bench/run.sh --backends  # also builds build-blas/ (NORMDYN_USE_BLAS=ON) and compares both

@@ -4,19 +4,19 @@ namespace normdyn::test {
 
 // Round-off of O(n d) floating-point sums of unit-scale terms.
 inline constexpr double kRoundoff = 1e-13;
-// | |θ_j| − 1 | in every stored frame with retraction on (issue 2: 1e-12).
+// | |θ_j| − 1 | in every stored frame with retraction on (1e-12).
 inline constexpr double kSphereNorm = 1e-12;
-// Agreement of the n-particle code with the scalar ODE of the symmetric start (issue 2: 1e-7 relative).
+// Agreement of the n-particle code with the scalar ODE of the symmetric start (1e-7 relative).
 inline constexpr double kSymmetricRelative = 1e-7;
 // Agreement of the two sides of an exact identity integrated at rtol 1e-12 (time change).
 inline constexpr double kTimeChange = 1e-8;
 // Observed convergence orders must lie within this of the nominal order.
 inline constexpr double kOrderSlack = 0.3;
-// Results with different thread counts (issue 6: 1e-13).
+// Results with different thread counts (1e-13).
 inline constexpr double kThreadAgreement = 1e-13;
 
-// ---- Analysis (issue 4).
-// Decay rates recovered from the symmetric start of Theorem 4.1 (issue 4: within 5%).
+// ---- Analysis.
+// Decay rates recovered from the symmetric start of Theorem 4.1 (within 5%).
 inline constexpr double kRateRelative = 0.05;
 // Parameters of an exact exponential / power law / stretched exponential recovered by the fits
 // (least squares in ln y of exact data: round-off of ~100 logarithms and a 3×3 solve).
@@ -26,14 +26,14 @@ inline constexpr double kOneMinusCosine = 1e-10;
 // Observables of a rotated or permuted configuration (round-off of n² d sums and an eigensolver).
 inline constexpr double kInvariance = 1e-12;
 
-// ---- Mean field (issue 5).
-// Growth rates of Fourier modes of the uniform density against the closed form (issue 5: 1%).
+// ---- Mean field.
+// Growth rates of Fourier modes of the uniform density against the closed form (1%).
 inline constexpr double kLinearRate = 1e-2;
 // Total mass of the finite-volume solver: round-off of sums over up to ~10^5 cells.
 inline constexpr double kMassRoundoff = 1e-13;
 
-// ---- Sweeps and sharded runs (issue 7).
-// A run sharded over MPI processes against the same run on one process (issue 7: 1e-12); relative
+// ---- Sweeps and sharded runs.
+// A run sharded over MPI processes against the same run on one process (1e-12); relative
 // to max(1, |x|), since the radii of Pre- and Peri-LN grow like t.
 inline constexpr double kShardAgreement = 1e-12;
 

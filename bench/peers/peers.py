@@ -1,4 +1,4 @@
-"""Peer benchmark of issue 6: normdyn against what researchers use today, on identical problems.
+"""Peer benchmark: normdyn against what researchers use today, on identical problems.
 
 For every problem (n, d) x scheme (Post-LN, Pre-LN), beta = 1, t_end = 10, one Gaussian start
 (x_j ~ N(0, I_d), theta_j = x_j/|x_j|, r_j = |x_j|) written to an HDF5 file that every method reads:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Peer benchmark (issue 6): normdyn vs scipy solve_ivp (RK45, DOP853) vs numpy forward Euler.
+# Peer benchmark: normdyn vs scipy solve_ivp (RK45, DOP853) vs numpy forward Euler.
 #   bash bench/peers/run.sh [--problems 32x3,256x32,1024x64] [--schemes post,pre]
 # Builds normdyn if needed. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for this command only,
 # so that numpy's OpenBLAS picks its own kernel (the script prints which one). OMP_WAIT_POLICY

@@ -1,4 +1,4 @@
-// Figures of sweep runs and their ensemble statistics (issue 7), on planted configurations and
+// Figures of sweep runs and their ensemble statistics, on planted configurations and
 // hand-made series whose answers are known exactly.
 #define BOOST_TEST_MODULE ensemble
 #include <boost/test/unit_test.hpp>

@@ -1,5 +1,5 @@
 #pragma once
-// Helpers of the sweep tests (issue 7): the index of a sweep as columns, and the child processes
+// Helpers of the sweep tests: the index of a sweep as columns, and the child processes
 // of a running sweep.
 #include <dirent.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-// Bad input through the command line (issue 3): every malformed configuration gives one line on
+// Bad input through the command line: every malformed configuration gives one line on
 // stderr that names the key or flag, exit code 2, and no output file; I/O failures give exit 3.
 #define BOOST_TEST_MODULE bad_input
 #include <boost/test/unit_test.hpp>

@@ -1,4 +1,4 @@
-// Crash safety and resume (issue 3): a run killed with SIGKILL at any moment leaves a file that
+// Crash safety and resume: a run killed with SIGKILL at any moment leaves a file that
 // h5py opens with every flushed frame intact; `--resume` then completes it with the frames of an
 // uninterrupted run, bit for bit; SIGINT/SIGTERM end a run cleanly with status `interrupted`;
 // memory stays flat however many frames are written; same configuration, same bits.

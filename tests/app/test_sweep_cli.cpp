@@ -1,4 +1,4 @@
-// `normdyn sweep` through the binary (issue 7): every point run into its own file with an index that
+// `normdyn sweep` through the binary: every point run into its own file with an index that
 // Python reads without normdyn; runs at once (--jobs); bad input found before anything runs; failed
 // runs recorded while the sweep goes on; the same command again skips finished runs.
 // Crashes and interrupts: test_sweep_recovery.cpp.

@@ -1,4 +1,4 @@
-// `normdyn sweep` after a crash or an interrupt (issue 7): a run killed from outside is recorded as
+// `normdyn sweep` after a crash or an interrupt: a run killed from outside is recorded as
 // crashed while the sweep goes on; an interrupted sweep records what it did; the same command again
 // resumes both, ending with the files an uninterrupted run writes.
 #define BOOST_TEST_MODULE sweep_recovery

@@ -1,4 +1,4 @@
-// libFuzzer harness for the configuration parser (issue 3). Any input must either parse into a
+// libFuzzer harness for the configuration parser. Any input must either parse into a
 // configuration whose resolved TOML parses back to the same configuration, or be rejected with an
 // InputError; anything else (a crash, a sanitizer report, another exception) is a bug.
 //

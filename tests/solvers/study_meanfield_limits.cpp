@@ -1,4 +1,4 @@
-// The continuum-limit studies of issue 5 (label "slow"; run with
+// The continuum-limit studies (label "slow"; run with
 //   ctest --test-dir build -R study_meanfield -V
 // or build/tests/solvers_study_meanfield_limits --run_test=<case>). Each case prints the table it
 // measured and checks the observed rate, so that it can fail:

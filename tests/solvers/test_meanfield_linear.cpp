@@ -1,4 +1,4 @@
-// Linear stability of the uniform density as an exact test of the mean-field solver (issue 5):
+// Linear stability of the uniform density as an exact test of the mean-field solver:
 // a Fourier mode k of small amplitude must grow as exp(∫ λ_k) with λ_k in closed form
 // (uniform_state_rate, derived in docs/meanfield.md), for every scheme, several k and β, within 1%
 // of the rate; and, for attention matrices that commute with rotations, rotate at the predicted speed.

@@ -93,7 +93,7 @@ BOOST_AUTO_TEST_CASE(single_token_attends_to_itself) {
   BOOST_TEST((a - theta).cwiseAbs().maxCoeff() < test::kRoundoff);
 }
 
-// ---- The two paths (issue 6): symmetric fast path for Q = K = V = I, general path otherwise ----
+// ---- The two paths: symmetric fast path for Q = K = V = I, general path otherwise ----
 
 namespace {
 double max_abs_diff(const RowMatrix& a, const RowMatrix& b) { return (a - b).cwiseAbs().maxCoeff(); }

@@ -1,4 +1,4 @@
-// Sweep files (issue 7): the documented expansion order, stable names, [set], the base file beside
+// Sweep files: the documented expansion order, stable names, [set], the base file beside
 // the sweep file, and every kind of bad input reported with its key (and point) before anything
 // runs.
 #define BOOST_TEST_MODULE sweep_spec

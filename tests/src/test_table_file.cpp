@@ -1,4 +1,4 @@
-// The table file of sweep indexes (issue 7): what is written is read back, column by column, with
+// The table file of sweep indexes: what is written is read back, column by column, with
 // its type; NaN survives; the file appears only complete (no temporary left behind).
 #define BOOST_TEST_MODULE table_file
 #include <boost/test/unit_test.hpp>
