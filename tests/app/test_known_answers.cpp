@@ -123,6 +123,33 @@ BOOST_AUTO_TEST_CASE(pre_ln_uniform_start_is_flagged) {
   BOOST_TEST(!r.rate_fit.citable());
 }
 
+// Random per-layer Gaussian weights, β = √d, Pre-LN as a discrete network of 2000 layers (n = 64,
+// d = 128): no law is known for this regime and 1 − mean cosine falls only by a factor ~2, so the
+// only acceptable report is a flagged fit (a power law with p < 0 was once reported unflagged).
+BOOST_AUTO_TEST_CASE(random_weight_pre_ln_network_is_flagged) {
+  Scratch s;
+  const auto r = simulate(s, "pre_random", R"toml([model]
+scheme = "pre"
+n = 64
+d = 128
+beta_rule = "sqrt(d)"
+qkv = "gaussian_per_layer"
+[init]
+kind = "gaussian"
+seed = 1
+[solver]
+method = "discrete"
+dt = 1.0
+t_end = 2000
+[output]
+samples = 201
+)toml");
+  print_fit("pre random weights n64 d128", r.rate_fit);
+  BOOST_TEST(!r.rate_fit.citable(), "an unflagged fit on a run with no known law");
+  BOOST_TEST(!r.rate_fit.problem.empty());
+  BOOST_TEST(!r.rate_fit.detail.empty());
+}
+
 // Mix-LN from a cap (n = 16, d = 4, β = 1, δ = 1e-5 < 1/(100 n²) = 3.9e-5): Theorem 4.3 holds with
 // the speed factor the run has, r(t) ≈ r0 + t − τ after the switch.
 BOOST_AUTO_TEST_CASE(mix_ln_from_a_cap_passes_theorem_4_3) {
