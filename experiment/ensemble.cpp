@@ -114,7 +114,7 @@ class Reader {
     std::uint64_t size = 0;
     if (!get(size) || size > (n_ - at_) / sizeof(double)) return false;
     v.resize(size);
-    std::memcpy(v.data(), p_ + at_, size * sizeof(double));
+    if (size) std::memcpy(v.data(), p_ + at_, size * sizeof(double));
     at_ += size * sizeof(double);
     return true;
   }

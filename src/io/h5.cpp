@@ -739,7 +739,11 @@ bool File::is_hdf5(const std::filesystem::path& path) {
 }
 
 void File::flush() {
-  check_status(H5Fflush(id(), H5F_SCOPE_GLOBAL), "H5Fflush", path_);
+  // The error names the file on disk (a File's own path is its root group, "/"). Its name is taken
+  // before the flush: any HDF5 call after a failure would clear the error stack that holds the cause.
+  char name[4096] = {};
+  const ssize_t length = H5Fget_name(id(), name, sizeof name);
+  check_status(H5Fflush(id(), H5F_SCOPE_GLOBAL), "H5Fflush", length > 0 ? std::string(name) : path_);
   // Return HDF5's free-listed blocks (e.g. compressed chunks, each of its own size) to the heap,
   // so that a long run's memory does not creep.
   H5garbage_collect();
