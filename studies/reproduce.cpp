@@ -11,6 +11,7 @@
 #include "normdyn/analysis/theorems.hpp"
 #include "normdyn/dynamics.hpp"
 #include "normdyn/init.hpp"
+#include "normdyn/solvers/frame_recorder.hpp"
 #include "normdyn/solvers/integrator.hpp"
 #include "normdyn/studies/attention.hpp"
 #include "normdyn/studies/symmetric.hpp"
@@ -25,17 +26,6 @@ std::string num(double v, int digits = 6) {
   return b;
 }
 
-// Keeps every sample of a particle integration.
-struct Frames final : SampleObserver {
-  StateLayout layout;
-  std::vector<Tokens> frames;
-  std::optional<RunStatus> on_sample(std::size_t, double, std::int64_t, std::span<const double> x,
-                                     const CheckpointView&) override {
-    frames.push_back(layout.unpack(x.data()));
-    return std::nullopt;
-  }
-};
-
 struct ParticleRun {
   RunStatus status = RunStatus::ok;
   std::vector<Tokens> frames;
@@ -48,7 +38,7 @@ ParticleRun run_particles(AttentionDynamics& dyn, const Tokens& start, const std
   IntegratorOptions options;
   options.rtol = rtol;
   options.atol = atol;
-  Frames frames;
+  FrameRecorder frames;
   frames.layout = dyn.layout();
   const IntegrationResult result = integrate(dyn, x0, times.front(), times, options, frames);
   return {result.status, std::move(frames.frames)};

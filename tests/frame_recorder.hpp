@@ -1,22 +1,6 @@
 #pragma once
-// A SampleObserver that keeps every sample of a particle integration as tokens.
-#include <optional>
-#include <span>
-#include <vector>
-
-#include "normdyn/dynamics.hpp"
-#include "normdyn/solvers/integrator.hpp"
+#include "normdyn/solvers/frame_recorder.hpp"
 
 namespace normdyn::test {
-
-struct FrameRecorder final : SampleObserver {
-  StateLayout layout;
-  std::vector<Tokens> frames;
-  std::optional<RunStatus> on_sample(std::size_t, double, std::int64_t, std::span<const double> x,
-                                     const CheckpointView&) override {
-    frames.push_back(layout.unpack(x.data()));
-    return std::nullopt;
-  }
-};
-
+using normdyn::FrameRecorder;
 }  // namespace normdyn::test

@@ -1,11 +1,10 @@
 #include "normdyn/io/grid_file.hpp"
 
-#include <unistd.h>
-
 #include <stdexcept>
 
 #include "io/h5.hpp"
 #include "normdyn/errors.hpp"
+#include "normdyn/io/atomic_file.hpp"
 
 namespace normdyn {
 namespace {
@@ -48,9 +47,7 @@ void write_grid_file(const std::filesystem::path& path, const GridFile& file) {
     if (count != size_of(v.values)) throw std::invalid_argument(v.name + ": size disagrees with its dimensions");
   }
 
-  std::filesystem::path staging = path;
-  staging += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
-  try {
+  replace_file_atomically(path, [&](const std::filesystem::path& staging) {
     h5::File f = h5::File::create(staging, h5::CreateMode::truncate);
     for (const auto& [name, value] : file.attributes) set_attribute(f, name, value);
     std::vector<h5::Dataset> scales;
@@ -71,14 +68,7 @@ void write_grid_file(const std::filesystem::path& path, const GridFile& file) {
       for (const auto& [name, value] : v.attributes) set_attribute(ds, name, value);
     }
     f.close();
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove(staging, ec);
-    throw;
-  }
-  std::error_code ec;
-  std::filesystem::rename(staging, path, ec);
-  if (ec) throw IoError(path.string() + ": cannot move the new file into place: " + ec.message());
+  });
 }
 
 }  // namespace normdyn

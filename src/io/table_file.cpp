@@ -1,9 +1,8 @@
 #include "normdyn/io/table_file.hpp"
 
-#include <unistd.h>
-
 #include "io/h5.hpp"
 #include "normdyn/errors.hpp"
+#include "normdyn/io/atomic_file.hpp"
 
 namespace normdyn {
 namespace {
@@ -25,9 +24,7 @@ std::vector<std::pair<std::string, TableAttribute>> read_attributes(const h5::Ob
 }  // namespace
 
 void write_table_file(const std::filesystem::path& path, const TableFile& file) {
-  std::filesystem::path staging = path;
-  staging += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
-  try {
+  replace_file_atomically(path, [&](const std::filesystem::path& staging) {
     h5::File f = h5::File::create(staging, h5::CreateMode::truncate);
     for (const auto& [name, value] : file.attributes) set_attribute(f, name, value);
     for (const auto& g : file.groups) {
@@ -68,14 +65,7 @@ void write_table_file(const std::filesystem::path& path, const TableFile& file) 
       }
     }
     f.close();
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove(staging, ec);
-    throw;
-  }
-  std::error_code ec;
-  std::filesystem::rename(staging, path, ec);
-  if (ec) throw IoError(path.string() + ": cannot move the new file into place: " + ec.message());
+  });
 }
 
 TableFile read_table_file(const std::filesystem::path& path) {
