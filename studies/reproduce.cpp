@@ -16,60 +16,14 @@
 #include "normdyn/studies/attention.hpp"
 #include "normdyn/studies/symmetric.hpp"
 #include "normdyn/version.hpp"
+#include "reproduce_studies.hpp"
+#include "reproduce_support.hpp"
 
 namespace normdyn::studies {
-namespace {
-
-std::string num(double v, int digits = 6) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*g", digits, v);
-  return b;
-}
-
-struct ParticleRun {
-  RunStatus status = RunStatus::ok;
-  std::vector<Tokens> frames;
-};
-
-ParticleRun run_particles(AttentionDynamics& dyn, const Tokens& start, const std::vector<double>& times, double rtol,
-                          double atol) {
-  std::vector<double> x0(dyn.layout().size());
-  dyn.layout().pack(start, x0.data());
-  IntegratorOptions options;
-  options.rtol = rtol;
-  options.atol = atol;
-  FrameRecorder frames;
-  frames.layout = dyn.layout();
-  const IntegrationResult result = integrate(dyn, x0, times.front(), times, options, frames);
-  return {result.status, std::move(frames.frames)};
-}
-
-// Mean off-diagonal cosine of the directions.
-double mean_cosine(const RowMatrix& theta) {
-  const RowMatrix g = theta * theta.transpose();
-  const double n = double(g.rows());
-  return (g.sum() - g.trace()) / (n * (n - 1.0));
-}
-
-// The slope of ln y against x over the samples with x in [x0, x1] (least squares), from ln y.
-double log_slope(const std::vector<double>& x, const std::vector<double>& log_y, double x0, double x1) {
-  double sx = 0, sy = 0, sxx = 0, sxy = 0, m = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (x[i] < x0 || x[i] > x1 || !std::isfinite(log_y[i])) continue;
-    const double ly = log_y[i];
-    sx += x[i], sy += ly, sxx += x[i] * x[i], sxy += x[i] * ly, m += 1;
-  }
-  if (m < 2) return std::numeric_limits<double>::quiet_NaN();
-  return (m * sxy - sx * sy) / (m * sxx - sx * sx);
-}
-
-std::string scheme_title(const Scheme& s) {
-  return std::visit([](const auto& x) { return std::string(std::decay_t<decltype(x)>::title); }, s);
-}
 
 // The spec's closed forms of Theorem 4.1's initial slope, written out per scheme (independent of
 // the headers' speed(), which the reduced ODE uses).
-double closed_form_slope(const Scheme& s, double n, double beta, double r0) {
+static double closed_form_slope(const Scheme& s, double n, double beta, double r0) {
   const double e = std::exp(beta);
   const double plain = 2.0 / (e + n - 1.0);
   const double unit = 2.0 / std::sqrt(e * e + n - 1.0);
@@ -85,25 +39,10 @@ double closed_form_slope(const Scheme& s, double n, double beta, double r0) {
       s);
 }
 
-class Builder {
- public:
-  explicit Builder(Reproduction& r, const ReproduceOptions& o) : r_(r), o_(o) {}
-  template <class F>
-  void study(const std::string& name, F&& f) {
-    if (o_.progress) o_.progress(name);
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    r_.timings.push_back({name, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
-  }
-  void row(ReproductionRow row) { r_.rows.push_back(std::move(row)); }
-
- private:
-  Reproduction& r_;
-  const ReproduceOptions& o_;
-};
-
 // ---- Theorem 4.1: the reduced ODE, its initial slopes, its terminal laws and the particles.
-void theorem_4_1(Builder& b, Reproduction& r, const ReproduceOptions& o) {
+void theorem_4_1(Builder& b) {
+  Reproduction& r = b.report();
+  const ReproduceOptions& o = b.options();
   const double n = 256.0, beta = 5.0, r0 = 1.0, t_end = 100.0;  // the figure's horizon
   SymmetricStudyRequest request;
   request.n = n;
@@ -254,7 +193,8 @@ void theorem_4_1(Builder& b, Reproduction& r, const ReproduceOptions& o) {
 }
 
 // ---- Corollary of Theorem 3.1: <θ_j, A_j> ≥ (e^β − n + 1)/(n e^β) along Pre- and Peri-LN when n ≤ e^β.
-void radial_lower_bound(Builder& b, const ReproduceOptions& o) {
+void radial_lower_bound(Builder& b) {
+  const ReproduceOptions& o = b.options();
   const Index n = 8, d = 3;
   const double beta = 3.0;  // e^3 ≈ 20 ≥ n
   const int seeds = o.quick ? 3 : 10;
@@ -295,7 +235,7 @@ void radial_lower_bound(Builder& b, const ReproduceOptions& o) {
 }
 
 // ---- Theorem 3.1: synchronization over seeds (n = 8, d = 3, beta = 1, Q = K = V = I).
-double min_cosine(const RowMatrix& theta) {
+static double min_cosine(const RowMatrix& theta) {
   const RowMatrix g = theta * theta.transpose();
   double lo = 1.0;
   for (Index j = 0; j < g.rows(); ++j)
@@ -303,7 +243,8 @@ double min_cosine(const RowMatrix& theta) {
   return lo;
 }
 
-void theorem_3_1(Builder& b, const ReproduceOptions& o) {
+void theorem_3_1(Builder& b) {
+  const ReproduceOptions& o = b.options();
   const Index n = 8, d = 3;
   const double beta = 1.0;
   const int seeds = o.quick ? 4 : 16;
@@ -388,7 +329,8 @@ void theorem_3_1(Builder& b, const ReproduceOptions& o) {
 }
 
 // ---- Theorem 4.3 from a cap start (n = 4, d = 3, beta = 1, Q = K = V = I).
-void theorem_4_3(Builder& b, const ReproduceOptions& o) {
+void theorem_4_3(Builder& b) {
+  const ReproduceOptions& o = b.options();
   const Index n = 4, d = 3;
   const double beta = 1.0;
   const double delta = 0.8 * analysis::theorem_4_3_delta_bound(double(n), beta);
@@ -456,7 +398,9 @@ void theorem_4_3(Builder& b, const ReproduceOptions& o) {
 }
 
 // ---- Theorem 4.2 over a grid of (n, d), Q = K = V = I.
-void theorem_4_2(Builder& b, Reproduction& r, const ReproduceOptions& o) {
+void theorem_4_2(Builder& b) {
+  Reproduction& r = b.report();
+  const ReproduceOptions& o = b.options();
   AttentionStudyRequest request;
   if (o.quick) {
     request.n = {64, 256};
@@ -497,18 +441,13 @@ void theorem_4_2(Builder& b, Reproduction& r, const ReproduceOptions& o) {
          "largest ratio <= 1", with_hyp == 0 ? "inconclusive" : (hi <= 1.0 ? "holds" : "fails")});
 }
 
-}  // namespace
 
 Reproduction reproduce(const ReproduceOptions& options) {
   Reproduction r;
   r.quick = options.quick;
   Builder b(r, options);
-  theorem_4_1(b, r, options);
-  theorem_3_1(b, options);
-  radial_lower_bound(b, options);
-  theorem_4_3(b, options);
-  theorem_4_2(b, r, options);
-  r.not_measured = {
+  for (const auto study : kReproductionStudies) study(b);
+  const std::vector<std::string> not_measured = {
       "Theorem 4.3 with non-identity Q, K (norm <= 1): not measured (Q = K = V = I only, n = 4, d = 3, beta = 1).",
       "Theorem 3.1 is measured at one small size only (n = 8, d = 3, beta = 1); no scan of n, d or beta.",
       "Theorem 4.2 with random Q, K, V scaled to norm 1: not measured (identity only).",
@@ -519,6 +458,7 @@ Reproduction reproduce(const ReproduceOptions& options) {
       "Continuum limits (layers to ODE, particles to mean field, the mean-field grid order): not measured here; the "
       "test suite checks them (tests/solvers/test_layer_maps.cpp, tests/solvers/study_meanfield_limits.cpp).",
   };
+  r.not_measured.insert(r.not_measured.end(), not_measured.begin(), not_measured.end());
   return r;
 }
 
