@@ -183,6 +183,11 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.study_attention->add_option("--seed", st.first_seed, "first seed")->capture_default_str();
   s.study_attention->add_option("--beta", st.beta, "inverse temperature (the theorem: 1)")->capture_default_str()->check(CLI::PositiveNumber);
   s.study_attention->add_option("--constant", st.constant, "the C of the check")->capture_default_str()->check(CLI::PositiveNumber);
+  s.study_attention
+      ->add_option_function<std::string>(
+          "--qkv", [&st](const std::string& v) { st.unit_norm_qkv = v == "gaussian_unit_norm"; },
+          "attention matrices: identity | gaussian_unit_norm (Gaussian, scaled to |Q^T K| = |V| = 1, from each seed)")
+      ->check(CLI::IsMember({"identity", "gaussian_unit_norm"}));
   s.study_attention->add_option("--threads", st.threads, "threads of the attention kernel (0: all)")->check(CLI::Range(0, 4096));
   s.study_attention->add_option("--json", s.study_json, "write the table as JSON to this file");
 

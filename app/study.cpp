@@ -24,8 +24,11 @@ int attention_study_command(const AttentionStudyRequest& request) {
   const bool ok = c_hat <= request.constant;
 
   std::printf("Theorem 4.2: max_j |A_j(0)| <= C (sqrt(log n / n) + log n / d) for a uniform start, beta = %g, "
-              "Q = K = V = I; %d seed(s) per (n, d)\n",
-              request.beta, request.seeds);
+              "%s; %d seed(s) per (n, d)\n",
+              request.beta,
+              request.unit_norm_qkv ? "Gaussian Q, K, V scaled to |Q^T K| = |V| = 1 (gaussian_unit_norm, seed = the start's)"
+                                    : "Q = K = V = I",
+              request.seeds);
   std::printf("columns: hyp = e^sqrt(d) >= n log n >= d; max|A| over tokens (mean and max over seeds); bound = "
               "sqrt(log n/n) + log n/d; ratio = max/bound; then the mean angular speed at t = 0 of each scheme\n");
   std::printf("%7s %6s %4s %12s %12s %12s %8s |", "n", "d", "hyp", "max|A| mean", "max|A| max", "bound", "ratio");
@@ -46,6 +49,7 @@ int attention_study_command(const AttentionStudyRequest& request) {
     nlohmann::json j;
     j["study"] = "theorem_4_2";
     j["beta"] = request.beta;
+    j["qkv"] = request.unit_norm_qkv ? "gaussian_unit_norm" : "identity";
     j["seeds"] = request.seeds;
     j["first_seed"] = request.first_seed;
     nlohmann::json jr = nlohmann::json::array();

@@ -328,14 +328,20 @@ void theorem_3_1(Builder& b) {
   });
 }
 
-// ---- Theorem 4.3 from a cap start (n = 4, d = 3, beta = 1, Q = K = V = I).
+// ---- Theorem 4.3 from a cap start (n = 4, d = 3, beta = 1): Q = K = V = I, and Gaussian Q, K scaled
+// to |Q^T K| = 1 with V = I (QkvSource::gaussian_unit_norm, drawn from the start's seed).
 void theorem_4_3(Builder& b) {
   const ReproduceOptions& o = b.options();
   const Index n = 4, d = 3;
   const double beta = 1.0;
   const double delta = 0.8 * analysis::theorem_4_3_delta_bound(double(n), beta);
   const int seeds = o.quick ? 1 : 4;
-  b.study("theorem 4.3: variance decay from a cap start", [&] {
+  for (const bool random_qk : {false, true})
+  b.study(random_qk ? "theorem 4.3: variance decay from a cap start, random Q, K with |Q^T K| = 1, V = I"
+                    : "theorem 4.3: variance decay from a cap start", [&] {
+    const std::string tag = random_qk ? "random-qk-" : "";
+    const std::string qkv_text = random_qk ? ", Q, K from model.qkv = \"gaussian_unit_norm\" (model.qkv_seed = init.seed) "
+                                             "with V replaced by I, as a model.qkv = \"file\"" : "";
     for_each_scheme([&](auto scheme) {
       const Scheme s = scheme;
       const auto theory = scheme_theory(s);
@@ -353,7 +359,8 @@ void theorem_4_3(Builder& b) {
         spec.scheme = s;
         spec.beta = beta;
         spec.kernel.threads = 1;
-        AttentionDynamics dyn(spec, QkvSource::identity(), n, d);
+        AttentionDynamics dyn(spec, random_qk ? QkvSource::gaussian_unit_norm(d, std::uint64_t(seed), true) : QkvSource::identity(),
+                              n, d);
         const Tokens start = cap_tokens(n, d, 1.0, delta, std::uint64_t(seed));
         const ParticleRun run = run_particles(dyn, start, times, 1e-12, 1e-16);
         if (run.status != RunStatus::ok || run.frames.size() != times.size()) {
@@ -379,9 +386,11 @@ void theorem_4_3(Builder& b) {
       const bool drifting = std::isfinite(worst_late) && std::abs(worst_late - worst) > 0.1;
       const std::string cmd = "normdyn run with model.scheme = \"" + key +
                               "\", model.n = 4, model.d = 3, model.beta = 1, init.kind = \"cap\", init.delta = " +
-                              num(delta) + ", solver.t_end = " + num(t_end) + ", then normdyn analyze (theorem_4_3_variance_scale)";
-      b.row({"4.3-scale-" + key,
-             "Theorem 4.3, " + scheme_title(s) + ": dVar/dt = -Theta(Var / scale(t)) from a cap start (scale = the speed factor near consensus)",
+                              num(delta) + ", solver.t_end = " + num(t_end) + ", init.seed = 1.." + std::to_string(seeds) +
+                              qkv_text + ", then normdyn analyze (theorem_4_3_variance_scale)";
+      const std::string with = random_qk ? " (Gaussian Q, K scaled to |Q^T K| = 1, V = I)" : "";
+      b.row({"4.3-scale-" + tag + key,
+             "Theorem 4.3, " + scheme_title(s) + with + ": dVar/dt = -Theta(Var / scale(t)) from a cap start (scale = the speed factor near consensus)",
              cmd,
              problem.empty() ? "exponent b of q = (-d ln Var/dt) scale(t) ~ t^b, worst over " + std::to_string(seeds) +
                                    " seed(s): " + num(worst, 3) + " (later half of the window: " + num(worst_late, 3) + ")"
@@ -389,7 +398,7 @@ void theorem_4_3(Builder& b) {
              "b = 0 (q = Theta(1))", "|b| <= 0.1; inconclusive if b is outside and still moves by more than 0.1",
              !problem.empty() ? "fails" : close ? "holds" : drifting ? "inconclusive" : "fails"});
       if (radius && theory->radial_growth)
-        b.row({"4.3-radius-" + key, "Theorem 4.3, " + scheme_title(s) + ": r_j(t) - r_j(0) >= (1 - delta) t from a cap start",
+        b.row({"4.3-radius-" + tag + key, "Theorem 4.3, " + scheme_title(s) + with + ": r_j(t) - r_j(0) >= (1 - delta) t from a cap start",
                cmd, problem.empty() ? "min over seeds, tokens and frames t > 0 of (r_j(t) - r_j(0)) / ((1 - delta) t): " + num(growth_margin, 6)
                                     : problem,
                ">= 1", "measured >= 1", problem.empty() && growth_margin >= 1.0 ? "holds" : "fails"});
@@ -397,48 +406,56 @@ void theorem_4_3(Builder& b) {
   });
 }
 
-// ---- Theorem 4.2 over a grid of (n, d), Q = K = V = I.
+// ---- Theorem 4.2 over a grid of (n, d): Q = K = V = I, and Gaussian Q, K, V scaled to |Q^T K| = |V| = 1.
 void theorem_4_2(Builder& b) {
   Reproduction& r = b.report();
   const ReproduceOptions& o = b.options();
-  AttentionStudyRequest request;
-  if (o.quick) {
-    request.n = {64, 256};
-    request.d = {16, 64};
-    request.seeds = 2;
+  for (const bool unit_norm : {false, true}) {
+    AttentionStudyRequest request;
+    if (o.quick) {
+      request.n = {64, 256};
+      request.d = {16, 64};
+      request.seeds = 2;
+    }
+    request.threads = o.threads;
+    request.unit_norm_qkv = unit_norm;
+    std::vector<AttentionStudyRow> rows;
+    b.study(unit_norm ? "theorem 4.2: attention at a uniform start, random Q, K, V of norm 1"
+                      : "theorem 4.2: attention at a uniform start",
+            [&] { rows = attention_study(request); });
+    double hi = 0.0, lo = std::numeric_limits<double>::infinity();
+    int with_hyp = 0;
+    // Scaling: the log-log slope of max|A| against the bound over the grid.
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, m = 0;
+    nlohmann::json grid = nlohmann::json::array();
+    for (const auto& row : rows) {
+      const double ratio = row.max_attention_max / row.bound;
+      grid.push_back({{"n", row.n}, {"d", row.d}, {"hypotheses", row.hypotheses}, {"max_attention", row.max_attention_max},
+                      {"bound", row.bound}, {"ratio", ratio}});
+      if (!row.hypotheses) continue;
+      ++with_hyp;
+      hi = std::max(hi, ratio);
+      lo = std::min(lo, ratio);
+      const double lx = std::log(row.bound), ly = std::log(row.max_attention_max);
+      sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly, m += 1;
+    }
+    if (!unit_norm) r.attention = grid;  // the figure's grid
+    const double slope = m >= 2 ? (m * sxy - sx * sy) / (m * sxx - sx * sx) : std::numeric_limits<double>::quiet_NaN();
+    std::string ns, ds;
+    for (auto v : request.n) ns += (ns.empty() ? "" : ",") + std::to_string(v);
+    for (auto v : request.d) ds += (ds.empty() ? "" : ",") + std::to_string(v);
+    b.row({unit_norm ? "4.2-random-unit-norm" : "4.2-identity",
+           std::string("Theorem 4.2 (beta = 1, ") +
+               (unit_norm ? "Gaussian Q, K, V scaled to |Q^T K| = |V| = 1" : "Q = K = V = I") +
+               ", uniform start, e^sqrt(d) >= n log n >= d): max_j |A_j(0)| <= C (sqrt(log n/n) + log n/d)",
+           "normdyn study theorem-4.2 --n " + ns + " --d " + ds + " --seeds " + std::to_string(request.seeds) +
+               (unit_norm ? " --qkv gaussian_unit_norm" : ""),
+           with_hyp ? "ratio max|A|/bound in [" + num(lo, 4) + ", " + num(hi, 4) + "] over the " + std::to_string(with_hyp) +
+                          " grid points meeting the hypotheses; log-log slope of max|A| against the bound " + num(slope, 3)
+                    : "no grid point meets the hypotheses",
+           "C not given by the theorem; C = 1 is the check the analysis declares; slope 1 if the bound is tight",
+           "largest ratio <= 1", with_hyp == 0 ? "inconclusive" : (hi <= 1.0 ? "holds" : "fails")});
   }
-  request.threads = o.threads;
-  std::vector<AttentionStudyRow> rows;
-  b.study("theorem 4.2: attention at a uniform start", [&] { rows = attention_study(request); });
-  double hi = 0.0, lo = std::numeric_limits<double>::infinity();
-  int with_hyp = 0;
-  // Scaling: the log-log slope of max|A| against the bound over the grid.
-  double sx = 0, sy = 0, sxx = 0, sxy = 0, m = 0;
-  nlohmann::json grid = nlohmann::json::array();
-  for (const auto& row : rows) {
-    const double ratio = row.max_attention_max / row.bound;
-    grid.push_back({{"n", row.n}, {"d", row.d}, {"hypotheses", row.hypotheses}, {"max_attention", row.max_attention_max},
-                    {"bound", row.bound}, {"ratio", ratio}});
-    if (!row.hypotheses) continue;
-    ++with_hyp;
-    hi = std::max(hi, ratio);
-    lo = std::min(lo, ratio);
-    const double lx = std::log(row.bound), ly = std::log(row.max_attention_max);
-    sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly, m += 1;
-  }
-  r.attention = grid;
-  const double slope = m >= 2 ? (m * sxy - sx * sy) / (m * sxx - sx * sx) : std::numeric_limits<double>::quiet_NaN();
-  std::string ns, ds;
-  for (auto v : request.n) ns += (ns.empty() ? "" : ",") + std::to_string(v);
-  for (auto v : request.d) ds += (ds.empty() ? "" : ",") + std::to_string(v);
-  b.row({"4.2-identity",
-         "Theorem 4.2 (beta = 1, Q = K = V = I, uniform start, e^sqrt(d) >= n log n >= d): max_j |A_j(0)| <= C (sqrt(log n/n) + log n/d)",
-         "normdyn study theorem-4.2 --n " + ns + " --d " + ds + " --seeds " + std::to_string(request.seeds),
-         with_hyp ? "ratio max|A|/bound in [" + num(lo, 4) + ", " + num(hi, 4) + "] over the " + std::to_string(with_hyp) +
-                        " grid points meeting the hypotheses; log-log slope of max|A| against the bound " + num(slope, 3)
-                  : "no grid point meets the hypotheses",
-         "C not given by the theorem; C = 1 is the check the analysis declares; slope 1 if the bound is tight",
-         "largest ratio <= 1", with_hyp == 0 ? "inconclusive" : (hi <= 1.0 ? "holds" : "fails")});
 }
 
 
@@ -448,9 +465,7 @@ Reproduction reproduce(const ReproduceOptions& options) {
   Builder b(r, options);
   for (const auto study : kReproductionStudies) study(b);
   const std::vector<std::string> not_measured = {
-      "Theorem 4.3 with non-identity Q, K (norm <= 1): not measured (Q = K = V = I only, n = 4, d = 3, beta = 1).",
       "Theorem 3.1 is measured at one small size only (n = 8, d = 3, beta = 1); no scan of n, d or beta.",
-      "Theorem 4.2 with random Q, K, V scaled to norm 1: not measured (identity only).",
       "The random-weight experiment (beta = sqrt(d), d up to 512, per-layer Gaussian Q, K, V): not measured; "
       "model.beta_rule = \"sqrt(d)\" and model.qkv = \"gaussian_per_layer\" configure it for `normdyn run`.",
       "Metastability (staircase on S^1 and S^2, the (beta, t) phase diagram, Peri-LN against Post-LN at equal "
