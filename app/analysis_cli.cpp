@@ -197,7 +197,17 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.study_symmetric->add_option("--n", sy.n, "number of tokens (d >= n is implied)")->required();
   s.study_symmetric->add_option("--beta", sy.beta, "inverse temperature")->required();
   s.study_symmetric->add_option("--t-end", sy.t_end, "horizon")->required();
-  s.study_symmetric->add_option("--samples", sy.samples, "output intervals (times 0, T/K, ..., T)")->capture_default_str();
+  CLI::Option* linear = s.study_symmetric->add_option("--samples", sy.samples, "output intervals (times 0, T/K, ..., T)")->capture_default_str();
+  s.study_symmetric
+      ->add_option_function<std::vector<double>>(
+          "--log-times",
+          [&sy](const std::vector<double>& v) {
+            sy.log_t0 = v[0];
+            sy.log_samples = v[1] >= 2 && v[1] <= 1e7 && v[1] == std::floor(v[1]) ? int(v[1]) : 1;
+          },
+          "T0 K: output times 0, then K log-spaced times from T0 to --t-end (instead of --samples)")
+      ->expected(2)
+      ->excludes(linear);
   s.study_symmetric->add_option("--r0", sy.r0, "initial radius")->capture_default_str();
   s.study_symmetric->add_option("--alpha", sy.alpha, "nGPT's alpha (constant)")->capture_default_str();
   s.study_symmetric->add_option("--tau", sy.tau, "Mix-LN's switch time")->capture_default_str();

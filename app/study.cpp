@@ -81,8 +81,12 @@ int symmetric_study_command(const studies::SymmetricStudyRequest& request,
                             const std::optional<std::filesystem::path>& json, bool force) {
   const studies::SymmetricStudy study = studies::symmetric_study(request);
   std::printf("Theorem 4.1, symmetric start: reduced scalar ODE, n = %g, beta = %g, r0 = %g, alpha = %g, tau = %g, "
-              "t in [0, %g], %d samples (RK4, step <= %g)\n",
-              request.n, request.beta, request.r0, request.alpha, request.tau, request.t_end, request.samples,
+              "t in [0, %g], %s (RK4, step <= %g)\n",
+              request.n, request.beta, request.r0, request.alpha, request.tau, request.t_end,
+              (request.log_samples ? "t = 0 and " + std::to_string(request.log_samples) + " log-spaced times from " +
+                                         std::to_string(request.log_t0)
+                                   : std::to_string(request.samples) + " samples")
+                  .c_str(),
               request.step);
   std::printf("%-5s %14s %14s %14s %12s %14s %14s\n", "key", "gamma(T)", "1-gamma(T)", "dgamma/dt(T)", "r(T)",
               "dgamma/dt(0)", "theory(0)");
