@@ -84,7 +84,7 @@ int symmetric_study_command(const studies::SymmetricStudyRequest& request,
               "t in [0, %g], %s (RK4, step <= %g)\n",
               request.n, request.beta, request.r0, request.alpha, request.tau, request.t_end,
               (request.log_samples ? "t = 0 and " + std::to_string(request.log_samples) + " log-spaced times from " +
-                                         std::to_string(request.log_t0)
+                                         nlohmann::json(request.log_t0).dump()
                                    : std::to_string(request.samples) + " samples")
                   .c_str(),
               request.step);
