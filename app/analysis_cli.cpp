@@ -183,6 +183,11 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.study_attention->add_option("--seed", st.first_seed, "first seed")->capture_default_str();
   s.study_attention->add_option("--beta", st.beta, "inverse temperature (the theorem: 1)")->capture_default_str()->check(CLI::PositiveNumber);
   s.study_attention->add_option("--constant", st.constant, "the C of the check")->capture_default_str()->check(CLI::PositiveNumber);
+  s.study_attention
+      ->add_option_function<std::string>(
+          "--qkv", [&st](const std::string& v) { st.unit_norm_qkv = v == "gaussian_unit_norm"; },
+          "attention matrices: identity | gaussian_unit_norm (Gaussian, scaled to |Q^T K| = |V| = 1, from each seed)")
+      ->check(CLI::IsMember({"identity", "gaussian_unit_norm"}));
   s.study_attention->add_option("--threads", st.threads, "threads of the attention kernel (0: all)")->check(CLI::Range(0, 4096));
   s.study_attention->add_option("--json", s.study_json, "write the table as JSON to this file");
 
@@ -192,7 +197,17 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.study_symmetric->add_option("--n", sy.n, "number of tokens (d >= n is implied)")->required();
   s.study_symmetric->add_option("--beta", sy.beta, "inverse temperature")->required();
   s.study_symmetric->add_option("--t-end", sy.t_end, "horizon")->required();
-  s.study_symmetric->add_option("--samples", sy.samples, "output intervals (times 0, T/K, ..., T)")->capture_default_str();
+  CLI::Option* linear = s.study_symmetric->add_option("--samples", sy.samples, "output intervals (times 0, T/K, ..., T)")->capture_default_str();
+  s.study_symmetric
+      ->add_option_function<std::vector<double>>(
+          "--log-times",
+          [&sy](const std::vector<double>& v) {
+            sy.log_t0 = v[0];
+            sy.log_samples = v[1] >= 2 && v[1] <= 1e7 && v[1] == std::floor(v[1]) ? int(v[1]) : 1;
+          },
+          "T0 K: output times 0, then K log-spaced times from T0 to --t-end (instead of --samples)")
+      ->expected(2)
+      ->excludes(linear);
   s.study_symmetric->add_option("--r0", sy.r0, "initial radius")->capture_default_str();
   s.study_symmetric->add_option("--alpha", sy.alpha, "nGPT's alpha (constant)")->capture_default_str();
   s.study_symmetric->add_option("--tau", sy.tau, "Mix-LN's switch time")->capture_default_str();

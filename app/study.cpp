@@ -24,8 +24,11 @@ int attention_study_command(const AttentionStudyRequest& request) {
   const bool ok = c_hat <= request.constant;
 
   std::printf("Theorem 4.2: max_j |A_j(0)| <= C (sqrt(log n / n) + log n / d) for a uniform start, beta = %g, "
-              "Q = K = V = I; %d seed(s) per (n, d)\n",
-              request.beta, request.seeds);
+              "%s; %d seed(s) per (n, d)\n",
+              request.beta,
+              request.unit_norm_qkv ? "Gaussian Q, K, V scaled to |Q^T K| = |V| = 1 (gaussian_unit_norm, seed = the start's)"
+                                    : "Q = K = V = I",
+              request.seeds);
   std::printf("columns: hyp = e^sqrt(d) >= n log n >= d; max|A| over tokens (mean and max over seeds); bound = "
               "sqrt(log n/n) + log n/d; ratio = max/bound; then the mean angular speed at t = 0 of each scheme\n");
   std::printf("%7s %6s %4s %12s %12s %12s %8s |", "n", "d", "hyp", "max|A| mean", "max|A| max", "bound", "ratio");
@@ -46,6 +49,7 @@ int attention_study_command(const AttentionStudyRequest& request) {
     nlohmann::json j;
     j["study"] = "theorem_4_2";
     j["beta"] = request.beta;
+    j["qkv"] = request.unit_norm_qkv ? "gaussian_unit_norm" : "identity";
     j["seeds"] = request.seeds;
     j["first_seed"] = request.first_seed;
     nlohmann::json jr = nlohmann::json::array();
@@ -77,8 +81,12 @@ int symmetric_study_command(const studies::SymmetricStudyRequest& request,
                             const std::optional<std::filesystem::path>& json, bool force) {
   const studies::SymmetricStudy study = studies::symmetric_study(request);
   std::printf("Theorem 4.1, symmetric start: reduced scalar ODE, n = %g, beta = %g, r0 = %g, alpha = %g, tau = %g, "
-              "t in [0, %g], %d samples (RK4, step <= %g)\n",
-              request.n, request.beta, request.r0, request.alpha, request.tau, request.t_end, request.samples,
+              "t in [0, %g], %s (RK4, step <= %g)\n",
+              request.n, request.beta, request.r0, request.alpha, request.tau, request.t_end,
+              (request.log_samples ? "t = 0 and " + std::to_string(request.log_samples) + " log-spaced times from " +
+                                         nlohmann::json(request.log_t0).dump()
+                                   : std::to_string(request.samples) + " samples")
+                  .c_str(),
               request.step);
   std::printf("%-5s %14s %14s %14s %12s %14s %14s\n", "key", "gamma(T)", "1-gamma(T)", "dgamma/dt(T)", "r(T)",
               "dgamma/dt(0)", "theory(0)");

@@ -187,6 +187,7 @@ QkvSource make_qkv(const ModelConfig& m) {
     case QkvKind::identity: return QkvSource::identity();
     case QkvKind::gaussian: return QkvSource::gaussian(m.d, m.qkv_seed);
     case QkvKind::gaussian_per_layer: return QkvSource::gaussian_per_layer(m.d, m.qkv_seed);
+    case QkvKind::gaussian_unit_norm: return QkvSource::gaussian_unit_norm(m.d, m.qkv_seed);
     case QkvKind::file: return QkvSource::layers(read_attention_matrices(m.qkv_file, m.d));
   }
   return QkvSource::identity();

@@ -528,4 +528,17 @@ std::complex<double> uniform_state_log_amplification(const Scheme& scheme, doubl
   return integrate_pieces<Complex>(rate, t, scheme_breakpoints(scheme, 0.0, t));
 }
 
+double restricted_l1_distance(const std::vector<double>& fine, const std::vector<double>& coarse) {
+  if (coarse.empty() || fine.size() % coarse.size() != 0)
+    throw std::invalid_argument("restricted_l1_distance: the coarse cell count must divide the fine one");
+  const std::size_t ratio = fine.size() / coarse.size();
+  double sum = 0.0;
+  for (std::size_t i = 0; i < coarse.size(); ++i) {
+    double avg = 0.0;
+    for (std::size_t j = 0; j < ratio; ++j) avg += fine[i * ratio + j];
+    sum += std::abs(avg / static_cast<double>(ratio) - coarse[i]);
+  }
+  return sum * 2.0 * std::numbers::pi / static_cast<double>(coarse.size());
+}
+
 }  // namespace normdyn

@@ -41,10 +41,11 @@ template <class E>
 struct EnumNames;
 template <>
 struct EnumNames<QkvKind> {
-  static constexpr std::array<std::pair<QkvKind, std::string_view>, 4> values{{
+  static constexpr std::array<std::pair<QkvKind, std::string_view>, 5> values{{
       {QkvKind::identity, "identity"},
       {QkvKind::gaussian, "gaussian"},
       {QkvKind::gaussian_per_layer, "gaussian_per_layer"},
+      {QkvKind::gaussian_unit_norm, "gaussian_unit_norm"},
       {QkvKind::file, "file"},
   }};
 };
@@ -686,7 +687,7 @@ const std::vector<Key>& keys() {
         field("model.qkv_seed", &C::model, &ModelConfig::qkv_seed, "seed of random Q, K, V (default: init.seed)",
               {at_least(0)},
               [](const C& c) {
-                return only_for("model.qkv", c.model.qkv, {QkvKind::gaussian, QkvKind::gaussian_per_layer});
+                return only_for("model.qkv", c.model.qkv, {QkvKind::gaussian, QkvKind::gaussian_per_layer, QkvKind::gaussian_unit_norm});
               }),
         field("model.qkv_file", &C::model, &ModelConfig::qkv_file,
               "HDF5 file with datasets Q, K, V, each [d, d] or [layers, d, d]", {},

@@ -1,5 +1,6 @@
 #include "normdyn/qkv.hpp"
 
+#include <Eigen/SVD>
 #include <cmath>
 
 #include "normdyn/random.hpp"
@@ -31,6 +32,23 @@ QkvSource QkvSource::gaussian(Index d, std::uint64_t seed) {
   s.d_ = d;
   s.seed_ = seed;
   s.layers_.push_back(draw(d, seed, false, 0));
+  return s;
+}
+
+QkvSource QkvSource::gaussian_unit_norm(Index d, std::uint64_t seed, bool identity_value) {
+  AttentionMatrices m = draw(d, seed, false, 0);
+  // Largest singular values; Q and K share the factor so that Q^T K is scaled by 1/|Q^T K|.
+  const double qk = Eigen::BDCSVD<RowMatrix>(m.Q.transpose() * m.K).singularValues()(0);
+  const double qk_factor = 1.0 / std::sqrt(qk);
+  m.Q *= qk_factor;
+  m.K *= qk_factor;
+  if (identity_value) m.V = RowMatrix::Identity(d, d);
+  else m.V /= Eigen::BDCSVD<RowMatrix>(m.V).singularValues()(0);
+  QkvSource s;
+  s.kind_ = Kind::fixed_layers;
+  s.d_ = d;
+  s.seed_ = seed;
+  s.layers_.push_back(std::move(m));
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include "normdyn/analysis/theorems.hpp"
 #include "normdyn/dynamics.hpp"
 #include "normdyn/init.hpp"
+#include "normdyn/qkv.hpp"
 
 namespace normdyn::studies {
 
@@ -20,14 +21,16 @@ std::vector<AttentionStudyRow> attention_study(const AttentionStudyRequest& requ
       row.hypotheses = analysis::attention_bound_hypotheses(double(n), double(d));
       double sum = 0.0;
       for (int s = 0; s < request.seeds; ++s) {
-        const Tokens x = uniform_tokens(n, d, 1.0, request.first_seed + static_cast<std::uint64_t>(s));
+        const std::uint64_t seed = request.first_seed + static_cast<std::uint64_t>(s);
+        const Tokens x = uniform_tokens(n, d, 1.0, seed);
+        const QkvSource qkv = request.unit_norm_qkv ? QkvSource::gaussian_unit_norm(d, seed) : QkvSource::identity();
         bool first_scheme = true;
         for_each_scheme([&](auto scheme) {
           DynamicsSpec spec;
           spec.scheme = scheme;
           spec.beta = request.beta;
           spec.kernel.threads = request.threads;
-          AttentionDynamics dyn(spec, QkvSource::identity(), n, d);
+          AttentionDynamics dyn(spec, qkv, n, d);
           RowMatrix velocity(n, d);
           Vector dr(n);
           dyn.velocity(x.theta, x.r, 0.0, 0.0, velocity, dr);

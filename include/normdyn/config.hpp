@@ -17,7 +17,7 @@
 
 namespace normdyn {
 
-enum class QkvKind { identity, gaussian, gaussian_per_layer, file };
+enum class QkvKind { identity, gaussian, gaussian_per_layer, gaussian_unit_norm, file };
 enum class InitKind { uniform, gaussian, orthonormal, cap, file, perturbed_uniform, von_mises };
 // What is simulated: n tokens (weighted or not), or the mean-field density on the circle.
 enum class ModelKind { particles, meanfield };

@@ -4,6 +4,9 @@
 //   gaussian            entries N(0, 1/d), drawn once from the seed
 //   gaussian_per_layer  fresh N(0, 1/d) matrices on every unit interval [k, k+1) of t, as in a
 //                       randomly initialized deep transformer (layer k drawn from (seed, k))
+//   gaussian_unit_norm  entries N(0, 1/d) drawn once from the seed, then Q, K scaled by one factor to
+//                       the spectral norm |Q^T K| = 1 and V to |V| = 1 (the hypotheses |Q^T K|, |V| <= 1
+//                       of Theorems 4.2 and 4.3); optionally V = I (Theorem 4.3)
 //   layers              given matrices, layer k on [k, k+1), the last one held afterwards
 //                       (a file holding one set of matrices is one layer)
 // Matrices are piecewise constant in t; the integers where they change are breakpoints that the
@@ -21,6 +24,7 @@ class QkvSource {
   static QkvSource identity();
   static QkvSource gaussian(Index d, std::uint64_t seed);
   static QkvSource gaussian_per_layer(Index d, std::uint64_t seed);
+  static QkvSource gaussian_unit_norm(Index d, std::uint64_t seed, bool identity_value = false);
   static QkvSource layers(std::vector<AttentionMatrices> per_layer);
 
   // The matrices in force at t_regime (a time inside the current smooth piece).

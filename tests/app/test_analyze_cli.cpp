@@ -210,6 +210,23 @@ BOOST_AUTO_TEST_CASE(theorem_4_2_study) {
     }
   }
   BOOST_TEST(j.at("checks").at(0).at("ok").get<bool>());
+  BOOST_TEST(j.at("qkv").get<std::string>() == "identity");
+
+  // Gaussian Q, K, V scaled to |Q^T K| = |V| = 1: the theorem's other hypothesis; a different answer.
+  const fs::path unit = dir.dir() / "unit.json";
+  require_ok(dir.normdyn("study theorem-4.2 --n 32,128 --d 8,64 --seeds 2 --threads 1 --qkv gaussian_unit_norm --json " +
+                         unit.string()));
+  const json u = read_json(unit);
+  BOOST_TEST(u.at("qkv").get<std::string>() == "gaussian_unit_norm");
+  BOOST_REQUIRE_EQUAL(u.at("rows").size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    BOOST_TEST(u.at("rows").at(i).at("ratio").get<double>() < 1.0);
+    BOOST_TEST(u.at("rows").at(i).at("max_attention_max").get<double>() !=
+               j.at("rows").at(i).at("max_attention_max").get<double>());
+  }
+  const Result bad = dir.normdyn("study theorem-4.2 --n 32 --d 8 --qkv random");
+  BOOST_TEST(bad.exit_code == 2);
+  BOOST_TEST(bad.err.find("--qkv") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(several_runs_one_report_each_and_a_table) {

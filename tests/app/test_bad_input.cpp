@@ -32,7 +32,7 @@ const std::vector<Case>& cases() {
       {"[model]\ntau = 2.0\n", "", "model.tau: applies only to model.scheme = \"mix\" (model.scheme is \"post\")"},
       {"[model]\nscheme = \"mix\"\nalpha = 2.0\n", "", "model.alpha: applies only to model.scheme = \"ngpt\" (model.scheme is \"mix\")"},
       {"[model]\nscheme = \"ngpt\"\nalpha = -1.0\n", "", "model.alpha: must be > 0, got -1"},
-      {"[model]\nqkv = \"random\"\n", "", "model.qkv: unknown value \"random\"; valid: identity, gaussian, gaussian_per_layer, file"},
+      {"[model]\nqkv = \"random\"\n", "", "model.qkv: unknown value \"random\"; valid: identity, gaussian, gaussian_per_layer, gaussian_unit_norm, file"},
       {"[model]\nqkv = \"file\"\n", "", "model.qkv_file: is required when model.qkv = \"file\""},
       {"[model]\nqkv = \"file\"\nqkv_file = \"nowhere.h5\"\n", "", "model.qkv_file: nowhere.h5: no such file"},
       {"[init]\nkind = \"sphere\"\n", "", "init.kind: unknown value \"sphere\"; valid: uniform, gaussian, orthonormal, cap, file"},

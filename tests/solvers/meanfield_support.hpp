@@ -5,6 +5,7 @@
 #include <numbers>
 #include <vector>
 
+#include "normdyn/solvers/frame_recorder.hpp"
 #include "normdyn/solvers/integrator.hpp"
 #include "normdyn/solvers/meanfield_circle.hpp"
 
@@ -22,26 +23,12 @@ inline MeanFieldSpec spec_for(const Scheme& scheme, double beta, std::int64_t gr
   return spec;
 }
 
-// L1 distance between cell averages on a fine grid (restricted to the coarse one) and a coarse grid.
+using normdyn::restricted_l1_distance;
 inline double l1_restricted(const std::vector<double>& fine, const std::vector<double>& coarse) {
-  const std::size_t ratio = fine.size() / coarse.size();
-  double sum = 0.0;
-  for (std::size_t i = 0; i < coarse.size(); ++i) {
-    double avg = 0.0;
-    for (std::size_t j = 0; j < ratio; ++j) avg += fine[i * ratio + j];
-    sum += std::abs(avg / static_cast<double>(ratio) - coarse[i]);
-  }
-  return sum * 2.0 * std::numbers::pi / static_cast<double>(coarse.size());
+  return restricted_l1_distance(fine, coarse);
 }
 
-struct KeepStates final : SampleObserver {
-  std::vector<std::vector<double>> states;
-  std::optional<RunStatus> on_sample(std::size_t, double, std::int64_t, std::span<const double> x,
-                                     const CheckpointView&) override {
-    states.emplace_back(x.begin(), x.end());
-    return std::nullopt;
-  }
-};
+using KeepStates = StateRecorder;
 
 inline IntegratorOptions tight_options(double rtol = 1e-10) {
   IntegratorOptions o;

@@ -3,11 +3,14 @@
 #define BOOST_TEST_MODULE attention
 #include <boost/test/unit_test.hpp>
 
+#include <Eigen/SVD>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "normdyn/attention.hpp"
+#include "normdyn/qkv.hpp"
 #include "test_support.hpp"
 #include "tolerances.hpp"
 
@@ -217,4 +220,22 @@ BOOST_AUTO_TEST_CASE(reports_its_gemm_backend) {
 #else
   BOOST_TEST(std::string(gemm_backend()) == "eigen");
 #endif
+}
+
+// model.qkv = "gaussian_unit_norm": the spectral norms |Q^T K| and |V| are exactly 1 (the
+// hypotheses of Theorems 4.2 and 4.3), V = I on request, and the draw follows the seed.
+BOOST_AUTO_TEST_CASE(gaussian_unit_norm_matrices_have_unit_spectral_norms) {
+  for (const Index d : {2, 5, 16}) {
+    QkvSource qkv = QkvSource::gaussian_unit_norm(d, 7);
+    const AttentionMatrices& m = qkv.at(0.0);
+    const RowMatrix qk = m.Q.transpose() * m.K;
+    BOOST_TEST(std::abs(Eigen::JacobiSVD<RowMatrix>(qk).singularValues()(0) - 1.0) < 1e-12);
+    BOOST_TEST(std::abs(Eigen::JacobiSVD<RowMatrix>(m.V).singularValues()(0) - 1.0) < 1e-12);
+    BOOST_TEST(!qk.isApprox(RowMatrix::Identity(d, d)));
+    QkvSource with_identity = QkvSource::gaussian_unit_norm(d, 7, true);
+    BOOST_TEST(with_identity.at(0.0).V.isApprox(RowMatrix::Identity(d, d)));
+    BOOST_TEST(with_identity.at(0.0).Q.isApprox(m.Q));
+    QkvSource other = QkvSource::gaussian_unit_norm(d, 8);
+    BOOST_TEST(!other.at(0.0).Q.isApprox(m.Q));
+  }
 }

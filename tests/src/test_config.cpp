@@ -59,7 +59,7 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
       {"beta = 1.0\n", "beta: unknown key"},
       {"[model]\nqkv = \"random\"\n", "model.qkv: unknown value \"random\""},
       {"[model]\nqkv = \"file\"\n", "model.qkv_file: is required"},
-      {"[model]\nqkv_seed = 3\n", "model.qkv_seed: applies only to model.qkv = \"gaussian\" or \"gaussian_per_layer\""},
+      {"[model]\nqkv_seed = 3\n", "model.qkv_seed: applies only to model.qkv = \"gaussian\" or \"gaussian_per_layer\" or \"gaussian_unit_norm\""},
       {"[init]\nkind = \"orthonormal\"\n", "init.kind: \"orthonormal\" needs model.d >= model.n"},
       {"[init]\nkind = \"cap\"\ndelta = 2.5\n", "init.delta: must be in (0, 2)"},
       {"[init]\ndelta = 0.1\n", "init.delta: applies only to init.kind = \"cap\""},

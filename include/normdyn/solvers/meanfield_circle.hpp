@@ -153,4 +153,9 @@ std::complex<double> uniform_state_log_amplification(const Scheme& scheme, doubl
 // I_m(x) / I_0(x) for m = 0..m_max (backward recurrence; no overflow for large x).
 std::vector<double> bessel_ratios(double x, int m_max);
 
+// L1 distance (per radian, over the circle) between angular cell averages on a fine grid, averaged
+// down to the coarse grid, and those of a coarse grid whose cell count divides the fine one: the
+// error measure of a grid-refinement study.
+double restricted_l1_distance(const std::vector<double>& fine, const std::vector<double>& coarse);
+
 }  // namespace normdyn

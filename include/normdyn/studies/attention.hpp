@@ -1,7 +1,8 @@
 #pragma once
 // Theorem 4.2: max_j |A_j(0)| over a grid of (n, d) from uniform starts, against
 // sqrt(log n / n) + log n / d, with the mean angular speed of every scheme at t = 0 (Post- and
-// Pre-LN barely move, Peri-LN and nGPT move at unit speed). Q = K = V = I.
+// Pre-LN barely move, Peri-LN and nGPT move at unit speed). Q = K = V = I, or Gaussian matrices
+// scaled to |Q^T K| = |V| = 1 (model.qkv = "gaussian_unit_norm", drawn from each start's seed).
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -20,6 +21,7 @@ struct AttentionStudyRequest {
   std::uint64_t first_seed = 1;
   double beta = 1.0;
   double constant = 1.0;  // the C of the check
+  bool unit_norm_qkv = false;  // Q, K, V: gaussian_unit_norm instead of the identity
   int threads = 0;
   std::optional<std::filesystem::path> json;
 };

@@ -15,6 +15,9 @@ struct SymmetricStudyRequest {
   double beta = 5.0;
   double t_end = 50.0;
   int samples = 200;  // output times 0, T/K, ..., T
+  // log_samples > 0: output times 0, then log_samples log-spaced times from log_t0 to T (instead of samples)
+  double log_t0 = 0.0;
+  int log_samples = 0;
   double r0 = 1.0;
   double alpha = 1.0;  // nGPT's α (constant schedule)
   double tau = 4.0;    // Mix-LN's switch time (the scheme's default)
