@@ -451,10 +451,6 @@ Reproduction reproduce(const ReproduceOptions& options) {
       "Theorem 4.3 with non-identity Q, K (norm <= 1): not measured (Q = K = V = I only, n = 4, d = 3, beta = 1).",
       "Theorem 3.1 is measured at one small size only (n = 8, d = 3, beta = 1); no scan of n, d or beta.",
       "Theorem 4.2 with random Q, K, V scaled to norm 1: not measured (identity only).",
-      "The random-weight experiment (beta = sqrt(d), d up to 512, per-layer Gaussian Q, K, V): not measured; "
-      "model.beta_rule = \"sqrt(d)\" and model.qkv = \"gaussian_per_layer\" configure it for `normdyn run`.",
-      "Metastability (staircase on S^1 and S^2, the (beta, t) phase diagram, Peri-LN against Post-LN at equal "
-      "depth): not measured.",
       "Continuum limits (layers to ODE, particles to mean field, the mean-field grid order): not measured here; the "
       "test suite checks them (tests/solvers/test_layer_maps.cpp, tests/solvers/study_meanfield_limits.cpp).",
   };

@@ -11,9 +11,11 @@ void theorem_3_1(Builder& b);         // reproduce.cpp
 void radial_lower_bound(Builder& b);  // reproduce.cpp
 void theorem_4_3(Builder& b);         // reproduce.cpp
 void theorem_4_2(Builder& b);         // reproduce.cpp
+void random_weights(Builder& b);      // random_weights.cpp
+void metastability(Builder& b);       // metastability.cpp
 
 inline constexpr void (*kReproductionStudies[])(Builder&) = {
-    theorem_4_1, theorem_3_1, radial_lower_bound, theorem_4_3, theorem_4_2,
+    theorem_4_1, theorem_3_1, radial_lower_bound, theorem_4_3, theorem_4_2, random_weights, metastability,
 };
 
 }  // namespace normdyn::studies
