@@ -46,6 +46,7 @@ void metastability(Builder& b) {
     FrameStatistics s(true, beta);
     const std::string sphere = d == 2 ? "S^1" : "S^2";
     b.study("metastability: staircase on " + sphere, [&] { run_in_memory(circle_toml(d, beta, seed, t_end, frames), s); });
+    b.report().metastability["staircase"][d == 2 ? "s1" : "s2"] = {{"t", s.t}, {"cluster_count", s.cluster_count}, {"beta", beta}, {"n", 32}};
     std::vector<analysis::Plateau> plateaus;
     if (s.complete()) plateaus = analysis::find_plateaus(s.t, s.cluster_count, s.energy);
     bool descending = plateaus.size() >= 2;
@@ -94,15 +95,21 @@ void metastability(Builder& b) {
   {
     const EnsembleResult& e = phase.result;
     const std::size_t nt = e.time.size();
+    nlohmann::json rows = nlohmann::json::array();
+    for (std::size_t g = 0; g < e.groups; ++g)
+      rows.push_back(std::vector<double>(e.pair_fraction.begin() + std::ptrdiff_t(g * nt), e.pair_fraction.begin() + std::ptrdiff_t((g + 1) * nt)));
+    b.report().metastability["phase_diagram"] = {{"beta", betas}, {"t", e.time}, {"pair_fraction", rows}, {"seeds", seeds}};
     std::vector<double> t_half, mean_pairs;  // t_1/2: first time half the pairs are synchronized (inf: never)
     std::string table;
     for (std::size_t g = 0; g < e.groups && g < betas.size(); ++g) {
       double th = std::numeric_limits<double>::infinity(), sum = 0.0;
+      std::size_t m = 0;
       for (std::size_t i = 0; i < nt; ++i) {
         const double p = e.pair_fraction[g * nt + i];
-        sum += p / double(nt);  // frames are log-spaced: the mean over frames is the mean over ln t
+        if (e.time[i] > 0.0) sum += p, ++m;  // the frames after t = 0 are log-spaced: their mean is the mean over ln t
         if (p >= 0.5 && !std::isfinite(th)) th = e.time[i];
       }
+      sum /= double(std::max<std::size_t>(m, 1));
       t_half.push_back(th);
       mean_pairs.push_back(sum);
       table += (table.empty() ? "" : "; ") + std::string("beta ") + num(betas[g]) + ": mean over ln t " + num(sum, 3) +
@@ -145,6 +152,8 @@ void metastability(Builder& b) {
       run_in_memory(network("peri"), peri);
     });
     const bool complete = post.complete() && peri.complete();
+    b.report().metastability["peri_vs_post"]["d" + std::to_string(d)] = {
+        {"post", post.one_minus_cos}, {"peri", peri.one_minus_cos}, {"beta", beta_eq}, {"n", 32}};
     std::string table;
     if (complete)
       for (int L : {10, 30, 100, 300, 1000}) {
