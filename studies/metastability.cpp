@@ -32,6 +32,13 @@ std::string list_text(const std::vector<double>& v) {
   return s;
 }
 
+// The text as one shell line for printf (newlines as \n; the text has no quote, backslash or %).
+std::string escaped_newlines(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  return out;
+}
+
 }  // namespace
 
 void metastability(Builder& b) {
@@ -64,9 +71,11 @@ void metastability(Builder& b) {
     b.row({"meta-staircase-" + std::string(d == 2 ? "s1" : "s2"),
            "Metastability on " + sphere + " (Post-LN, Q = K = V = I, beta = 60, n = 32, uniform start): the cluster count "
            "falls as a staircase of plateaus on geometrically growing times (arXiv:2410.06833)",
-           "normdyn run data/configs/staircase_circle.toml --set model.d=" + std::to_string(d) + " --set solver.t_end=" +
-               num(t_end) + " --set 'output.times:=[]' --set 'output.log_times=[0.1, " + num(t_end) + ", 201]', then "
-               "normdyn analyze (plateaus; clusters: cosine > 1 - 1e-3)",
+           "normdyn run -o staircase.h5 --set model.scheme=post --set model.n=32 --set model.d=" + std::to_string(d) +
+               " --set model.beta=60 --set init.kind=uniform --set init.seed=4 --set solver.method=dopri5 --set "
+               "solver.rtol=1e-8 --set solver.atol=1e-10 --set solver.t_end=" + num(t_end) +
+               " --set 'output.log_times=[0.1, " + num(t_end) + ", 201]', then normdyn analyze staircase.h5 (its "
+               "plateaus; clusters: cosine > 1 - 1e-3)",
            measured, "several metastable plateaus with decreasing counts before synchronization",
            "at least 2 plateaus (energy flat to 1e-2, lasting a factor 2 in t), counts strictly decreasing; inconclusive "
            "if fewer and several clusters remain at the end",
@@ -79,7 +88,7 @@ void metastability(Builder& b) {
   const double t_phase = 1000.0;
   const std::string sweep_text =
       "[set]\n\"model.scheme\" = \"post\"\n\"model.n\" = 32\n\"model.d\" = 2\n\"init.kind\" = \"uniform\"\n"
-      "\"solver.t_end\" = 1000.0\n\"output.log_times\" = [0.1, 1000.0, 61]\n\"output.observables\" = false\n"
+      "\"solver.method\" = \"dopri5\"\n\"solver.t_end\" = 1000.0\n\"output.log_times\" = [0.1, 1000.0, 61]\n\"output.observables\" = false\n"
       "[axes]\n\"model.beta\" = [" + list_text(betas) + "]\n\"init.seed\" = [" + [&] {
         std::string s;
         for (int i = 1; i <= seeds; ++i) s += (i > 1 ? ", " : "") + std::to_string(i);
@@ -125,8 +134,7 @@ void metastability(Builder& b) {
     b.row({"meta-phase-diagram",
            "Metastability on S^1 (Post-LN, Q = K = V = I, n = 32): synchronization of pairs slows down as beta grows "
            "once attention localizes (the (beta, t) phase diagram of synchronized pairs)",
-           "normdyn ensemble SWEEP, SWEEP = data/configs/sweep_beta_circle.toml with model.beta = [" + list_text(betas) +
-               "], init.seed = 1.." + std::to_string(seeds) + ", solver.t_end = 1000, output.log_times = [0.1, 1000, 61]",
+           "printf '" + escaped_newlines(sweep_text) + "' > phase.toml && normdyn ensemble phase.toml -o phase.h5",
            ok ? "seed-averaged fraction of pairs with cosine > 0.999 (mean over the log-spaced frames, t in [0.1, 1000]): " + table
               : "the ensemble did not complete (" + phase.message + ", " + std::to_string(e.failed) + " members failed)",
            "slower synchronization at larger beta (metastable multi-cluster states)",
