@@ -115,8 +115,8 @@ void random_weights(Builder& b) {
   b.study("random-weight networks (n = " + std::to_string(n) + ", d = " + std::to_string(d) + ", " +
               std::to_string(layers) + " layers, " + std::to_string(seeds) + " seeds)",
           [&] {
-            // Gaussian-norm starts only where the radius matters (Pre-, Mix-, Peri-LN); the other
-            // schemes renormalize, so their Gaussian start is the unit-norm one.
+            // Gaussian-norm starts only where the radius carries through the depth (Pre-, Mix-,
+            // Peri-LN); the other schemes have no radial dynamics (unit tokens after every layer).
             std::vector<std::pair<std::string, bool>> runs;
             for_each_scheme([&](auto scheme) {
               const Scheme s = scheme;
