@@ -1,6 +1,7 @@
 #pragma once
 // `normdyn reproduce [--quick] [-o DIR]`: runs the library's reproduction (studies/reproduce.hpp),
-// writes DIR/reproduction.md, DIR/reproduction.json, DIR/symmetric_start.json and the figures
+// writes DIR/reproduction.md, DIR/reproduction.json, DIR/symmetric_start.json, DIR/random_weights.json,
+// DIR/metastability.json and the figures
 // (scripts/plot_reproduction.py; skipped with a note when Python or matplotlib is missing).
 #include <filesystem>
 

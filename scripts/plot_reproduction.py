@@ -1,5 +1,6 @@
-"""Figures of `normdyn reproduce`: DIR/symmetric_start.json (the reduced ODE of Theorem 4.1) and
-DIR/reproduction.json (the Theorem 4.2 grid). Usage: plot_reproduction.py DIR. Exit 4 if matplotlib
+"""Figures of `normdyn reproduce`: DIR/symmetric_start.json (the reduced ODE of Theorem 4.1),
+DIR/reproduction.json (the Theorem 4.2 grid), DIR/random_weights.json (the random-weight networks)
+and DIR/metastability.json (staircases, the phase diagram, Peri-LN against Post-LN). Usage: plot_reproduction.py DIR. Exit 4 if matplotlib
 cannot be imported (the caller then notes that the figures were skipped)."""
 import json
 import sys
@@ -62,6 +63,83 @@ def main(out: Path) -> None:
         fig.tight_layout()
         fig.savefig(out / "theorem_4_2.png", dpi=110)
         plt.close(fig)
+
+    if (out / "random_weights.json").exists():
+        random_weights_figure(out, json.loads((out / "random_weights.json").read_text()))
+    if (out / "metastability.json").exists():
+        metastability_figure(out, json.loads((out / "metastability.json").read_text()))
+
+
+def _finite(values):
+    return [float("nan") if v is None else v for v in values]
+
+
+def random_weights_figure(out: Path, rw) -> None:
+    p = rw["parameters"]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    colours = {}
+    for c in rw["curves"]:
+        label = TITLES.get(c["scheme"], c["scheme"]) + (" (Gaussian norms)" if c["start"] == "gaussian" else "")
+        style = "--" if c["start"] == "gaussian" else "-"
+        depth = range(len(c["one_minus_mean_cosine"]))
+        kw = {"color": colours[c["scheme"]]} if c["scheme"] in colours else {}
+        (line,) = axes[0].semilogy(depth, [max(v, 1e-32) for v in c["one_minus_mean_cosine"]], style, label=label, **kw)
+        colours.setdefault(c["scheme"], line.get_color())
+        axes[1].plot(depth, c["mean_radius"], style, color=colours[c["scheme"]])
+        axes[2].semilogy(depth, _finite(c["angle"]), style, color=colours[c["scheme"]])
+    axes[0].set_ylabel("1 - mean cosine")
+    axes[1].set_ylabel("mean radius")
+    axes[2].set_ylabel("angle per layer (rad)")
+    for ax in axes:
+        ax.set_xlabel("layer")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(
+        f"Random per-layer Gaussian Q, K, V: n = {p['n']}, d = {p['d']}, beta = sqrt(d), {p['seeds']} seeds "
+        "(solid: unit norms, dashed: Gaussian norms)"
+    )
+    fig.tight_layout()
+    fig.savefig(out / "random_weights.png", dpi=110)
+    plt.close(fig)
+
+
+def metastability_figure(out: Path, m) -> None:
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for key, name in (("s1", "S^1"), ("s2", "S^2")):
+        s = m.get("staircase", {}).get(key)
+        if s:
+            keep = [i for i, t in enumerate(s["t"]) if t > 0]
+            axes[0].semilogx([s["t"][i] for i in keep], [s["cluster_count"][i] for i in keep], drawstyle="steps-post",
+                             label=f"{name}, beta = {s['beta']:g}")
+    axes[0].set_xlabel("t")
+    axes[0].set_ylabel("clusters (cosine > 1 - 1e-3)")
+    axes[0].set_title("Post-LN staircase, n = 32")
+    axes[0].legend(fontsize=8)
+    ph = m.get("phase_diagram")
+    if ph:
+        keep = [i for i, t in enumerate(ph["t"]) if t > 0]  # log axis: the frame at t = 0 is left out
+        im = axes[1].pcolormesh([ph["t"][i] for i in keep], range(len(ph["beta"])),
+                                [[row[i] for i in keep] for row in ph["pair_fraction"]], shading="nearest", vmin=0, vmax=1)
+        axes[1].set_xscale("log")
+        axes[1].set_yticks(range(len(ph["beta"])), [f"{b:g}" for b in ph["beta"]])
+        axes[1].set_xlabel("t")
+        axes[1].set_ylabel("beta")
+        axes[1].set_title(f"synchronized pairs (cos > 0.999), S^1, {ph['seeds']} seeds")
+        fig.colorbar(im, ax=axes[1])
+    for key, pv in m.get("peri_vs_post", {}).items():
+        for scheme, style in (("post", "-"), ("peri", "--")):
+            depth = range(len(pv[scheme]))
+            axes[2].loglog([x + 1 for x in depth], [max(v, 1e-32) for v in pv[scheme]], style,
+                           label=f"{TITLES[scheme]}, d = {key[1:]}")
+    axes[2].set_xlabel("layer + 1")
+    axes[2].set_ylabel("1 - mean cosine")
+    axes[2].set_title("Peri-LN against Post-LN, Q = K = V = I, beta = 4")
+    axes[2].legend(fontsize=8)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out / "metastability.png", dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -480,10 +480,6 @@ Reproduction reproduce(const ReproduceOptions& options) {
   Builder b(r, options);
   for (const auto study : kReproductionStudies) study(b);
   const std::vector<std::string> not_measured = {
-      "The random-weight experiment (beta = sqrt(d), d up to 512, per-layer Gaussian Q, K, V): not measured; "
-      "model.beta_rule = \"sqrt(d)\" and model.qkv = \"gaussian_per_layer\" configure it for `normdyn run`.",
-      "Metastability (staircase on S^1 and S^2, the (beta, t) phase diagram, Peri-LN against Post-LN at equal "
-      "depth): not measured.",
       "Continuum limits: the mean-field grid order is measured for Post-LN only; the (phi, r) grid of the radius "
       "schemes is checked by the test suite (tests/solvers/study_meanfield_limits.cpp), not here.",
   };

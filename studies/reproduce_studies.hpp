@@ -11,13 +11,15 @@ void theorem_3_1(Builder& b);         // reproduce.cpp
 void radial_lower_bound(Builder& b);  // reproduce.cpp
 void theorem_4_3(Builder& b);         // reproduce.cpp
 void theorem_4_2(Builder& b);         // reproduce.cpp
-void continuum_depth(Builder& b);      // continuum.cpp
-void continuum_mean_field(Builder& b); // continuum.cpp
-void continuum_grid(Builder& b);       // continuum.cpp
+void random_weights(Builder& b);        // random_weights.cpp
+void metastability(Builder& b);         // metastability.cpp
+void continuum_depth(Builder& b);       // continuum.cpp
+void continuum_mean_field(Builder& b);  // continuum.cpp
+void continuum_grid(Builder& b);        // continuum.cpp
 
 inline constexpr void (*kReproductionStudies[])(Builder&) = {
-    theorem_4_1, theorem_3_1, radial_lower_bound, theorem_4_3, theorem_4_2,
-    continuum_depth, continuum_mean_field, continuum_grid,
+    theorem_4_1,    theorem_3_1,   radial_lower_bound, theorem_4_3,          theorem_4_2,
+    random_weights, metastability, continuum_depth,    continuum_mean_field, continuum_grid,
 };
 
 }  // namespace normdyn::studies

@@ -40,6 +40,12 @@ BOOST_AUTO_TEST_CASE(quick_reproduction_has_measured_rows_and_no_failure) {
     BOOST_TEST_INFO(id);
     BOOST_TEST(ids.count(id) == 1u);
   }
+  // The random-weight experiment and metastability.
+  for (const char* id : {"rw-early-motion", "rw-collapse", "rw-pre-radius", "meta-staircase-s1", "meta-staircase-s2",
+                         "meta-phase-diagram", "meta-peri-vs-post-d3", "meta-peri-vs-post-d64"})
+    BOOST_TEST(ids.count(id) == 1u, id);
+  BOOST_TEST(std::filesystem::exists(s / "rep/random_weights.json"));
+  BOOST_TEST(std::filesystem::exists(s / "rep/metastability.json"));
   BOOST_TEST(j["timings"].size() >= 3u);
   const std::string md = test::Scratch::slurp(s / "rep/reproduction.md");
   BOOST_TEST(test::contains(md, "| 4.1-law-pre |"));

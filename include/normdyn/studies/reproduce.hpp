@@ -45,6 +45,8 @@ struct Reproduction {
   std::vector<std::string> not_measured;  // statements without a row, and why
   nlohmann::json symmetric;               // the symmetric study's trajectories (for the figures)
   nlohmann::json attention;               // the Theorem 4.2 grid
+  nlohmann::json random_weights;          // the random-weight curves against depth (for the figures)
+  nlohmann::json metastability;           // staircases, phase diagram, Peri-LN against Post-LN (for the figures)
 };
 
 Reproduction reproduce(const ReproduceOptions& options);
