@@ -23,6 +23,10 @@ int pair_threads(Index n, Index d, int requested) {
   return requested > 0 ? requested : omp_get_max_threads();
 }
 
+// E (if with_energy), min and mean cosine over the tiles of the Gram matrix: see
+// pairwise_summary_threaded.
+PairwiseSummary tiled_pairs(Eigen::Ref<const RowMatrix> theta, double beta, int threads, bool with_energy);
+
 }  // namespace
 
 double variance(Eigen::Ref<const RowMatrix> theta) {
@@ -37,11 +41,8 @@ double interaction_energy(Eigen::Ref<const RowMatrix> theta, double beta) {
 
 double min_pairwise_cosine(Eigen::Ref<const RowMatrix> theta) {
   if (theta.rows() < 2) return 1.0;
-  const RowMatrix gram = theta * theta.transpose();
-  double m = 1.0;
-  for (Index j = 0; j < gram.rows(); ++j)
-    for (Index k = j + 1; k < gram.cols(); ++k) m = std::min(m, gram(j, k));
-  return m;
+  // The tiled pass (O(block²) memory, not an n×n Gram matrix); its minimum is exact.
+  return tiled_pairs(theta, 0.0, 0, false).min_cosine;
 }
 
 PairwiseSummary pairwise_summary(Eigen::Ref<const RowMatrix> theta, double beta) {
@@ -206,6 +207,12 @@ FrameObservables frame_observables(const Tokens& tokens, Eigen::Ref<const RowMat
 }
 
 PairwiseSummary pairwise_summary_threaded(Eigen::Ref<const RowMatrix> theta, double beta, int threads) {
+  return tiled_pairs(theta, beta, threads, true);
+}
+
+namespace {
+
+PairwiseSummary tiled_pairs(Eigen::Ref<const RowMatrix> theta, double beta, int threads, bool with_energy) {
   const Index n = theta.rows();
   PairwiseSummary s;
   if (n == 0) return s;
@@ -229,16 +236,19 @@ PairwiseSummary pairwise_summary_threaded(Eigen::Ref<const RowMatrix> theta, dou
       const Index rb = b * kPairBlock, nb = std::min(kPairBlock, n - rb);
       gram.noalias() = theta.middleRows(ra, na) * theta.middleRows(rb, nb).transpose();
       TileSum& t = sums[i];
-      const double weight = a == b ? 1.0 : 2.0;
-      t.energy = weight * (beta * gram.array()).exp().sum();
-      double min_cos = 1.0, sum_cos = 0.0;
-      for (Index p = 0; p < na; ++p)
-        for (Index q = (a == b ? p + 1 : 0); q < nb; ++q) {
-          min_cos = std::min(min_cos, gram(p, q));
-          sum_cos += gram(p, q);
-        }
-      t.min_cos = min_cos;
-      t.sum_cos = 2.0 * sum_cos;  // (j, k) and (k, j)
+      // Whole-tile reductions (Eigen's vectorized exp, min and sum) rather than a scalar loop over
+      // the pairs: the loop's serial min/add chains cost as much as the tile's product. A diagonal
+      // tile holds both orders of each pair and its diagonal, which the sum takes out.
+      if (with_energy) t.energy = (a == b ? 1.0 : 2.0) * (beta * gram.array()).exp().sum();
+      if (a != b) {
+        t.min_cos = gram.minCoeff();
+        t.sum_cos = 2.0 * gram.sum();  // (j, k) and (k, j)
+      } else {
+        double min_cos = 1.0;
+        for (Index p = 0; p + 1 < na; ++p) min_cos = std::min(min_cos, gram.row(p).tail(na - p - 1).minCoeff());
+        t.min_cos = min_cos;
+        t.sum_cos = gram.sum() - gram.trace();
+      }
     }
   }
   double energy = 0.0, min_cos = 1.0, sum_cos = 0.0;
@@ -252,6 +262,8 @@ PairwiseSummary pairwise_summary_threaded(Eigen::Ref<const RowMatrix> theta, dou
   s.mean_cosine = n > 1 ? sum_cos / (static_cast<double>(n) * static_cast<double>(n - 1)) : 1.0;
   return s;
 }
+
+}  // namespace
 
 Vector inverse_speed_factors(const Scheme& scheme, double t, double t_regime, Eigen::Ref<const RowMatrix> theta,
                              Eigen::Ref<const Vector> r, Eigen::Ref<const RowMatrix> attention) {

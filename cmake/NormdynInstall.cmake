@@ -33,6 +33,13 @@ install(TARGETS normdyn RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS normdyn_passive_wait LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 file(RELATIVE_PATH _normdyn_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
 set_target_properties(normdyn PROPERTIES INSTALL_RPATH "$ORIGIN/${_normdyn_bin_to_lib}")
+# The build tree has the same layout and RUNPATH: the library is built where the install puts it
+# relative to the program. CMake's default build RUNPATH lists the directory of every library linked
+# by full path (Debian's openmpi/lib and hdf5/serial, which hold only the link-time .so symlinks), and
+# the loader probed each of them for every library the program needs at every start.
+set_target_properties(normdyn PROPERTIES BUILD_WITH_INSTALL_RPATH ON)
+set_target_properties(normdyn_passive_wait PROPERTIES
+                      LIBRARY_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/app/${_normdyn_bin_to_lib}")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/normdyn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 install(EXPORT normdynTargets NAMESPACE normdyn:: DESTINATION ${NORMDYN_INSTALL_CMAKEDIR})

@@ -37,4 +37,8 @@ inline constexpr double kMassRoundoff = 1e-13;
 // to max(1, |x|), since the radii of Pre- and Peri-LN grow like t.
 inline constexpr double kShardAgreement = 1e-12;
 
+// A cosine <θ_j, θ_k> from a tile's matrix product against the same dot product taken alone: the
+// products may sum the d terms in another order (a few ulps of a unit-scale value; 1e-14).
+inline constexpr double kFramePassCosine = 1e-14;
+
 }  // namespace normdyn::test

@@ -619,13 +619,14 @@ struct RunWriter::Impl {
       }
   }
 
-  void flush() {
+  // `reopen`: false for the last flush of a run, whose datasets are closed right after it.
+  void flush(bool reopen = true) {
     write_pending();
     const auto start = Clock::now();
     file.flush();  // frames first: the checkpoint must never point past durable frames
     store_checkpoint();
     file.flush();
-    reopen_datasets();
+    if (reopen) reopen_datasets();
     stats.flushes++;
     stats.flush_seconds += seconds_since(start);
     frames_since_flush = 0;
@@ -846,7 +847,7 @@ void RunWriter::flush() { impl_->flush(); }
 
 void RunWriter::finish(const RunSummary& s) {
   Impl& w = *impl_;
-  w.flush();
+  w.flush(false);
   // Attributes cannot be created in SWMR mode: close, reopen normally, write the summary.
   for (Element* e : w.elements()) *e = Element{};
   w.fields.clear();

@@ -173,3 +173,31 @@ BOOST_AUTO_TEST_CASE(inverse_speed_factors_follow_the_scheme) {
   BOOST_TEST(inverse_speed_factors(PreLN{}, 3.0, 3.0, theta, r, a)(1) == 0.25);
   BOOST_TEST(inverse_speed_factors(LNScaling{}, 3.0, 3.0, theta, r, a)(0) == 0.5, boost::test_tools::tolerance(test::kRoundoff));
 }
+
+BOOST_AUTO_TEST_CASE(tiled_pass_equals_the_pairwise_reference) {
+  // Tile edges: one full tile and a one-row remainder (a diagonal tile without pairs), and a
+  // clustered case where the minimum sits in an off-diagonal tile.
+  for (const Index n : {Index{257}, Index{600}}) {
+    RowMatrix theta = random_directions(n, 8, 11);
+    if (n == 600) {
+      theta.topRows(300).rowwise() += 4.0 * theta.row(0);
+      theta.rowwise().normalize();
+    }
+    const double beta = 1.5;
+    double energy = 0.0, min_cos = 1.0, sum_cos = 0.0;
+    for (Index j = 0; j < n; ++j)
+      for (Index k = 0; k < n; ++k) {
+        const double c = theta.row(j).dot(theta.row(k));
+        energy += std::exp(beta * c);
+        if (j == k) continue;
+        min_cos = std::min(min_cos, c);
+        sum_cos += c;
+      }
+    const PairwiseSummary tiled = pairwise_summary_threaded(theta, beta, 2);
+    BOOST_TEST_INFO("n = " << n);
+    BOOST_TEST(tiled.energy == energy, boost::test_tools::tolerance(test::kRoundoff));
+    BOOST_TEST(std::abs(tiled.min_cosine - min_cos) <= test::kFramePassCosine);
+    BOOST_TEST(std::abs(tiled.mean_cosine - sum_cos / (double(n) * double(n - 1))) <= test::kFramePassCosine);
+    BOOST_TEST(min_pairwise_cosine(theta) == tiled.min_cosine);  // the same tiles, the same minimum
+  }
+}
