@@ -326,13 +326,12 @@ Checks theorem_checks(const RunConfig& config, const CheckSeries& s, const Check
         }
       } else {
         const auto slope = derivative_at_start(s.t, gamma);
-        const double theory = ode_theory;
         const bool from_velocity = std::isfinite(s.initial_slope_velocity);
         // The polynomial through the first frames is trusted only where gamma is nearly linear: a small
         // change over those frames and agreement of the last two degrees.
         const std::size_t m = std::min<std::size_t>(5, gamma.size());
         const bool frames_fine = slope && std::abs(gamma[m - 1] - gamma[0]) <= options.frame_slope_span &&
-                                 slope->error <= options.frame_slope_accuracy * std::abs(theory);
+                                 slope->error <= options.frame_slope_accuracy * std::abs(ode_theory);
         if (!from_velocity && !frames_fine) {
           skip("theorem_4_1_initial_slope",
                slope ? "the velocity at t = 0 was not computed and the first frames are too far apart to measure the "
@@ -344,7 +343,7 @@ Checks theorem_checks(const RunConfig& config, const CheckSeries& s, const Check
           c.name = "theorem_4_1_initial_slope";
           c.statement = "d gamma/dt(0) = (1/s_j + 1/s_k) / (e^beta + n - 1) for scheme " + key +
                         " (s_j from the header's speed at the symmetric start)";
-          c.theory = theory;
+          c.theory = ode_theory;
           bool ok = false;
           if (from_velocity) {
             c.criterion = "|measured - theory| <= " + fmt(options.slope_tolerance) + " |theory|";
