@@ -4,6 +4,7 @@
 
 #include "normdyn/errors.hpp"
 #include "normdyn/experiment/ensemble.hpp"
+#include "normdyn/experiment/team.hpp"
 #include "normdyn/sweep.hpp"
 #include "progress.hpp"
 #include "signals.hpp"
@@ -46,7 +47,7 @@ EnsembleCli::~EnsembleCli() = default;
 
 bool EnsembleCli::parsed() const { return state_->command->parsed(); }
 
-int EnsembleCli::run(const std::string& command_line) {
+int EnsembleCli::run(Team& team, const std::string& command_line) {
   State& s = *state_;
   const SweepSpec spec = load_sweep(s.sweep_file);
   EnsembleOptions o;
@@ -56,6 +57,8 @@ int EnsembleCli::run(const std::string& command_line) {
   o.quantiles = s.quantiles;
   o.trajectories = s.trajectories;
   o.command_line = command_line;
+  o.team = &team;
+  const bool root = team.is_root();
   o.output_name = "-o";
   o.force_name = "--force";
   install_interrupt_handlers();
@@ -63,6 +66,7 @@ int EnsembleCli::run(const std::string& command_line) {
   ProgressLine::Style style = ProgressLine::Style::none;
   if (s.progress == "plain") style = ProgressLine::Style::plain;
   else if (s.progress == "auto" && !s.quiet && ProgressLine::stderr_is_terminal()) style = ProgressLine::Style::line;
+  if (!root) style = ProgressLine::Style::none;
   bool drawn = false;
   if (style != ProgressLine::Style::none) {
     o.progress_interval = style == ProgressLine::Style::line ? 0.2 : 5.0;
@@ -82,7 +86,7 @@ int EnsembleCli::run(const std::string& command_line) {
   const EnsembleOutcome out = run_ensemble(spec, o);
   if (drawn) std::fprintf(stderr, "\r\033[K");
   const int code = static_cast<int>(exit_code(out.status));
-  if (!s.quiet || code != 0)
+  if (root && (!s.quiet || code != 0))
     std::fprintf(stderr, "normdyn: %s: %s, %zu integrated in %.3g s -> %s\n", std::string(to_string(out.status)).c_str(),
                  out.message.c_str(), out.integrated, out.seconds,
                  out.status == RunStatus::interrupted ? "(not written yet)" : o.output.c_str());

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <limits>
 #include <mutex>
@@ -20,6 +21,7 @@
 #include "normdyn/errors.hpp"
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/recorder.hpp"
+#include "normdyn/experiment/team.hpp"
 #include "normdyn/resources.hpp"
 #include "normdyn/version.hpp"
 
@@ -68,6 +70,9 @@ class FigureRecorder final : public Recorder {
 
 // ---- the journal: an append-only file of finished members, each record framed by a marker and
 // its length, so that a record torn by a crash is recognized and dropped.
+// Message tags between the processes of an MPI launch.
+constexpr int kRequestTag = 41, kAssignTag = 42, kResultTag = 43, kDoneTag = 44, kEndTag = 45;
+
 constexpr char kJournalMagic[] = "normdyn.ensemble.journal/1\n";
 constexpr std::uint64_t kRecordMark = 0x4e44454e53524543ULL;
 
@@ -126,6 +131,32 @@ class Reader {
   std::size_t n_, at_ = 0;
 };
 
+// The complete records at the start of `bytes` (appended to `out`); returns the bytes they take. A
+// torn or damaged record ends the reading.
+std::size_t parse_records(const char* bytes, std::size_t size, std::vector<std::pair<std::size_t, EnsembleRecord>>& out) {
+  std::size_t good = 0;
+  while (good < size) {
+    Reader r(bytes + good, size - good);
+    std::uint64_t mark = 0, length = 0, point = 0, end_mark = 0;
+    std::int64_t status = 0;
+    EnsembleRecord rec;
+    if (!r.get(mark) || mark != kRecordMark || !r.get(length) || length > size - good - r.at()) break;
+    Reader p(bytes + good + r.at(), length);
+    bool ok = p.get(point) && p.get(status) && p.get(rec.t_reached) && p.get(rec.accepted_steps) &&
+              p.get(rec.rhs_evaluations);
+    for (auto* v : {&rec.pair_fraction, &rec.cluster_count, &rec.one_minus_mean_cosine, &rec.mean_radius,
+                    &rec.direction, &rec.radius})
+      ok = ok && p.get(*v);
+    if (!ok || !p.done() || status < 0 || status > static_cast<std::int64_t>(RunStatus::interrupted)) break;
+    Reader tail(bytes + good + r.at() + length, size - good - r.at() - length);
+    if (!tail.get(end_mark) || end_mark != kRecordMark) break;
+    rec.status = static_cast<RunStatus>(status);
+    out.emplace_back(static_cast<std::size_t>(point), std::move(rec));
+    good += r.at() + length + sizeof end_mark;
+  }
+  return good;
+}
+
 class Journal {
  public:
   Journal(std::filesystem::path path, const std::string& identity) : path_(std::move(path)), identity_(identity) {}
@@ -148,26 +179,7 @@ class Journal {
       if (bytes.size() < header.size() || std::memcmp(bytes.data(), header.data(), header.size()) != 0)
         throw InputError(output_name, path_.string() + " is the journal of another ensemble (or not a journal); use " +
                                           force_name + " to start over");
-      std::size_t good = header.size();
-      while (good < bytes.size()) {
-        Reader r(bytes.data() + good, bytes.size() - good);
-        std::uint64_t mark = 0, length = 0, point = 0, end_mark = 0;
-        std::int64_t status = 0;
-        EnsembleRecord rec;
-        if (!r.get(mark) || mark != kRecordMark || !r.get(length) || length > bytes.size() - good - r.at()) break;
-        Reader p(bytes.data() + good + r.at(), length);
-        bool ok = p.get(point) && p.get(status) && p.get(rec.t_reached) && p.get(rec.accepted_steps) &&
-                  p.get(rec.rhs_evaluations);
-        for (auto* v : {&rec.pair_fraction, &rec.cluster_count, &rec.one_minus_mean_cosine, &rec.mean_radius,
-                        &rec.direction, &rec.radius})
-          ok = ok && p.get(*v);
-        if (!ok || !p.done() || status < 0 || status > static_cast<std::int64_t>(RunStatus::interrupted)) break;
-        Reader tail(bytes.data() + good + r.at() + length, bytes.size() - good - r.at() - length);
-        if (!tail.get(end_mark) || end_mark != kRecordMark) break;
-        rec.status = static_cast<RunStatus>(status);
-        out.emplace_back(static_cast<std::size_t>(point), std::move(rec));
-        good += r.at() + length + sizeof end_mark;
-      }
+      const std::size_t good = header.size() + parse_records(bytes.data() + header.size(), bytes.size() - header.size(), out);
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(good)) != 0 || ::lseek(fd_, 0, SEEK_END) < 0)
         throw IoError(path_.string() + ": cannot reopen the journal: " + std::strerror(errno));
@@ -175,6 +187,7 @@ class Journal {
     }
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd_ < 0) throw IoError(path_.string() + ": cannot create the journal: " + std::strerror(errno));
+    created_ = true;
     write(std::vector<char>(header.begin(), header.end()));
     return out;
   }
@@ -193,6 +206,7 @@ class Journal {
   void sync() {
     if (fd_ >= 0) ::fsync(fd_);
   }
+  bool created() const { return created_; }  // by this session
   void remove() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -224,6 +238,7 @@ class Journal {
   std::filesystem::path path_;
   std::string identity_;
   int fd_ = -1;
+  bool created_ = false;
 };
 
 // ---- layout of the grid
@@ -357,10 +372,12 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   res.trajectory_points = options.trajectories;
 
   check_resources(first, options.output, false);
-  // Output and journal, before anything runs.
+  Team* team = options.team && options.team->size() > 1 ? options.team : nullptr;
+  const bool root = !team || team->is_root();
+  // Output and journal (rank 0's), before anything runs.
   std::optional<Journal> journal;
   std::vector<std::pair<std::size_t, EnsembleRecord>> kept;
-  if (!options.output.empty()) {
+  if (root && !options.output.empty()) {
     std::error_code ec;
     if (std::filesystem::exists(options.output, ec) && !options.force)
       throw InputError(options.output_name, options.output.string() + " exists (" + options.force_name + " replaces it)");
@@ -369,6 +386,20 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     if (options.force) std::filesystem::remove(journal_path, ec);
     journal.emplace(journal_path, identity_of(spec, points, options));
     kept = journal->open(options.output_name, options.force_name);
+  }
+  if (team) {
+    // Every process runs the same ensemble into the same file (all read the sweep file; rank 0
+    // alone writes). One collective agrees on that and on the set-up of every process.
+    std::string id = identity_of(spec, points, options) + '\0';
+    if (!options.output.empty()) id += std::filesystem::absolute(options.output).lexically_normal().string();
+    for (double q : options.quantiles) id += ' ' + number_text(q);
+    if (const int code = team->agree(0, std::hash<std::string>{}(id)); code != 0) {
+      if (journal && journal->created()) journal->remove();
+      if (team->mismatched() && root)
+        throw InputError("mpirun", "the processes were given different ensembles: every process needs the same sweep "
+                                   "file (and base), --set, -o, --quantiles and --trajectories");
+      throw PeerFailure{code};
+    }
   }
 
   // Members and groups.
@@ -488,24 +519,40 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   for (std::size_t p = 0; p < points.size(); ++p)
     if (!done[p]) todo.push_back(p);
 
-  // Workers take members in order; the calling thread watches for stops, writes the journal and
-  // reports progress.
+  // Workers take members in order (on rank 0 from `todo`, on the other processes from what rank 0
+  // assigned them); the calling thread watches for stops, writes the journal (rank 0), exchanges
+  // the messages of the other processes and reports progress.
   std::mutex mutex;
   std::condition_variable wake;
-  std::vector<std::vector<char>> pending;
+  std::vector<std::vector<char>> pending;  // rank 0: records to journal; others: records to send
+  std::deque<std::size_t> assigned;        // the other processes: points rank 0 gave them
+  bool no_more = root;                     // the other processes: rank 0 has nothing more to give
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::exception_ptr failure;
   std::size_t finished = outcome.resumed, running_workers = 0;
   const analysis::FigureOptions figures{spec.ensemble.cluster_epsilon, spec.ensemble.pair_cosine};
 
+  auto take = [&]() -> std::optional<std::size_t> {
+    if (root) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= todo.size()) return std::nullopt;
+      return todo[i];
+    }
+    std::unique_lock lock(mutex);
+    while (!stop && assigned.empty() && !no_more) wake.wait_for(lock, std::chrono::milliseconds(20));
+    if (stop || assigned.empty()) return std::nullopt;
+    const std::size_t p = assigned.front();
+    assigned.pop_front();
+    return p;
+  };
   auto work = [&] {
     try {
       for (;;) {
         if (stop.load(std::memory_order_relaxed)) break;
-        const std::size_t i = next.fetch_add(1);
-        if (i >= todo.size()) break;
-        const std::size_t p = todo[i];
+        const std::optional<std::size_t> taken = take();
+        if (!taken) break;
+        const std::size_t p = *taken;
         RunConfig config = points[p].config;
         config.solver.threads = 1;           // parallel over members, not within one
         config.output.observables = false;   // not kept: the ensemble's figures replace them
@@ -518,7 +565,16 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
         run_experiment(config, eo, {&recorder});
         if (rec.status == RunStatus::interrupted && stop.load()) break;  // integrated again next time
         std::vector<char> bytes;
-        if (journal) bytes = serialize(p, rec);
+        if (journal || !root) bytes = serialize(p, rec);
+        if (!root) {
+          {
+            std::lock_guard lock(mutex);
+            pending.push_back(std::move(bytes));
+            ++finished;
+          }
+          wake.notify_all();
+          continue;
+        }
         const std::size_t g = group_of(points[p]);
         bool complete = false;
         {
@@ -541,12 +597,13 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     wake.notify_all();
   };
 
-  std::size_t threads = options.threads > 0 ? static_cast<std::size_t>(options.threads)
-                                            : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::max<std::size_t>(1, std::min(threads, todo.size()));
+  const std::size_t available = team ? static_cast<std::size_t>(team->cores()) : std::max(1u, std::thread::hardware_concurrency());
+  std::size_t threads = options.threads > 0 ? static_cast<std::size_t>(options.threads) : available;
+  threads = std::max<std::size_t>(1, std::min(threads, root ? todo.size() : points.size()));
   std::vector<std::thread> pool;
-  running_workers = todo.empty() ? 0 : threads;
-  if (!todo.empty())
+  const bool any_work = root ? !todo.empty() : true;
+  running_workers = any_work ? threads : 0;
+  if (any_work)
     for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(work);
 
   auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
@@ -565,17 +622,104 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     }
     lock.lock();
   };
+  // ---- Over MPI (Team's point-to-point messages, polled: nobody spins in a blocking receive).
+  // The other processes ask rank 0 for points a few at a time and send each finished member's
+  // record (the journal's format) back; rank 0 journals them as its own and computes every
+  // statistic, so the file is the one a single process writes.
+  int remote_active = team && root ? team->size() - 1 : 0;
+  if (team) outcome.per_process.assign(static_cast<std::size_t>(team->size()), 0);
+  bool requested = false;
+  auto exchange = [&](std::unique_lock<std::mutex>& lock) {
+    if (!team) return;
+    if (!root) {
+      if (!pending.empty()) {
+        std::string bytes;
+        for (const auto& b : pending) bytes.append(b.data(), b.size());
+        pending.clear();
+        lock.unlock();
+        team->send(0, kResultTag, bytes);
+        lock.lock();
+      }
+      if (stop) no_more = true;
+      if (!requested && !no_more && assigned.size() <= threads) {
+        lock.unlock();
+        team->send(0, kRequestTag, std::to_string(2 * threads));
+        lock.lock();
+        requested = true;
+      }
+    }
+    lock.unlock();
+    std::vector<Team::Message> messages;
+    while (auto m = team->try_receive()) messages.push_back(std::move(*m));
+    lock.lock();
+    for (auto& m : messages) {
+      if (m.tag == kAssignTag) {
+        std::vector<std::uint64_t> ps(m.text.size() / sizeof(std::uint64_t));
+        if (!ps.empty()) std::memcpy(ps.data(), m.text.data(), ps.size() * sizeof(std::uint64_t));
+        for (auto p : ps) {
+          if (p >= points.size()) throw IoError("rank 0 assigned point " + std::to_string(p) + ", not in the ensemble");
+          assigned.push_back(static_cast<std::size_t>(p));
+        }
+        if (ps.empty()) no_more = true;
+        requested = false;
+      } else if (m.tag == kRequestTag) {
+        std::string reply;
+        if (!stop) {
+          const std::size_t count = std::clamp<std::size_t>(std::stoull(m.text), 1, 4096);
+          const std::size_t from = next.fetch_add(count);
+          for (std::size_t i = from; i < std::min(from + count, todo.size()); ++i) {
+            const std::uint64_t p = todo[i];
+            reply.append(reinterpret_cast<const char*>(&p), sizeof p);
+          }
+        }
+        lock.unlock();
+        team->send(m.source, kAssignTag, reply);  // empty: nothing more
+        lock.lock();
+      } else if (m.tag == kResultTag) {
+        std::vector<std::pair<std::size_t, EnsembleRecord>> got;
+        if (parse_records(m.text.data(), m.text.size(), got) != m.text.size())
+          throw IoError("a damaged message of records from rank " + std::to_string(m.source));
+        std::vector<std::size_t> complete;
+        for (auto& [p, rec] : got) {
+          if (p >= points.size() || done[p])
+            throw IoError("rank " + std::to_string(m.source) + " sent point " + std::to_string(p) + " twice or out of range");
+          done[p] = 1;
+          records[p] = std::move(rec);
+          const std::size_t g = group_of(points[p]);
+          if (--remaining[g] == 0) complete.push_back(g);
+          ++finished;
+          ++outcome.per_process[static_cast<std::size_t>(m.source)];
+        }
+        if (journal) pending.emplace_back(m.text.begin(), m.text.end());
+        lock.unlock();
+        for (std::size_t g : complete) finish_group(g);
+        lock.lock();
+      } else if (m.tag == kDoneTag) {
+        --remote_active;
+      }
+    }
+  };
   {
     auto last_progress = Clock::now();
     std::unique_lock lock(mutex);
-    while (running_workers > 0) {
-      wake.wait_for(lock, std::chrono::milliseconds(20));
+    while (running_workers > 0 || remote_active > 0) {
+      wake.wait_for(lock, std::chrono::milliseconds(team ? 5 : 20));
       flush_journal(lock);
       if (options.stop_requested && !stop) {
         lock.unlock();
         const int code = options.stop_requested();
         lock.lock();
         if (code != 0) stop = true;
+      }
+      if (team) {
+        try {
+          exchange(lock);
+        } catch (...) {
+          if (!failure) failure = std::current_exception();
+          stop = true;
+          break;
+        }
+        wake.notify_all();
       }
       if (options.progress && Clock::now() - last_progress >= std::chrono::duration<double>(options.progress_interval)) {
         last_progress = Clock::now();
@@ -586,41 +730,71 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
       }
     }
     flush_journal(lock);
+    if (team && !root && !failure) {
+      exchange(lock);  // the last records
+      lock.unlock();
+      team->send(0, kDoneTag, "");
+    }
   }
   for (auto& t : pool) t.join();
   if (journal) journal->sync();
   if (failure) std::rethrow_exception(failure);
   outcome.integrated = finished - outcome.resumed;
   outcome.seconds = seconds();
+  if (team && !root) {
+    // Rank 0's outcome, once it wrote the file (or stopped); assignments still in flight are dropped.
+    for (;;) {
+      if (auto m = team->try_receive()) {
+        if (m->tag != kEndTag) continue;
+        outcome.status = static_cast<RunStatus>(std::stoi(m->text));
+        outcome.message = "rank " + std::to_string(team->rank()) + ": " + std::to_string(outcome.integrated) +
+                          " members integrated";
+        return outcome;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
   if (options.progress) options.progress(EnsembleProgress{finished, outcome.resumed, points.size(), outcome.seconds, true});
   // A stop asked for at the very end (or by the last progress event) still publishes nothing: the
   // caller sees an interrupted ensemble, and the next run writes the file from the journal.
   if (!stop && options.stop_requested && options.stop_requested() != 0) stop = true;
-
-  if (finished < points.size() || stop) {
-    outcome.status = RunStatus::interrupted;
-    outcome.message = "interrupted after " + std::to_string(finished) + " of " + std::to_string(points.size()) +
-                      " members";
-    outcome.message += journal ? "; those done are kept in " + journal->path().string() +
-                                     ": run the same command again to continue"
-                               : "; nothing was kept (no output file)";
-    return outcome;
-  }
-  for (std::int64_t s : res.status)
-    if (is_numerical_failure(static_cast<RunStatus>(s))) ++res.failed;
-  if (!options.output.empty()) {
-    write_grid_file(options.output, ensemble_grid(res));
-    journal->remove();
-  }
-  outcome.message = std::to_string(points.size()) + " members (" + std::to_string(outcome.resumed) + " kept from an earlier session)";
-  if (res.failed > 0) {
+  auto conclude = [&] {
+    if (finished < points.size() || stop) {
+      outcome.status = RunStatus::interrupted;
+      outcome.message = "interrupted after " + std::to_string(finished) + " of " + std::to_string(points.size()) +
+                        " members";
+      outcome.message += journal ? "; those done are kept in " + journal->path().string() +
+                                       ": run the same command again to continue"
+                                 : "; nothing was kept (no output file)";
+      return;
+    }
     for (std::int64_t s : res.status)
-      if (is_numerical_failure(static_cast<RunStatus>(s))) {
-        outcome.status = static_cast<RunStatus>(s);
-        break;
-      }
-    outcome.message += "; " + std::to_string(res.failed) + " ended with a numerical failure (see status)";
-  }
+      if (is_numerical_failure(static_cast<RunStatus>(s))) ++res.failed;
+    if (!options.output.empty()) {
+      write_grid_file(options.output, ensemble_grid(res));
+      journal->remove();
+    }
+    outcome.message = std::to_string(points.size()) + " members (" + std::to_string(outcome.resumed) +
+                      " kept from an earlier session)";
+    if (team) {
+      outcome.per_process[0] = outcome.integrated;
+      for (std::size_t r = 1; r < outcome.per_process.size(); ++r) outcome.per_process[0] -= outcome.per_process[r];
+      outcome.message += " on " + std::to_string(team->size()) + " processes (integrated per process:";
+      for (std::size_t k : outcome.per_process) outcome.message += ' ' + std::to_string(k);
+      outcome.message += ')';
+    }
+    if (res.failed > 0) {
+      for (std::int64_t s : res.status)
+        if (is_numerical_failure(static_cast<RunStatus>(s))) {
+          outcome.status = static_cast<RunStatus>(s);
+          break;
+        }
+      outcome.message += "; " + std::to_string(res.failed) + " ended with a numerical failure (see status)";
+    }
+  };
+  conclude();
+  if (team)
+    for (int r = 1; r < team->size(); ++r) team->send(r, kEndTag, std::to_string(static_cast<int>(outcome.status)));
   return outcome;
 }
 

@@ -34,6 +34,8 @@
 
 namespace normdyn {
 
+class Team;
+
 struct EnsembleProgress {
   std::size_t done = 0;     // members finished, including those kept from an earlier session
   std::size_t resumed = 0;  // members kept from the journal
@@ -53,6 +55,11 @@ struct EnsembleOptions {
   // Point indices (sweep order) whose full trajectories are kept.
   std::vector<std::size_t> trajectories;
   std::string command_line;  // stored as provenance
+  // The processes of an MPI launch (null or one process: this one alone). Every process calls
+  // run_ensemble with the same spec and options; the members are spread over them (each with its
+  // `threads`, default its share of the cores), rank 0 alone keeps the journal, computes the
+  // statistics and writes the output; the others return rank 0's status.
+  Team* team = nullptr;
   // Polled by the calling thread every few milliseconds; non-zero ends the ensemble: members
   // running are abandoned (they are integrated again on the next run), those done stay in the journal.
   std::function<int()> stop_requested;
@@ -110,6 +117,7 @@ struct EnsembleOutcome {
   RunStatus status = RunStatus::ok;  // interrupted: stopped, nothing written but the journal
   std::string message;
   std::size_t resumed = 0, integrated = 0;
+  std::vector<std::size_t> per_process;  // rank 0 of an MPI launch: members integrated by each process
   double seconds = 0.0;
   EnsembleResult result;  // complete only when status != interrupted
 };
