@@ -318,6 +318,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   res.quantiles = options.quantiles;
   res.sweep_text = spec.text;
   res.command_line = options.command_line;
+  res.set = options.set;
   res.config_toml = to_toml(points.front().config);
   const RunConfig& first = points.front().config;
   res.time = first.output.sample_times(first.solver.t_end, first.solver.t_start);
@@ -800,6 +801,11 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
 
 GridFile ensemble_grid(const EnsembleResult& r) {
   using A = std::vector<std::pair<std::string, TableAttribute>>;
+  std::string set_text, set_flags;
+  for (const auto& o : r.set) {
+    set_text += o + '\n';
+    set_flags += " --set '" + o + "'";
+  }
   GridFile f;
   f.attributes = A{{"schema", std::string("normdyn.ensemble/1")},
                    {"normdyn_version", std::string(version())},
@@ -814,8 +820,10 @@ GridFile ensemble_grid(const EnsembleResult& r) {
                    {"cluster_epsilon", r.cluster_epsilon},
                    {"members", static_cast<std::int64_t>(r.members())},
                    {"failed_members", static_cast<std::int64_t>(r.failed)},
-                   {"reproduce", std::string("normdyn ensemble SWEEP_FILE (the `sweep` attribute; `config` is point 0 "
-                                             "resolved; the seeds are the init.seed coordinate)")}};
+                   {"set", set_text},
+                   {"reproduce", "normdyn ensemble SWEEP_FILE" + set_flags +
+                                     " (SWEEP_FILE: the `sweep` attribute; `set`: the overrides given besides it, one "
+                                     "a line; `config` is point 0 resolved; the seeds are the init.seed coordinate)"}};
   std::vector<std::string> group_dims;
   for (const auto& a : r.axes) {
     f.dimensions.push_back(GridDimension{a.dimension, a.values, A{{"key", a.key}, {"long_name", a.key}}});

@@ -55,6 +55,7 @@ struct EnsembleOptions {
   // Point indices (sweep order) whose full trajectories are kept.
   std::vector<std::size_t> trajectories;
   std::string command_line;  // stored as provenance
+  std::vector<std::string> set;  // the overrides given besides the sweep file (--set), stored as provenance
   // The processes of an MPI launch (null or one process: this one alone). Every process calls
   // run_ensemble with the same spec and options; the members are spread over them (each with its
   // `threads`, default its share of the cores), rank 0 alone keeps the journal, computes the
@@ -106,6 +107,7 @@ struct EnsembleResult {
   // Provenance.
   std::string config_toml;  // resolved configuration of point 0
   std::string sweep_text;
+  std::vector<std::string> set;  // EnsembleOptions::set
   std::string command_line;
   double pair_cosine = 0.999, cluster_epsilon = 1e-3;
 
