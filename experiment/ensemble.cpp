@@ -73,7 +73,7 @@ class FigureRecorder final : public Recorder {
 // Message tags between the processes of an MPI launch.
 constexpr int kRequestTag = 41, kAssignTag = 42, kResultTag = 43, kDoneTag = 44, kEndTag = 45;
 
-constexpr char kJournalMagic[] = "normdyn.ensemble.journal/1\n";
+constexpr char kJournalMagic[] = "normdyn.ensemble.journal/2\n";
 constexpr std::uint64_t kRecordMark = 0x4e44454e53524543ULL;
 
 void put(std::vector<char>& b, const void* p, std::size_t n) {
@@ -87,6 +87,27 @@ void put(std::vector<char>& b, const std::vector<double>& v) {
   put(b, v.data(), v.size() * sizeof(double));
 }
 
+// A series as runs of equal values (bit for bit): the count, then (value, run length as a LEB128
+// varint) per run. The cluster count, the pair fraction and (for normalized schemes) the mean radius
+// repeat for long stretches; 1 − mean cosine is stored as it is.
+void put_varint(std::vector<char>& b, std::uint64_t v) {
+  do {
+    const auto byte = static_cast<unsigned char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    b.push_back(static_cast<char>(byte));
+    v >>= 7;
+  } while (v != 0);
+}
+void put_runs(std::vector<char>& b, const std::vector<double>& v) {
+  put(b, static_cast<std::uint64_t>(v.size()));
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i + 1;
+    while (j < v.size() && std::memcmp(&v[j], &v[i], sizeof(double)) == 0) ++j;
+    put(b, v[i]);
+    put_varint(b, j - i);
+    i = j;
+  }
+}
+
 std::vector<char> serialize(std::size_t point, const EnsembleRecord& r) {
   std::vector<char> payload;
   put(payload, static_cast<std::uint64_t>(point));
@@ -94,9 +115,8 @@ std::vector<char> serialize(std::size_t point, const EnsembleRecord& r) {
   put(payload, r.t_reached);
   put(payload, r.accepted_steps);
   put(payload, r.rhs_evaluations);
-  for (const auto* v : {&r.pair_fraction, &r.cluster_count, &r.one_minus_mean_cosine, &r.mean_radius, &r.direction,
-                        &r.radius})
-    put(payload, *v);
+  for (const auto* v : {&r.pair_fraction, &r.cluster_count, &r.mean_radius}) put_runs(payload, *v);
+  for (const auto* v : {&r.one_minus_mean_cosine, &r.direction, &r.radius}) put(payload, *v);
   std::vector<char> out;
   put(out, kRecordMark);
   put(out, static_cast<std::uint64_t>(payload.size()));
@@ -123,6 +143,30 @@ class Reader {
     at_ += size * sizeof(double);
     return true;
   }
+  bool get_varint(std::uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      unsigned char byte = 0;
+      if (!get(byte)) return false;
+      v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) return true;
+    }
+    return false;
+  }
+  // At most `max_size` values (a damaged count allocates nothing absurd).
+  bool get_runs(std::vector<double>& v, std::size_t max_size) {
+    std::uint64_t size = 0;
+    if (!get(size) || size > max_size) return false;
+    v.clear();
+    v.reserve(size);
+    while (v.size() < size) {
+      double x = 0.0;
+      std::uint64_t run = 0;
+      if (!get(x) || !get_varint(run) || run == 0 || run > size - v.size()) return false;
+      v.insert(v.end(), run, x);
+    }
+    return true;
+  }
   std::size_t at() const { return at_; }
   bool done() const { return at_ == n_; }
 
@@ -133,7 +177,9 @@ class Reader {
 
 // The complete records at the start of `bytes` (appended to `out`); returns the bytes they take. A
 // torn or damaged record ends the reading.
-std::size_t parse_records(const char* bytes, std::size_t size, std::vector<std::pair<std::size_t, EnsembleRecord>>& out) {
+// Records of more than `max_frames` frames are damaged.
+std::size_t parse_records(const char* bytes, std::size_t size, std::size_t max_frames,
+                          std::vector<std::pair<std::size_t, EnsembleRecord>>& out) {
   std::size_t good = 0;
   while (good < size) {
     Reader r(bytes + good, size - good);
@@ -144,9 +190,8 @@ std::size_t parse_records(const char* bytes, std::size_t size, std::vector<std::
     Reader p(bytes + good + r.at(), length);
     bool ok = p.get(point) && p.get(status) && p.get(rec.t_reached) && p.get(rec.accepted_steps) &&
               p.get(rec.rhs_evaluations);
-    for (auto* v : {&rec.pair_fraction, &rec.cluster_count, &rec.one_minus_mean_cosine, &rec.mean_radius,
-                    &rec.direction, &rec.radius})
-      ok = ok && p.get(*v);
+    for (auto* v : {&rec.pair_fraction, &rec.cluster_count, &rec.mean_radius}) ok = ok && p.get_runs(*v, max_frames);
+    for (auto* v : {&rec.one_minus_mean_cosine, &rec.direction, &rec.radius}) ok = ok && p.get(*v);
     if (!ok || !p.done() || status < 0 || status > static_cast<std::int64_t>(RunStatus::interrupted)) break;
     Reader tail(bytes + good + r.at() + length, size - good - r.at() - length);
     if (!tail.get(end_mark) || end_mark != kRecordMark) break;
@@ -170,7 +215,8 @@ class Journal {
 
   // Reads the members of an existing journal of the same ensemble (drops a torn last record), then
   // opens it for appending; creates it if there is none.
-  std::vector<std::pair<std::size_t, EnsembleRecord>> open(const std::string& output_name, const std::string& force_name) {
+  std::vector<std::pair<std::size_t, EnsembleRecord>> open(const std::string& output_name, const std::string& force_name,
+                                                           std::size_t max_frames) {
     std::vector<std::pair<std::size_t, EnsembleRecord>> out;
     std::error_code ec;
     const std::string header = header_text();
@@ -179,7 +225,7 @@ class Journal {
       if (bytes.size() < header.size() || std::memcmp(bytes.data(), header.data(), header.size()) != 0)
         throw InputError(output_name, path_.string() + " is the journal of another ensemble (or not a journal); use " +
                                           force_name + " to start over");
-      const std::size_t good = header.size() + parse_records(bytes.data() + header.size(), bytes.size() - header.size(), out);
+      const std::size_t good = header.size() + parse_records(bytes.data() + header.size(), bytes.size() - header.size(), max_frames, out);
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(good)) != 0 || ::lseek(fd_, 0, SEEK_END) < 0)
         throw IoError(path_.string() + ": cannot reopen the journal: " + std::strerror(errno));
@@ -386,7 +432,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     journal_path += ".journal";
     if (options.force) std::filesystem::remove(journal_path, ec);
     journal.emplace(journal_path, identity_of(spec, points, options));
-    kept = journal->open(options.output_name, options.force_name);
+    kept = journal->open(options.output_name, options.force_name, res.time.size());
   }
   if (team) {
     // Every process runs the same ensemble into the same file (all read the sweep file; rank 0
@@ -678,7 +724,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
         lock.lock();
       } else if (m.tag == kResultTag) {
         std::vector<std::pair<std::size_t, EnsembleRecord>> got;
-        if (parse_records(m.text.data(), m.text.size(), got) != m.text.size())
+        if (parse_records(m.text.data(), m.text.size(), res.time.size(), got) != m.text.size())
           throw IoError("a damaged message of records from rank " + std::to_string(m.source));
         std::vector<std::size_t> complete;
         for (auto& [p, rec] : got) {
