@@ -12,12 +12,14 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "normdyn/analysis/ensemble.hpp"
+#include "normdyn/analysis/rates.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/recorder.hpp"
@@ -324,6 +326,14 @@ double quantile(std::vector<double>& sorted, double q) {
   return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+// 0 for a citable fit, else 1 + the index of its problem token.
+std::int64_t problem_flag(const std::string& problem) {
+  if (problem.empty()) return 0;
+  for (std::size_t k = 0; k < std::size(analysis::kProblemTokens); ++k)
+    if (analysis::kProblemTokens[k] == problem) return static_cast<std::int64_t>(k + 1);
+  throw std::logic_error("unknown rate-fit problem " + problem);
+}
+
 std::string number_text(double x) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", x);
@@ -484,6 +494,10 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   res.rhs_evaluations.assign(G * M, 0);
   res.t_sync.assign(G * M, kNaN);
   res.t_reached.assign(G * M, kNaN);
+  res.rate_law.assign(G * M, -1);
+  res.rate_problem.assign(G * M, 0);
+  res.rate_parameter.assign(G * M, kNaN);
+  res.rate_stderr.assign(G * M, kNaN);
   const std::size_t per_frame = static_cast<std::size_t>(res.n * res.d);
   res.trajectory_direction.assign(options.trajectories.size() * frames * per_frame, kNaN);
   res.trajectory_radius.assign(options.trajectories.size() * frames * static_cast<std::size_t>(res.n), kNaN);
@@ -509,6 +523,12 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
       const analysis::RunFigures fig = analysis::run_figures(s);
       res.t_sync[at] = fig.t_sync;
       res.final_cluster_count[at] = fig.final_cluster_count;
+      res.rate_problem[at] = problem_flag(fig.rate.problem);
+      if (fig.rate.ok) {
+        res.rate_law[at] = static_cast<std::int64_t>(fig.rate.law);
+        res.rate_parameter[at] = fig.rate.parameter;
+        res.rate_stderr[at] = fig.rate.parameter_stderr;
+      }
     }
     const analysis::EnsembleSeries e = analysis::ensemble_series(members);
     std::vector<double> omc, rad;
@@ -908,6 +928,24 @@ GridFile ensemble_grid(const EnsembleResult& r) {
   f.variables.back().attributes.emplace_back("flag_values", "0.." + std::to_string(flags.back()));
   add("t_sync", with({r.over.dimension}), r.t_sync, "first sample time with every pair synchronized (NaN: never)");
   add("final_cluster_count", with({r.over.dimension}), r.final_cluster_count, "clusters at the member's last frame");
+  {
+    std::string laws = "none";
+    for (auto law : {analysis::DecayLaw::exponential, analysis::DecayLaw::power, analysis::DecayLaw::stretched_exponential})
+      laws += " " + std::string(analysis::to_string(law));
+    add("rate_law", with({r.over.dimension}), r.rate_law,
+        "law of the late-time fit of 1 - mean cosine (as normdyn analyze)");
+    f.variables.back().attributes.emplace_back("flag_meanings", laws);
+    f.variables.back().attributes.emplace_back("flag_values", std::string("-1..2"));
+    add("rate_parameter", with({r.over.dimension}), r.rate_parameter,
+        "rate of the fitted law (lambda, p or kappa; NaN: no fit; cite only where rate_problem is citable)");
+    add("rate_stderr", with({r.over.dimension}), r.rate_stderr, "standard error of rate_parameter");
+    std::string problems = "citable";
+    for (auto token : analysis::kProblemTokens) problems += " " + std::string(token);
+    add("rate_problem", with({r.over.dimension}), r.rate_problem,
+        "why the fit is not citable as it is (citable: nothing against it)");
+    f.variables.back().attributes.emplace_back("flag_meanings", problems);
+    f.variables.back().attributes.emplace_back("flag_values", "0.." + std::to_string(std::size(analysis::kProblemTokens)));
+  }
   add("t_reached", with({r.over.dimension}), r.t_reached, "time reached");
   add("accepted_steps", with({r.over.dimension}), r.accepted_steps, "accepted steps");
   add("rhs_evaluations", with({r.over.dimension}), r.rhs_evaluations, "right-hand side evaluations");

@@ -100,6 +100,11 @@ struct EnsembleResult {
   // [group, member]
   std::vector<std::int64_t> status, final_cluster_count, accepted_steps, rhs_evaluations;
   std::vector<double> t_sync, t_reached;
+  // The late-time fit of 1 − mean cosine (analysis::run_figures, as `normdyn analyze` and the sweep
+  // index): law (-1: no fit; else the DecayLaw), parameter and its standard error (NaN: no fit),
+  // problem (0: citable; k: kProblemTokens[k − 1], why the number is not to be cited as it is).
+  std::vector<std::int64_t> rate_law, rate_problem;
+  std::vector<double> rate_parameter, rate_stderr;
   // Kept trajectories, in the order of EnsembleOptions::trajectories.
   std::vector<std::size_t> trajectory_points;
   std::vector<double> trajectory_direction, trajectory_radius;  // [k, time, n, d], [k, time, n]; NaN after the end
