@@ -32,6 +32,18 @@ struct DisjointSets {
 
 }  // namespace
 
+std::size_t cluster_count(Eigen::Ref<const RowMatrix> h, const ClusterOptions& options) {
+  const Index n = h.rows();
+  DisjointSets sets(static_cast<std::size_t>(n));
+  for (Index j = 0; j < n; ++j)
+    for (Index k = j + 1; k < n; ++k)
+      if (h(j, k) < options.epsilon) sets.join(j, k);
+  std::size_t roots = 0;
+  for (Index j = 0; j < n; ++j)
+    if (sets.find(j) == j) ++roots;
+  return roots;
+}
+
 Clusters find_clusters(Eigen::Ref<const RowMatrix> h, Eigen::Ref<const RowMatrix> theta, const ClusterOptions& options) {
   const Index n = h.rows();
   assert(theta.rows() == n);

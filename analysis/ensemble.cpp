@@ -20,7 +20,7 @@ FrameFigures frame_figures(Eigen::Ref<const RowMatrix> theta, const FigureOption
   f.one_minus_mean_cosine = one_minus_mean_cosine(theta);
   if (n < 2) return f;
   const RowMatrix h = half_squared_chords(theta);
-  f.cluster_count = static_cast<std::int64_t>(find_clusters(h, theta, ClusterOptions{options.cluster_epsilon}).count());
+  f.cluster_count = static_cast<std::int64_t>(cluster_count(h, ClusterOptions{options.cluster_epsilon}));
   // cosine > c  ⟺  1 − cosine < 1 − c.
   const double below = 1.0 - options.pair_cosine;
   std::int64_t close = 0;

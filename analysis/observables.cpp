@@ -102,8 +102,7 @@ RowMatrix half_squared_chords(Eigen::Ref<const RowMatrix> theta) {
   // block is one product, computed the same way whichever thread owns it.
   const Index blocks = (n + kPairBlock - 1) / kPairBlock;
   const int threads = pair_threads(n, theta.cols(), 0);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
-  for (Index b = 0; b < blocks; ++b) {
+  auto block = [&](Index b) {
     const Index begin = b * kPairBlock, rows = std::min(kPairBlock, n - begin);
     h.middleRows(begin, rows).noalias() = -c.middleRows(begin, rows) * c.transpose();
     for (Index i = 0; i < rows; ++i) {
@@ -111,11 +110,22 @@ RowMatrix half_squared_chords(Eigen::Ref<const RowMatrix> theta) {
       for (Index k = 0; k < n; ++k) h(j, k) = std::max(0.0, h(j, k) + 0.5 * (sq(j) + sq(k)));
       h(j, j) = 0.0;
     }
-  }
+  };
   // Symmetric to the last bit (the products need not be): column j below the diagonal from row j.
-#pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
-  for (Index j = 0; j < n; ++j)
+  auto mirror = [&](Index j) {
     for (Index k = j + 1; k < n; ++k) h(k, j) = h(j, k);
+  };
+  // One thread skips the parallel regions: libgomp enters them even under a false `if` clause (a
+  // team of one, a system call each), which cost a third of the figures of a small system per frame.
+  if (threads > 1) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (Index b = 0; b < blocks; ++b) block(b);
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
+    for (Index j = 0; j < n; ++j) mirror(j);
+  } else {
+    for (Index b = 0; b < blocks; ++b) block(b);
+    for (Index j = 0; j < n; ++j) mirror(j);
+  }
   return h;
 }
 

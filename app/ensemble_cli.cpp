@@ -4,6 +4,7 @@
 
 #include "normdyn/errors.hpp"
 #include "normdyn/experiment/ensemble.hpp"
+#include "normdyn/experiment/team.hpp"
 #include "normdyn/sweep.hpp"
 #include "progress.hpp"
 #include "signals.hpp"
@@ -18,6 +19,7 @@ struct EnsembleCli::State {
   std::string progress = "auto";
   std::vector<double> quantiles{0.1, 0.5, 0.9};
   std::vector<std::size_t> trajectories;
+  std::vector<std::string> set;
 };
 
 EnsembleCli::EnsembleCli(CLI::App& cli) : state_(std::make_unique<State>()) {
@@ -30,6 +32,9 @@ EnsembleCli::EnsembleCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.command->add_option("-o,--output", s.output, "the ensemble file (default: the sweep file's stem + .ensemble.h5)");
   s.command->add_option("--threads", s.threads, "members integrated at once (default 0: every core)")
       ->check(CLI::Range(0, 4096));
+  s.command->add_option("--set", s.set,
+                        "override a key at every point: KEY=VALUE, or KEY:=VALUE to also drop the keys of the base "
+                        "that conflict with it (repeatable; after the file's [set]; stored in the file)");
   s.command->add_flag("--force", s.force, "replace an existing output file and start over");
   s.command->add_option("--quantiles", s.quantiles, "quantile levels of 1 - mean cosine and mean radius (default 0.1 0.5 0.9)");
   s.command->add_option("--trajectories", s.trajectories,
@@ -46,9 +51,10 @@ EnsembleCli::~EnsembleCli() = default;
 
 bool EnsembleCli::parsed() const { return state_->command->parsed(); }
 
-int EnsembleCli::run(const std::string& command_line) {
+int EnsembleCli::run(Team& team, const std::string& command_line) {
   State& s = *state_;
-  const SweepSpec spec = load_sweep(s.sweep_file);
+  SweepSpec spec = load_sweep(s.sweep_file);
+  add_overrides(spec, s.set);
   EnsembleOptions o;
   o.output = s.output.empty() ? std::filesystem::path(s.sweep_file).stem().string() + ".ensemble.h5" : s.output;
   o.force = s.force;
@@ -56,6 +62,9 @@ int EnsembleCli::run(const std::string& command_line) {
   o.quantiles = s.quantiles;
   o.trajectories = s.trajectories;
   o.command_line = command_line;
+  o.set = s.set;
+  o.team = &team;
+  const bool root = team.is_root();
   o.output_name = "-o";
   o.force_name = "--force";
   install_interrupt_handlers();
@@ -63,6 +72,7 @@ int EnsembleCli::run(const std::string& command_line) {
   ProgressLine::Style style = ProgressLine::Style::none;
   if (s.progress == "plain") style = ProgressLine::Style::plain;
   else if (s.progress == "auto" && !s.quiet && ProgressLine::stderr_is_terminal()) style = ProgressLine::Style::line;
+  if (!root) style = ProgressLine::Style::none;
   bool drawn = false;
   if (style != ProgressLine::Style::none) {
     o.progress_interval = style == ProgressLine::Style::line ? 0.2 : 5.0;
@@ -82,7 +92,7 @@ int EnsembleCli::run(const std::string& command_line) {
   const EnsembleOutcome out = run_ensemble(spec, o);
   if (drawn) std::fprintf(stderr, "\r\033[K");
   const int code = static_cast<int>(exit_code(out.status));
-  if (!s.quiet || code != 0)
+  if (root && (!s.quiet || code != 0))
     std::fprintf(stderr, "normdyn: %s: %s, %zu integrated in %.3g s -> %s\n", std::string(to_string(out.status)).c_str(),
                  out.message.c_str(), out.integrated, out.seconds,
                  out.status == RunStatus::interrupted ? "(not written yet)" : o.output.c_str());

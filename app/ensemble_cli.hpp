@@ -5,6 +5,10 @@
 #include <memory>
 #include <string>
 
+namespace normdyn {
+class Team;
+}
+
 namespace normdyn::app {
 
 class EnsembleCli {
@@ -13,7 +17,8 @@ class EnsembleCli {
   ~EnsembleCli();
   bool parsed() const;
   // Runs it; returns the exit code. Throws InputError (naming the flag) / IoError.
-  int run(const std::string& command_line);
+  // Under mpirun every process calls it; rank 0 alone prints.
+  int run(Team& team, const std::string& command_line);
 
  private:
   struct State;

@@ -178,9 +178,9 @@ int main(int argc, char** argv) {
   }
 
   try {
-    // Only `run` and `sweep` share their work among the processes of an MPI launch.
-    if (team.size() > 1 && !run_cmd->parsed() && !sweep_cli.parsed())
-      throw InputError("mpirun", "only `normdyn run` and `normdyn sweep` run on several MPI processes");
+    // Only `run`, `sweep` and `ensemble` share their work among the processes of an MPI launch.
+    if (team.size() > 1 && !run_cmd->parsed() && !sweep_cli.parsed() && !ensemble_cli.parsed())
+      throw InputError("mpirun", "only `normdyn run`, `normdyn sweep` and `normdyn ensemble` run on several MPI processes");
     run.options.team = &team;
     if (help_cmd->parsed()) {
       if (help_topic.empty()) {
@@ -215,7 +215,7 @@ int main(int argc, char** argv) {
       return reference_toml ? app::print_config_template(std::cout) : app::print_config_reference(std::cout);
     if (analysis_cli.parsed()) return analysis_cli.run();
     if (sweep_cli.parsed()) return sweep_cli.run(team, join_argv(argc, argv));
-    if (ensemble_cli.parsed()) return ensemble_cli.run(join_argv(argc, argv));
+    if (ensemble_cli.parsed()) return ensemble_cli.run(team, join_argv(argc, argv));
   } catch (const PeerFailure& e) {  // another process failed and reported it
     return e.exit_code;
   } catch (const InputError& e) {

@@ -151,6 +151,14 @@ std::vector<std::int64_t> ensemble_groups(const SweepSpec& spec, const std::vect
   return group;
 }
 
+// Every override on top of the base, one a line, in the order applied: [set], [replace], then the
+// command line's --set (which sweep_toml alone does not hold).
+static std::string overrides_text(const SweepSpec& spec) {
+  std::string text;
+  for (const auto& o : spec.set) text += o + '\n';
+  return text;
+}
+
 TableFile index_table(const IndexContent& c) {
   const SweepSpec& spec = *c.spec;
   const auto& points = *c.points;
@@ -164,6 +172,7 @@ TableFile index_table(const IndexContent& c) {
       {"sweep_toml", spec.text},
       {"base_file", spec.base.string()},
       {"base_toml", spec.base_text},
+      {"overrides", overrides_text(spec)},
       {"points", static_cast<std::int64_t>(n)},
       {"ensemble_over", spec.ensemble.over},
       {"phase_axis", spec.ensemble.phase_axis},

@@ -7,19 +7,23 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "normdyn/analysis/ensemble.hpp"
+#include "normdyn/analysis/rates.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/recorder.hpp"
+#include "normdyn/experiment/team.hpp"
 #include "normdyn/resources.hpp"
 #include "normdyn/version.hpp"
 
@@ -68,7 +72,10 @@ class FigureRecorder final : public Recorder {
 
 // ---- the journal: an append-only file of finished members, each record framed by a marker and
 // its length, so that a record torn by a crash is recognized and dropped.
-constexpr char kJournalMagic[] = "normdyn.ensemble.journal/1\n";
+// Message tags between the processes of an MPI launch.
+constexpr int kRequestTag = 41, kAssignTag = 42, kResultTag = 43, kDoneTag = 44, kEndTag = 45;
+
+constexpr char kJournalMagic[] = "normdyn.ensemble.journal/2\n";
 constexpr std::uint64_t kRecordMark = 0x4e44454e53524543ULL;
 
 void put(std::vector<char>& b, const void* p, std::size_t n) {
@@ -82,6 +89,27 @@ void put(std::vector<char>& b, const std::vector<double>& v) {
   put(b, v.data(), v.size() * sizeof(double));
 }
 
+// A series as runs of equal values (bit for bit): the count, then (value, run length as a LEB128
+// varint) per run. The cluster count, the pair fraction and (for normalized schemes) the mean radius
+// repeat for long stretches; 1 − mean cosine is stored as it is.
+void put_varint(std::vector<char>& b, std::uint64_t v) {
+  do {
+    const auto byte = static_cast<unsigned char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    b.push_back(static_cast<char>(byte));
+    v >>= 7;
+  } while (v != 0);
+}
+void put_runs(std::vector<char>& b, const std::vector<double>& v) {
+  put(b, static_cast<std::uint64_t>(v.size()));
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i + 1;
+    while (j < v.size() && std::memcmp(&v[j], &v[i], sizeof(double)) == 0) ++j;
+    put(b, v[i]);
+    put_varint(b, j - i);
+    i = j;
+  }
+}
+
 std::vector<char> serialize(std::size_t point, const EnsembleRecord& r) {
   std::vector<char> payload;
   put(payload, static_cast<std::uint64_t>(point));
@@ -89,9 +117,8 @@ std::vector<char> serialize(std::size_t point, const EnsembleRecord& r) {
   put(payload, r.t_reached);
   put(payload, r.accepted_steps);
   put(payload, r.rhs_evaluations);
-  for (const auto* v : {&r.pair_fraction, &r.cluster_count, &r.one_minus_mean_cosine, &r.mean_radius, &r.direction,
-                        &r.radius})
-    put(payload, *v);
+  for (const auto* v : {&r.pair_fraction, &r.cluster_count, &r.mean_radius}) put_runs(payload, *v);
+  for (const auto* v : {&r.one_minus_mean_cosine, &r.direction, &r.radius}) put(payload, *v);
   std::vector<char> out;
   put(out, kRecordMark);
   put(out, static_cast<std::uint64_t>(payload.size()));
@@ -118,6 +145,30 @@ class Reader {
     at_ += size * sizeof(double);
     return true;
   }
+  bool get_varint(std::uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      unsigned char byte = 0;
+      if (!get(byte)) return false;
+      v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) return true;
+    }
+    return false;
+  }
+  // At most `max_size` values (a damaged count allocates nothing absurd).
+  bool get_runs(std::vector<double>& v, std::size_t max_size) {
+    std::uint64_t size = 0;
+    if (!get(size) || size > max_size) return false;
+    v.clear();
+    v.reserve(size);
+    while (v.size() < size) {
+      double x = 0.0;
+      std::uint64_t run = 0;
+      if (!get(x) || !get_varint(run) || run == 0 || run > size - v.size()) return false;
+      v.insert(v.end(), run, x);
+    }
+    return true;
+  }
   std::size_t at() const { return at_; }
   bool done() const { return at_ == n_; }
 
@@ -125,6 +176,33 @@ class Reader {
   const char* p_;
   std::size_t n_, at_ = 0;
 };
+
+// The complete records at the start of `bytes` (appended to `out`); returns the bytes they take. A
+// torn or damaged record ends the reading.
+// Records of more than `max_frames` frames are damaged.
+std::size_t parse_records(const char* bytes, std::size_t size, std::size_t max_frames,
+                          std::vector<std::pair<std::size_t, EnsembleRecord>>& out) {
+  std::size_t good = 0;
+  while (good < size) {
+    Reader r(bytes + good, size - good);
+    std::uint64_t mark = 0, length = 0, point = 0, end_mark = 0;
+    std::int64_t status = 0;
+    EnsembleRecord rec;
+    if (!r.get(mark) || mark != kRecordMark || !r.get(length) || length > size - good - r.at()) break;
+    Reader p(bytes + good + r.at(), length);
+    bool ok = p.get(point) && p.get(status) && p.get(rec.t_reached) && p.get(rec.accepted_steps) &&
+              p.get(rec.rhs_evaluations);
+    for (auto* v : {&rec.pair_fraction, &rec.cluster_count, &rec.mean_radius}) ok = ok && p.get_runs(*v, max_frames);
+    for (auto* v : {&rec.one_minus_mean_cosine, &rec.direction, &rec.radius}) ok = ok && p.get(*v);
+    if (!ok || !p.done() || status < 0 || status > static_cast<std::int64_t>(RunStatus::interrupted)) break;
+    Reader tail(bytes + good + r.at() + length, size - good - r.at() - length);
+    if (!tail.get(end_mark) || end_mark != kRecordMark) break;
+    rec.status = static_cast<RunStatus>(status);
+    out.emplace_back(static_cast<std::size_t>(point), std::move(rec));
+    good += r.at() + length + sizeof end_mark;
+  }
+  return good;
+}
 
 class Journal {
  public:
@@ -139,7 +217,8 @@ class Journal {
 
   // Reads the members of an existing journal of the same ensemble (drops a torn last record), then
   // opens it for appending; creates it if there is none.
-  std::vector<std::pair<std::size_t, EnsembleRecord>> open(const std::string& output_name, const std::string& force_name) {
+  std::vector<std::pair<std::size_t, EnsembleRecord>> open(const std::string& output_name, const std::string& force_name,
+                                                           std::size_t max_frames) {
     std::vector<std::pair<std::size_t, EnsembleRecord>> out;
     std::error_code ec;
     const std::string header = header_text();
@@ -148,26 +227,7 @@ class Journal {
       if (bytes.size() < header.size() || std::memcmp(bytes.data(), header.data(), header.size()) != 0)
         throw InputError(output_name, path_.string() + " is the journal of another ensemble (or not a journal); use " +
                                           force_name + " to start over");
-      std::size_t good = header.size();
-      while (good < bytes.size()) {
-        Reader r(bytes.data() + good, bytes.size() - good);
-        std::uint64_t mark = 0, length = 0, point = 0, end_mark = 0;
-        std::int64_t status = 0;
-        EnsembleRecord rec;
-        if (!r.get(mark) || mark != kRecordMark || !r.get(length) || length > bytes.size() - good - r.at()) break;
-        Reader p(bytes.data() + good + r.at(), length);
-        bool ok = p.get(point) && p.get(status) && p.get(rec.t_reached) && p.get(rec.accepted_steps) &&
-                  p.get(rec.rhs_evaluations);
-        for (auto* v : {&rec.pair_fraction, &rec.cluster_count, &rec.one_minus_mean_cosine, &rec.mean_radius,
-                        &rec.direction, &rec.radius})
-          ok = ok && p.get(*v);
-        if (!ok || !p.done() || status < 0 || status > static_cast<std::int64_t>(RunStatus::interrupted)) break;
-        Reader tail(bytes.data() + good + r.at() + length, bytes.size() - good - r.at() - length);
-        if (!tail.get(end_mark) || end_mark != kRecordMark) break;
-        rec.status = static_cast<RunStatus>(status);
-        out.emplace_back(static_cast<std::size_t>(point), std::move(rec));
-        good += r.at() + length + sizeof end_mark;
-      }
+      const std::size_t good = header.size() + parse_records(bytes.data() + header.size(), bytes.size() - header.size(), max_frames, out);
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(good)) != 0 || ::lseek(fd_, 0, SEEK_END) < 0)
         throw IoError(path_.string() + ": cannot reopen the journal: " + std::strerror(errno));
@@ -175,6 +235,7 @@ class Journal {
     }
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd_ < 0) throw IoError(path_.string() + ": cannot create the journal: " + std::strerror(errno));
+    created_ = true;
     write(std::vector<char>(header.begin(), header.end()));
     return out;
   }
@@ -193,6 +254,7 @@ class Journal {
   void sync() {
     if (fd_ >= 0) ::fsync(fd_);
   }
+  bool created() const { return created_; }  // by this session
   void remove() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -224,6 +286,7 @@ class Journal {
   std::filesystem::path path_;
   std::string identity_;
   int fd_ = -1;
+  bool created_ = false;
 };
 
 // ---- layout of the grid
@@ -261,6 +324,14 @@ double quantile(std::vector<double>& sorted, double q) {
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
   return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+// 0 for a citable fit, else 1 + the index of its problem token.
+std::int64_t problem_flag(const std::string& problem) {
+  if (problem.empty()) return 0;
+  for (std::size_t k = 0; k < std::size(analysis::kProblemTokens); ++k)
+    if (analysis::kProblemTokens[k] == problem) return static_cast<std::int64_t>(k + 1);
+  throw std::logic_error("unknown rate-fit problem " + problem);
 }
 
 std::string number_text(double x) {
@@ -303,6 +374,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   res.quantiles = options.quantiles;
   res.sweep_text = spec.text;
   res.command_line = options.command_line;
+  res.set = options.set;
   res.config_toml = to_toml(points.front().config);
   const RunConfig& first = points.front().config;
   res.time = first.output.sample_times(first.solver.t_end, first.solver.t_start);
@@ -357,10 +429,12 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   res.trajectory_points = options.trajectories;
 
   check_resources(first, options.output, false);
-  // Output and journal, before anything runs.
+  Team* team = options.team && options.team->size() > 1 ? options.team : nullptr;
+  const bool root = !team || team->is_root();
+  // Output and journal (rank 0's), before anything runs.
   std::optional<Journal> journal;
   std::vector<std::pair<std::size_t, EnsembleRecord>> kept;
-  if (!options.output.empty()) {
+  if (root && !options.output.empty()) {
     std::error_code ec;
     if (std::filesystem::exists(options.output, ec) && !options.force)
       throw InputError(options.output_name, options.output.string() + " exists (" + options.force_name + " replaces it)");
@@ -368,7 +442,21 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     journal_path += ".journal";
     if (options.force) std::filesystem::remove(journal_path, ec);
     journal.emplace(journal_path, identity_of(spec, points, options));
-    kept = journal->open(options.output_name, options.force_name);
+    kept = journal->open(options.output_name, options.force_name, res.time.size());
+  }
+  if (team) {
+    // Every process runs the same ensemble into the same file (all read the sweep file; rank 0
+    // alone writes). One collective agrees on that and on the set-up of every process.
+    std::string id = identity_of(spec, points, options) + '\0';
+    if (!options.output.empty()) id += std::filesystem::absolute(options.output).lexically_normal().string();
+    for (double q : options.quantiles) id += ' ' + number_text(q);
+    if (const int code = team->agree(0, std::hash<std::string>{}(id)); code != 0) {
+      if (journal && journal->created()) journal->remove();
+      if (team->mismatched() && root)
+        throw InputError("mpirun", "the processes were given different ensembles: every process needs the same sweep "
+                                   "file (and base), --set, -o, --quantiles and --trajectories");
+      throw PeerFailure{code};
+    }
   }
 
   // Members and groups.
@@ -406,6 +494,10 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   res.rhs_evaluations.assign(G * M, 0);
   res.t_sync.assign(G * M, kNaN);
   res.t_reached.assign(G * M, kNaN);
+  res.rate_law.assign(G * M, -1);
+  res.rate_problem.assign(G * M, 0);
+  res.rate_parameter.assign(G * M, kNaN);
+  res.rate_stderr.assign(G * M, kNaN);
   const std::size_t per_frame = static_cast<std::size_t>(res.n * res.d);
   res.trajectory_direction.assign(options.trajectories.size() * frames * per_frame, kNaN);
   res.trajectory_radius.assign(options.trajectories.size() * frames * static_cast<std::size_t>(res.n), kNaN);
@@ -431,6 +523,12 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
       const analysis::RunFigures fig = analysis::run_figures(s);
       res.t_sync[at] = fig.t_sync;
       res.final_cluster_count[at] = fig.final_cluster_count;
+      res.rate_problem[at] = problem_flag(fig.rate.problem);
+      if (fig.rate.ok) {
+        res.rate_law[at] = static_cast<std::int64_t>(fig.rate.law);
+        res.rate_parameter[at] = fig.rate.parameter;
+        res.rate_stderr[at] = fig.rate.parameter_stderr;
+      }
     }
     const analysis::EnsembleSeries e = analysis::ensemble_series(members);
     std::vector<double> omc, rad;
@@ -488,24 +586,40 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   for (std::size_t p = 0; p < points.size(); ++p)
     if (!done[p]) todo.push_back(p);
 
-  // Workers take members in order; the calling thread watches for stops, writes the journal and
-  // reports progress.
+  // Workers take members in order (on rank 0 from `todo`, on the other processes from what rank 0
+  // assigned them); the calling thread watches for stops, writes the journal (rank 0), exchanges
+  // the messages of the other processes and reports progress.
   std::mutex mutex;
   std::condition_variable wake;
-  std::vector<std::vector<char>> pending;
+  std::vector<std::vector<char>> pending;  // rank 0: records to journal; others: records to send
+  std::deque<std::size_t> assigned;        // the other processes: points rank 0 gave them
+  bool no_more = root;                     // the other processes: rank 0 has nothing more to give
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::exception_ptr failure;
   std::size_t finished = outcome.resumed, running_workers = 0;
   const analysis::FigureOptions figures{spec.ensemble.cluster_epsilon, spec.ensemble.pair_cosine};
 
+  auto take = [&]() -> std::optional<std::size_t> {
+    if (root) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= todo.size()) return std::nullopt;
+      return todo[i];
+    }
+    std::unique_lock lock(mutex);
+    while (!stop && assigned.empty() && !no_more) wake.wait_for(lock, std::chrono::milliseconds(20));
+    if (stop || assigned.empty()) return std::nullopt;
+    const std::size_t p = assigned.front();
+    assigned.pop_front();
+    return p;
+  };
   auto work = [&] {
     try {
       for (;;) {
         if (stop.load(std::memory_order_relaxed)) break;
-        const std::size_t i = next.fetch_add(1);
-        if (i >= todo.size()) break;
-        const std::size_t p = todo[i];
+        const std::optional<std::size_t> taken = take();
+        if (!taken) break;
+        const std::size_t p = *taken;
         RunConfig config = points[p].config;
         config.solver.threads = 1;           // parallel over members, not within one
         config.output.observables = false;   // not kept: the ensemble's figures replace them
@@ -518,7 +632,16 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
         run_experiment(config, eo, {&recorder});
         if (rec.status == RunStatus::interrupted && stop.load()) break;  // integrated again next time
         std::vector<char> bytes;
-        if (journal) bytes = serialize(p, rec);
+        if (journal || !root) bytes = serialize(p, rec);
+        if (!root) {
+          {
+            std::lock_guard lock(mutex);
+            pending.push_back(std::move(bytes));
+            ++finished;
+          }
+          wake.notify_all();
+          continue;
+        }
         const std::size_t g = group_of(points[p]);
         bool complete = false;
         {
@@ -541,12 +664,13 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     wake.notify_all();
   };
 
-  std::size_t threads = options.threads > 0 ? static_cast<std::size_t>(options.threads)
-                                            : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::max<std::size_t>(1, std::min(threads, todo.size()));
+  const std::size_t available = team ? static_cast<std::size_t>(team->cores()) : std::max(1u, std::thread::hardware_concurrency());
+  std::size_t threads = options.threads > 0 ? static_cast<std::size_t>(options.threads) : available;
+  threads = std::max<std::size_t>(1, std::min(threads, root ? todo.size() : points.size()));
   std::vector<std::thread> pool;
-  running_workers = todo.empty() ? 0 : threads;
-  if (!todo.empty())
+  const bool any_work = root ? !todo.empty() : true;
+  running_workers = any_work ? threads : 0;
+  if (any_work)
     for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(work);
 
   auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
@@ -565,17 +689,104 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     }
     lock.lock();
   };
+  // ---- Over MPI (Team's point-to-point messages, polled: nobody spins in a blocking receive).
+  // The other processes ask rank 0 for points a few at a time and send each finished member's
+  // record (the journal's format) back; rank 0 journals them as its own and computes every
+  // statistic, so the file is the one a single process writes.
+  int remote_active = team && root ? team->size() - 1 : 0;
+  if (team) outcome.per_process.assign(static_cast<std::size_t>(team->size()), 0);
+  bool requested = false;
+  auto exchange = [&](std::unique_lock<std::mutex>& lock) {
+    if (!team) return;
+    if (!root) {
+      if (!pending.empty()) {
+        std::string bytes;
+        for (const auto& b : pending) bytes.append(b.data(), b.size());
+        pending.clear();
+        lock.unlock();
+        team->send(0, kResultTag, bytes);
+        lock.lock();
+      }
+      if (stop) no_more = true;
+      if (!requested && !no_more && assigned.size() <= threads) {
+        lock.unlock();
+        team->send(0, kRequestTag, std::to_string(2 * threads));
+        lock.lock();
+        requested = true;
+      }
+    }
+    lock.unlock();
+    std::vector<Team::Message> messages;
+    while (auto m = team->try_receive()) messages.push_back(std::move(*m));
+    lock.lock();
+    for (auto& m : messages) {
+      if (m.tag == kAssignTag) {
+        std::vector<std::uint64_t> ps(m.text.size() / sizeof(std::uint64_t));
+        if (!ps.empty()) std::memcpy(ps.data(), m.text.data(), ps.size() * sizeof(std::uint64_t));
+        for (auto p : ps) {
+          if (p >= points.size()) throw IoError("rank 0 assigned point " + std::to_string(p) + ", not in the ensemble");
+          assigned.push_back(static_cast<std::size_t>(p));
+        }
+        if (ps.empty()) no_more = true;
+        requested = false;
+      } else if (m.tag == kRequestTag) {
+        std::string reply;
+        if (!stop) {
+          const std::size_t count = std::clamp<std::size_t>(std::stoull(m.text), 1, 4096);
+          const std::size_t from = next.fetch_add(count);
+          for (std::size_t i = from; i < std::min(from + count, todo.size()); ++i) {
+            const std::uint64_t p = todo[i];
+            reply.append(reinterpret_cast<const char*>(&p), sizeof p);
+          }
+        }
+        lock.unlock();
+        team->send(m.source, kAssignTag, reply);  // empty: nothing more
+        lock.lock();
+      } else if (m.tag == kResultTag) {
+        std::vector<std::pair<std::size_t, EnsembleRecord>> got;
+        if (parse_records(m.text.data(), m.text.size(), res.time.size(), got) != m.text.size())
+          throw IoError("a damaged message of records from rank " + std::to_string(m.source));
+        std::vector<std::size_t> complete;
+        for (auto& [p, rec] : got) {
+          if (p >= points.size() || done[p])
+            throw IoError("rank " + std::to_string(m.source) + " sent point " + std::to_string(p) + " twice or out of range");
+          done[p] = 1;
+          records[p] = std::move(rec);
+          const std::size_t g = group_of(points[p]);
+          if (--remaining[g] == 0) complete.push_back(g);
+          ++finished;
+          ++outcome.per_process[static_cast<std::size_t>(m.source)];
+        }
+        if (journal) pending.emplace_back(m.text.begin(), m.text.end());
+        lock.unlock();
+        for (std::size_t g : complete) finish_group(g);
+        lock.lock();
+      } else if (m.tag == kDoneTag) {
+        --remote_active;
+      }
+    }
+  };
   {
     auto last_progress = Clock::now();
     std::unique_lock lock(mutex);
-    while (running_workers > 0) {
-      wake.wait_for(lock, std::chrono::milliseconds(20));
+    while (running_workers > 0 || remote_active > 0) {
+      wake.wait_for(lock, std::chrono::milliseconds(team ? 5 : 20));
       flush_journal(lock);
       if (options.stop_requested && !stop) {
         lock.unlock();
         const int code = options.stop_requested();
         lock.lock();
         if (code != 0) stop = true;
+      }
+      if (team) {
+        try {
+          exchange(lock);
+        } catch (...) {
+          if (!failure) failure = std::current_exception();
+          stop = true;
+          break;
+        }
+        wake.notify_all();
       }
       if (options.progress && Clock::now() - last_progress >= std::chrono::duration<double>(options.progress_interval)) {
         last_progress = Clock::now();
@@ -586,46 +797,81 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
       }
     }
     flush_journal(lock);
+    if (team && !root && !failure) {
+      exchange(lock);  // the last records
+      lock.unlock();
+      team->send(0, kDoneTag, "");
+    }
   }
   for (auto& t : pool) t.join();
   if (journal) journal->sync();
   if (failure) std::rethrow_exception(failure);
   outcome.integrated = finished - outcome.resumed;
   outcome.seconds = seconds();
+  if (team && !root) {
+    // Rank 0's outcome, once it wrote the file (or stopped); assignments still in flight are dropped.
+    for (;;) {
+      if (auto m = team->try_receive()) {
+        if (m->tag != kEndTag) continue;
+        outcome.status = static_cast<RunStatus>(std::stoi(m->text));
+        outcome.message = "rank " + std::to_string(team->rank()) + ": " + std::to_string(outcome.integrated) +
+                          " members integrated";
+        return outcome;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
   if (options.progress) options.progress(EnsembleProgress{finished, outcome.resumed, points.size(), outcome.seconds, true});
   // A stop asked for at the very end (or by the last progress event) still publishes nothing: the
   // caller sees an interrupted ensemble, and the next run writes the file from the journal.
   if (!stop && options.stop_requested && options.stop_requested() != 0) stop = true;
-
-  if (finished < points.size() || stop) {
-    outcome.status = RunStatus::interrupted;
-    outcome.message = "interrupted after " + std::to_string(finished) + " of " + std::to_string(points.size()) +
-                      " members";
-    outcome.message += journal ? "; those done are kept in " + journal->path().string() +
-                                     ": run the same command again to continue"
-                               : "; nothing was kept (no output file)";
-    return outcome;
-  }
-  for (std::int64_t s : res.status)
-    if (is_numerical_failure(static_cast<RunStatus>(s))) ++res.failed;
-  if (!options.output.empty()) {
-    write_grid_file(options.output, ensemble_grid(res));
-    journal->remove();
-  }
-  outcome.message = std::to_string(points.size()) + " members (" + std::to_string(outcome.resumed) + " kept from an earlier session)";
-  if (res.failed > 0) {
+  auto conclude = [&] {
+    if (finished < points.size() || stop) {
+      outcome.status = RunStatus::interrupted;
+      outcome.message = "interrupted after " + std::to_string(finished) + " of " + std::to_string(points.size()) +
+                        " members";
+      outcome.message += journal ? "; those done are kept in " + journal->path().string() +
+                                       ": run the same command again to continue"
+                                 : "; nothing was kept (no output file)";
+      return;
+    }
     for (std::int64_t s : res.status)
-      if (is_numerical_failure(static_cast<RunStatus>(s))) {
-        outcome.status = static_cast<RunStatus>(s);
-        break;
-      }
-    outcome.message += "; " + std::to_string(res.failed) + " ended with a numerical failure (see status)";
-  }
+      if (is_numerical_failure(static_cast<RunStatus>(s))) ++res.failed;
+    if (!options.output.empty()) {
+      write_grid_file(options.output, ensemble_grid(res));
+      journal->remove();
+    }
+    outcome.message = std::to_string(points.size()) + " members (" + std::to_string(outcome.resumed) +
+                      " kept from an earlier session)";
+    if (team) {
+      outcome.per_process[0] = outcome.integrated;
+      for (std::size_t r = 1; r < outcome.per_process.size(); ++r) outcome.per_process[0] -= outcome.per_process[r];
+      outcome.message += " on " + std::to_string(team->size()) + " processes (integrated per process:";
+      for (std::size_t k : outcome.per_process) outcome.message += ' ' + std::to_string(k);
+      outcome.message += ')';
+    }
+    if (res.failed > 0) {
+      for (std::int64_t s : res.status)
+        if (is_numerical_failure(static_cast<RunStatus>(s))) {
+          outcome.status = static_cast<RunStatus>(s);
+          break;
+        }
+      outcome.message += "; " + std::to_string(res.failed) + " ended with a numerical failure (see status)";
+    }
+  };
+  conclude();
+  if (team)
+    for (int r = 1; r < team->size(); ++r) team->send(r, kEndTag, std::to_string(static_cast<int>(outcome.status)));
   return outcome;
 }
 
 GridFile ensemble_grid(const EnsembleResult& r) {
   using A = std::vector<std::pair<std::string, TableAttribute>>;
+  std::string set_text, set_flags;
+  for (const auto& o : r.set) {
+    set_text += o + '\n';
+    set_flags += " --set '" + o + "'";
+  }
   GridFile f;
   f.attributes = A{{"schema", std::string("normdyn.ensemble/1")},
                    {"normdyn_version", std::string(version())},
@@ -640,8 +886,10 @@ GridFile ensemble_grid(const EnsembleResult& r) {
                    {"cluster_epsilon", r.cluster_epsilon},
                    {"members", static_cast<std::int64_t>(r.members())},
                    {"failed_members", static_cast<std::int64_t>(r.failed)},
-                   {"reproduce", std::string("normdyn ensemble SWEEP_FILE (the `sweep` attribute; `config` is point 0 "
-                                             "resolved; the seeds are the init.seed coordinate)")}};
+                   {"set", set_text},
+                   {"reproduce", "normdyn ensemble SWEEP_FILE" + set_flags +
+                                     " (SWEEP_FILE: the `sweep` attribute; `set`: the overrides given besides it, one "
+                                     "a line; `config` is point 0 resolved; the seeds are the init.seed coordinate)"}};
   std::vector<std::string> group_dims;
   for (const auto& a : r.axes) {
     f.dimensions.push_back(GridDimension{a.dimension, a.values, A{{"key", a.key}, {"long_name", a.key}}});
@@ -680,6 +928,24 @@ GridFile ensemble_grid(const EnsembleResult& r) {
   f.variables.back().attributes.emplace_back("flag_values", "0.." + std::to_string(flags.back()));
   add("t_sync", with({r.over.dimension}), r.t_sync, "first sample time with every pair synchronized (NaN: never)");
   add("final_cluster_count", with({r.over.dimension}), r.final_cluster_count, "clusters at the member's last frame");
+  {
+    std::string laws = "none";
+    for (auto law : {analysis::DecayLaw::exponential, analysis::DecayLaw::power, analysis::DecayLaw::stretched_exponential})
+      laws += " " + std::string(analysis::to_string(law));
+    add("rate_law", with({r.over.dimension}), r.rate_law,
+        "law of the late-time fit of 1 - mean cosine (as normdyn analyze)");
+    f.variables.back().attributes.emplace_back("flag_meanings", laws);
+    f.variables.back().attributes.emplace_back("flag_values", std::string("-1..2"));
+    add("rate_parameter", with({r.over.dimension}), r.rate_parameter,
+        "rate of the fitted law (lambda, p or kappa; NaN: no fit; cite only where rate_problem is citable)");
+    add("rate_stderr", with({r.over.dimension}), r.rate_stderr, "standard error of rate_parameter");
+    std::string problems = "citable";
+    for (auto token : analysis::kProblemTokens) problems += " " + std::string(token);
+    add("rate_problem", with({r.over.dimension}), r.rate_problem,
+        "why the fit is not citable as it is (citable: nothing against it)");
+    f.variables.back().attributes.emplace_back("flag_meanings", problems);
+    f.variables.back().attributes.emplace_back("flag_values", "0.." + std::to_string(std::size(analysis::kProblemTokens)));
+  }
   add("t_reached", with({r.over.dimension}), r.t_reached, "time reached");
   add("accepted_steps", with({r.over.dimension}), r.accepted_steps, "accepted steps");
   add("rhs_evaluations", with({r.over.dimension}), r.rhs_evaluations, "right-hand side evaluations");

@@ -137,8 +137,20 @@ void Team::broadcast([[maybe_unused]] std::vector<double>& values, [[maybe_unuse
 #endif
 }
 
-int Team::agree(int exit_code) {
-  const int agreed = max(exit_code);
+int Team::agree(int exit_code, [[maybe_unused]] std::uint64_t identity) {
+  int agreed = exit_code;
+#if NORMDYN_WITH_MPI
+  if (size_ > 1) {
+    // One reduction: the largest code, the largest identity and the largest complement (the
+    // smallest identity): the identities agree when max == min.
+    unsigned long long in[3] = {static_cast<unsigned long long>(std::max(0, exit_code)), identity, ~identity};
+    unsigned long long out[3] = {0, 0, 0};
+    check(MPI_Allreduce(in, out, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    agreed = static_cast<int>(out[0]);
+    mismatched_ = out[1] != ~out[2];
+    if (agreed == 0 && mismatched_) agreed = static_cast<int>(ExitCode::bad_input);
+  }
+#endif
   agreed_ = true;
   engaged_ = agreed == 0;
   return agreed;

@@ -55,9 +55,10 @@ def dataset(result):
     coords = {name: (name, values, attrs) for name, values, attrs in result["dims"]}
     data_vars = {}
     for name, dims, values, attrs in result["variables"]:
-        if name == "status":
+        if name in ("status", "rate_law", "rate_problem"):
+            # Flags as their names (rate_law's -1, no fit, is the first name: "none").
             meanings = np.array(attrs["flag_meanings"].split(), dtype=object)
-            values = meanings[values]
+            values = meanings[np.asarray(values) + (1 if name == "rate_law" else 0)]
         data_vars[name] = (tuple(dims), values, attrs)
     attrs = dict(result["attrs"])
     attrs["status"] = result["status"]

@@ -109,6 +109,7 @@ BOOST_AUTO_TEST_CASE(single_linkage_joins_chains) {
     RowMatrix t(20, 2);
     for (Index j = 0; j < 20; ++j) t.row(j) << std::cos(step * double(j)), std::sin(step * double(j));
     BOOST_TEST(clusters_of(t).count() == expected);
+    BOOST_TEST(cluster_count(half_squared_chords(t), ClusterOptions{1e-3}) == expected);  // the count alone
   }
 }
 

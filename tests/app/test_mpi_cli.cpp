@@ -3,6 +3,8 @@
 //    single-process run to 1e-12 with the same steps; interrupted, it resumes under mpirun;
 //  * `mpirun -n 2 normdyn sweep`: the points spread over both processes, each run the same as in a
 //    sweep on one process;
+//  * `mpirun -n 2 normdyn ensemble`: the members spread over both processes, the file bit for bit
+//    the one-process file; interrupted, it continues from rank 0's journal;
 //  * bad input: one message (rank 0's), exit code 2.
 #define BOOST_TEST_MODULE mpi_cli
 #include <boost/test/unit_test.hpp>
@@ -147,6 +149,94 @@ BOOST_AUTO_TEST_CASE(a_sweep_spreads_its_points_over_the_processes) {
   BOOST_TEST(contains(again.out, "10 points: 10 ok (10 reused)"), again.out);
 }
 
+namespace {
+
+// The names of the datasets of two HDF5 files that differ (values, NaN in the same places equal);
+// "same" when none does.
+std::string differing_datasets(const Scratch& s, const std::string& a, const std::string& b) {
+  const auto r = s.shell(std::string(NORMDYN_PYTHON) +
+                         " -c \"import h5py, numpy as np, sys\n"
+                         "a, b = h5py.File(sys.argv[1]), h5py.File(sys.argv[2])\n"
+                         "bad = [k for k in a if k not in b or not np.array_equal(a[k][()], b[k][()], "
+                         "equal_nan=a[k].dtype.kind == 'f')]\n"
+                         "bad += [k for k in b if k not in a]\n"
+                         "print(' '.join(bad) if bad else 'same')\" " + a + " " + b);
+  return r.exit_code == 0 ? r.out : r.err;
+}
+
+const char* kEnsembleBase = "[model]\nscheme = \"post\"\nn = 12\nd = 2\n[solver]\nt_end = 8.0\n[output]\nsamples = 17\n";
+const char* kEnsembleSweep =
+    "base = \"base.toml\"\n[axes]\n\"model.beta\" = [1.0, 9.0]\n\"init.seed\" = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, "
+    "13, 14, 15, 16, 17, 18, 19, 20]\n";
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_ensemble_spreads_its_members_over_the_processes) {
+  Scratch s;
+  s.write("base.toml", kEnsembleBase);
+  s.write("sweep.toml", kEnsembleSweep);
+  BOOST_REQUIRE_EQUAL(s.normdyn("ensemble sweep.toml -o one.h5 --threads 1 -q").exit_code, 0);
+  const auto r = s.shell(mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o two.h5 --threads 1");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.err, "40 members (0 kept from an earlier session) on 2 processes"), r.err);
+  BOOST_TEST(r.err.find("normdyn:") == r.err.rfind("normdyn:"), r.err);  // one summary (rank 0's)
+  BOOST_TEST(!contains(r.err, "per process: 40 0"), r.err);             // the second process took members
+  BOOST_TEST(differing_datasets(s, "one.h5", "two.h5") == "same\n");
+  BOOST_TEST(!std::filesystem::exists(s / "two.h5.journal"));
+  // Each process must be given the same ensemble: told apart, nothing is written.
+  const auto mixed = s.shell(mpirun(1) + NORMDYN_BINARY + " ensemble sweep.toml -o a.h5 : -n 1 " + NORMDYN_BINARY +
+                             " ensemble sweep.toml -o b.h5");
+  BOOST_TEST(mixed.exit_code == 2);
+  const std::string line = "normdyn: error: mpirun: the processes were given different ensembles";
+  BOOST_TEST(contains(mixed.err, line), mixed.err);
+  BOOST_TEST(mixed.err.find(line) == mixed.err.rfind(line), mixed.err);
+  for (const char* f : {"a.h5", "b.h5", "a.h5.journal", "b.h5.journal"}) BOOST_TEST(!std::filesystem::exists(s / f), f);
+  // An existing output is refused once, by rank 0.
+  const auto taken = s.shell(mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o two.h5");
+  BOOST_TEST(taken.exit_code == 2);
+  BOOST_TEST(contains(taken.err, "normdyn: error: -o: two.h5 exists (--force replaces it)"), taken.err);
+}
+
+BOOST_AUTO_TEST_CASE(an_interrupted_ensemble_continues_under_mpirun) {
+  Scratch s;
+  s.write("base.toml", kEnsembleBase);
+  s.write("sweep.toml", kEnsembleSweep);
+  // Fixed steps, so that the cost grows with t_end. The signal goes as soon as rank 0 journaled a
+  // member; an ensemble short enough to end before it arrives is repeated four times longer.
+  std::string longer;
+  bool interrupted = false;
+  for (double t_end = 40.0; t_end <= 2600.0 && !interrupted; t_end *= 4.0) {
+    longer = " --threads 1 --set solver.method=rk4 --set solver.dt=0.01 --set solver.t_end=" + std::to_string(t_end);
+    for (const char* f : {"two.h5", "two.h5.journal"}) std::filesystem::remove(s / f);
+    const auto started = s.shell("(" + mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o two.h5" + longer +
+                                 " > mpirun.out 2>&1 & echo $! > mpirun.pid)");
+    BOOST_REQUIRE_EQUAL(started.exit_code, 0);
+    const int pid = std::stoi(Scratch::slurp(s / "mpirun.pid"));
+    const auto journal = s / "two.h5.journal";
+    std::uintmax_t header = 0;
+    for (int i = 0; i < 3000 && !std::filesystem::exists(s / "two.h5"); ++i) {
+      std::error_code ec;
+      const std::uintmax_t size = std::filesystem::file_size(journal, ec);
+      if (!ec && header == 0) header = size;
+      if (!ec && header > 0 && size > header) break;  // a member journaled
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ::kill(pid, SIGINT);
+    for (int i = 0; i < 3000 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    interrupted = !std::filesystem::exists(s / "two.h5");
+  }
+  BOOST_TEST_MESSAGE("interrupted with" << longer);
+  BOOST_REQUIRE_MESSAGE(interrupted, Scratch::slurp(s / "mpirun.out"));
+  BOOST_TEST(std::filesystem::exists(s / "two.h5.journal"), Scratch::slurp(s / "mpirun.out"));
+  BOOST_TEST(contains(Scratch::slurp(s / "mpirun.out"), "run the same command again to continue"),
+             Scratch::slurp(s / "mpirun.out"));
+  const auto resumed = s.shell(mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o two.h5" + longer);
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  BOOST_TEST(!contains(resumed.err, "(0 kept from an earlier session)"), resumed.err);
+  BOOST_REQUIRE_EQUAL(s.normdyn("ensemble sweep.toml -o one.h5 -q" + longer).exit_code, 0);
+  BOOST_TEST(differing_datasets(s, "one.h5", "two.h5") == "same\n");
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_under_mpirun_is_one_message_and_exit_code_2) {
   Scratch s;
   s.write("bad.toml", "[model]\nbeta = -1.0\n");
@@ -177,5 +267,5 @@ BOOST_AUTO_TEST_CASE(bad_input_under_mpirun_is_one_message_and_exit_code_2) {
   // Commands that do not share their work refuse several processes.
   const auto other = s.shell(mpirun(2) + NORMDYN_BINARY + " list-schemes");
   BOOST_TEST(other.exit_code == 2);
-  BOOST_TEST(contains(other.err, "only `normdyn run` and `normdyn sweep`"), other.err);
+  BOOST_TEST(contains(other.err, "only `normdyn run`, `normdyn sweep` and `normdyn ensemble`"), other.err);
 }

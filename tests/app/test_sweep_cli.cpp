@@ -239,3 +239,13 @@ BOOST_AUTO_TEST_CASE(a_damaged_run_file_is_a_failed_point_not_a_failed_sweep) {
   BOOST_TEST(forced.exit_code == 0, forced.err);
   BOOST_TEST(SweepIndex(s / "out").strings("status")[1] == "ok");
 }
+
+BOOST_AUTO_TEST_CASE(the_index_records_the_command_lines_overrides) {
+  Scratch s;
+  s.write("base.toml", kBase);
+  s.write("sweep.toml", "base = \"base.toml\"\n[set]\n\"model.beta\" = 2.0\n[axes]\n\"init.seed\" = [1, 2]\n");
+  const auto r = s.normdyn("sweep sweep.toml -o out -q --set model.n=6");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // sweep_toml alone would not reproduce the runs: the --set is in `overrides`, after [set].
+  BOOST_TEST(std::get<std::string>(SweepIndex(s / "out").attributes.at("overrides")) == "model.beta=2.0\nmodel.n=6\n");
+}

@@ -150,3 +150,29 @@ def test_a_numerical_failure_is_the_members_status_and_the_exit_code(tmp_path):
     p = run_cli("ensemble", sweep, "-o", tmp_path / "f.h5", check=False)
     assert p.returncode == 1 and "numerical failure" in p.stderr
     assert (tmp_path / "f.h5").exists()
+
+
+def test_per_member_rate_fits_say_whether_they_are_citable():
+    config = {"model": {"scheme": "post", "n": 8, "d": 2}, "solver": {"t_end": 30.0}, "output": {"samples": 61}}
+    ds = normdyn.ensemble(config, axes={"model.beta": [1.0], "init.seed": range(1, 5)}, over="init.seed")
+    for name in ("rate_law", "rate_parameter", "rate_stderr", "rate_problem"):
+        assert ds[name].dims == ("beta", "seed")
+    problems = set(ds.rate_problem.values.ravel())
+    assert problems <= {"citable", "too_short", "no_decay", "metastable", "noisy", "law_ambiguous", "unstable",
+                        "not_positive"}
+    assert set(ds.rate_law.values.ravel()) <= {"none", "exponential", "power", "stretched_exponential"}
+    # No fit: no number.
+    assert np.isnan(ds.rate_parameter.values[ds.rate_law.values == "none"]).all()
+    fitted = ds.rate_law.values != "none"
+    assert np.isfinite(ds.rate_parameter.values[fitted]).all()
+
+
+def test_the_file_says_which_overrides_made_it(tmp_path):
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('[set]\n"model.n" = 8\n"output.samples" = 11\n"solver.t_end" = 5.0\n'
+                     '[axes]\n"init.seed" = [1, 2]\n')
+    run_cli("ensemble", sweep, "-o", tmp_path / "set.h5", "--set", "model.beta=3.5", "-q")
+    with xr.open_dataset(tmp_path / "set.h5", engine="h5netcdf") as f:
+        assert f.attrs["set"] == "model.beta=3.5\n"
+        assert "--set 'model.beta=3.5'" in f.attrs["reproduce"]
+        assert "beta = 3.5" in f.attrs["config"]

@@ -29,6 +29,8 @@ struct Clusters {
 
 // From H = half_squared_chords(θ) (observables.hpp) and the directions θ (for the centres).
 Clusters find_clusters(Eigen::Ref<const RowMatrix> h, Eigen::Ref<const RowMatrix> theta, const ClusterOptions& options);
+// find_clusters(h, θ, options).count() without the labels and centres (the figures of every frame).
+std::size_t cluster_count(Eigen::Ref<const RowMatrix> h, const ClusterOptions& options);
 
 // What happened to the clusters between two consecutive frames.
 struct ClusterEvent {

@@ -34,6 +34,8 @@
 
 namespace normdyn {
 
+class Team;
+
 struct EnsembleProgress {
   std::size_t done = 0;     // members finished, including those kept from an earlier session
   std::size_t resumed = 0;  // members kept from the journal
@@ -53,6 +55,12 @@ struct EnsembleOptions {
   // Point indices (sweep order) whose full trajectories are kept.
   std::vector<std::size_t> trajectories;
   std::string command_line;  // stored as provenance
+  std::vector<std::string> set;  // the overrides given besides the sweep file (--set), stored as provenance
+  // The processes of an MPI launch (null or one process: this one alone). Every process calls
+  // run_ensemble with the same spec and options; the members are spread over them (each with its
+  // `threads`, default its share of the cores), rank 0 alone keeps the journal, computes the
+  // statistics and writes the output; the others return rank 0's status.
+  Team* team = nullptr;
   // Polled by the calling thread every few milliseconds; non-zero ends the ensemble: members
   // running are abandoned (they are integrated again on the next run), those done stay in the journal.
   std::function<int()> stop_requested;
@@ -92,6 +100,11 @@ struct EnsembleResult {
   // [group, member]
   std::vector<std::int64_t> status, final_cluster_count, accepted_steps, rhs_evaluations;
   std::vector<double> t_sync, t_reached;
+  // The late-time fit of 1 − mean cosine (analysis::run_figures, as `normdyn analyze` and the sweep
+  // index): law (-1: no fit; else the DecayLaw), parameter and its standard error (NaN: no fit),
+  // problem (0: citable; k: kProblemTokens[k − 1], why the number is not to be cited as it is).
+  std::vector<std::int64_t> rate_law, rate_problem;
+  std::vector<double> rate_parameter, rate_stderr;
   // Kept trajectories, in the order of EnsembleOptions::trajectories.
   std::vector<std::size_t> trajectory_points;
   std::vector<double> trajectory_direction, trajectory_radius;  // [k, time, n, d], [k, time, n]; NaN after the end
@@ -99,6 +112,7 @@ struct EnsembleResult {
   // Provenance.
   std::string config_toml;  // resolved configuration of point 0
   std::string sweep_text;
+  std::vector<std::string> set;  // EnsembleOptions::set
   std::string command_line;
   double pair_cosine = 0.999, cluster_epsilon = 1e-3;
 
@@ -110,6 +124,7 @@ struct EnsembleOutcome {
   RunStatus status = RunStatus::ok;  // interrupted: stopped, nothing written but the journal
   std::string message;
   std::size_t resumed = 0, integrated = 0;
+  std::vector<std::size_t> per_process;  // rank 0 of an MPI launch: members integrated by each process
   double seconds = 0.0;
   EnsembleResult result;  // complete only when status != interrupted
 };

@@ -58,8 +58,12 @@ class Team final : public RowExchange {
   // (0: ready) and gets the largest, once. A process that fails before it calls agree() with its
   // error code (main does), so that nobody waits for it; the others then stop with PeerFailure.
   // After a 0 the processes are engaged in collectives, and a failure of one must end all (abort).
-  int agree(int exit_code);
+  // With `identity` (a hash of what every process must have been given alike, e.g. the command's
+  // input and output), processes that passed different identities all agree on exit code 2 (bad
+  // input) without engaging, and mismatched() says why. The same single collective either way.
+  int agree(int exit_code, std::uint64_t identity = 0);
   bool agreed() const { return agreed_; }
+  bool mismatched() const { return mismatched_; }
   bool engaged() const { return engaged_; }
   // Ends every process of the launch with this exit code (MPI_Abort).
   [[noreturn]] void abort(int exit_code);
@@ -78,6 +82,7 @@ class Team final : public RowExchange {
   bool active_ = false;
   bool agreed_ = false;
   bool engaged_ = false;
+  bool mismatched_ = false;
   int rank_ = 0;
   int size_ = 1;
   int local_size_ = 1;
