@@ -393,7 +393,7 @@ BOOST_AUTO_TEST_CASE(truncated_and_flipped_files_fail_within_seconds) {
     BOOST_TEST_CONTEXT(name) {
       std::ofstream(s / name, std::ios::binary) << bytes;
       // A SWMR-marked copy too: the retries of a reader that believes a writer is still at work.
-      for (const std::string command : {"analyze " + name + " -q", "run --resume " + name + " -q"}) {
+      for (const std::string& command : {"analyze " + name + " -q", "run --resume " + name + " -q"}) {
         const auto start = std::chrono::steady_clock::now();
         const auto r = bounded(s, command);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
