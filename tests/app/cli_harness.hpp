@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -85,6 +86,27 @@ inline Child spawn_normdyn(const std::filesystem::path& dir, const std::vector<s
     ::_exit(127);
   }
   return Child{pid};
+}
+
+// CPU seconds a running child has used (user + system), and whether it is still running: a kill
+// timed by the child's own progress rather than by the wall clock, which load stretches 2-4x.
+struct ChildProgress {
+  double cpu_seconds = 0.0;
+  bool running = false;
+};
+
+inline ChildProgress child_progress(const Child& c) {
+  std::ifstream stat("/proc/" + std::to_string(c.pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return {};
+  std::istringstream fields(text.substr(close + 2));
+  std::string state, skip;
+  fields >> state;
+  for (int i = 0; i < 10; ++i) fields >> skip;  // ppid … cmajflt (fields 4-13)
+  long utime = 0, stime = 0;
+  fields >> utime >> stime;
+  return {double(utime + stime) / double(::sysconf(_SC_CLK_TCK)), state != "Z" && state != "X"};
 }
 
 struct ChildExit {

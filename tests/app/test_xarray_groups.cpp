@@ -57,10 +57,10 @@ beta = 4.0
 [init]
 kind = "gaussian"
 [solver]
-t_end = 300.0
+t_end = 1000.0
 threads = 1
 [output]
-samples = 3001
+samples = 10001
 flush_frames = 5
 flush_seconds = 0.02
 )";
@@ -115,9 +115,12 @@ BOOST_AUTO_TEST_CASE(a_killed_run_opens_as_a_swmr_reader_and_after_its_resume) {
   Scratch s;
   s.write("long.toml", kLong);
   const test::Child child = test::spawn_normdyn(s.dir(), {"run", "long.toml", "-q", "-o", "k.h5"});
-  for (int i = 0; i < 1000 && !std::filesystem::exists(s / "k.h5"); ++i)
+  // Killed once it has computed for 0.3 s (about a tenth of the run) and the file exists.
+  for (int i = 0; i < 6000; ++i) {
+    const test::ChildProgress p = test::child_progress(child);
+    if (!p.running || (p.cpu_seconds >= 0.3 && std::filesystem::exists(s / "k.h5"))) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
   ::kill(child.pid, SIGKILL);
   const test::ChildExit e = test::wait_child(child);
   BOOST_REQUIRE(e.signal == SIGKILL);
