@@ -21,6 +21,7 @@ _UNSET = [k for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if os.environ.pop
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 import argparse  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -87,6 +88,8 @@ def main():
     p.add_argument("--scipy-systems", type=int, default=48, help="systems scipy RK45 is timed on (extrapolated)")
     p.add_argument("--check-members", type=int, default=24, help="members whose direction error is measured")
     p.add_argument("--seeds", type=int, default=SEEDS, help="seeds per beta (default 2048; fewer for a quick try)")
+    p.add_argument("--output", default=None,
+                   help="the ensemble's file (default: a temporary one, removed); its size is printed")
     args = p.parse_args()
     seeds = args.seeds
     betas = BETAS[::15] if args.slice else BETAS
@@ -104,13 +107,20 @@ def main():
     config = {"model": {"scheme": "post", "n": N, "d": D},
               "solver": {"method": "dopri5", "t_end": T_END, "rtol": 1e-6, "atol": 1e-8},
               "output": {"samples": SAMPLES}}
+    scratch = tempfile.TemporaryDirectory(prefix="normdyn-phase-")
+    output = args.output or os.path.join(scratch.name, "phase.h5")
     t0 = time.perf_counter()
     ds = normdyn.ensemble(config, axes={"model.beta": [float(b) for b in betas], "init.seed": range(1, seeds + 1)},
-                          over="init.seed", pair_cosine=PAIR_COSINE, trajectories=check, threads=args.threads)
+                          over="init.seed", pair_cosine=PAIR_COSINE, trajectories=check, threads=args.threads,
+                          output=output)
     t_normdyn = time.perf_counter() - t0
     steps = int(ds.accepted_steps.sum())
+    size = os.path.getsize(output)
+    full = 90 * SEEDS
     print(f"normdyn ensemble : {t_normdyn:8.2f} s  ({1e3 * t_normdyn / systems:.3f} ms/system, "
           f"{steps / systems:.0f} steps/system, status {sorted(set(ds.status.values.ravel()))})")
+    print(f"ensemble file    : {size / 1e6:8.2f} MB ({size / systems:.0f} bytes/system with {len(check)} trajectories"
+          f"{'' if systems == full else f'; at most about {size / systems * full / 1e6:.0f} MB at the full {full} systems, counting the fixed part per system'})")
 
     # The batched Euler over every system, one beta at a time (a 2048-system tensor each).
     t0 = time.perf_counter()
