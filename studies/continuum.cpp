@@ -79,10 +79,7 @@ void continuum_depth(Builder& b) {
       Scheme s = scheme;
       if (auto* mix = std::get_if<MixLN>(&s)) mix->tau = tau;
       const std::string key(scheme_key(s));
-      DynamicsSpec spec;
-      spec.scheme = s;
-      spec.beta = beta;
-      spec.kernel.threads = 1;
+      const DynamicsSpec spec = dynamics_spec(s, beta, 1);
       AttentionDynamics dyn(spec, QkvSource::identity(), n, d);
       // Radii spread over [0.8, 1.2] so that the radius schemes' speed factors differ between tokens.
       Tokens start = uniform_tokens(n, d, 1.0, 1);

@@ -70,10 +70,7 @@ void theorem_4_1(Builder& b) {
     for (const Scheme& s : schemes) {
       const std::string key(scheme_key(s));
       const double theory = closed_form_slope(s, n, beta, r0);
-      DynamicsSpec spec;
-      spec.scheme = s;
-      spec.beta = beta;
-      spec.kernel.threads = o.threads;
+      const DynamicsSpec spec = dynamics_spec(s, beta, o.threads);
       AttentionDynamics dyn(spec, QkvSource::identity(), Index(n), Index(n));
       const Tokens x = orthonormal_tokens(Index(n), Index(n), r0, 1);
       RowMatrix dtheta(x.n(), x.d());
@@ -166,10 +163,7 @@ void theorem_4_1(Builder& b) {
   b.study("theorem 4.1: particles against the reduced ODE (n = d = " + std::to_string(np) + ")", [&] {
     for (const Scheme& s : schemes) {
       const std::string key(scheme_key(s));
-      DynamicsSpec spec;
-      spec.scheme = s;
-      spec.beta = beta;
-      spec.kernel.threads = o.threads;
+      const DynamicsSpec spec = dynamics_spec(s, beta, o.threads);
       AttentionDynamics dyn(spec, QkvSource::identity(), np, np);
       const ParticleRun run = run_particles(dyn, orthonormal_tokens(np, np, r0, 3), times, 1e-11, 1e-13);
       const analysis::SymmetricTrajectory red =
@@ -211,10 +205,7 @@ void radial_lower_bound(Builder& b) {
       double lowest = std::numeric_limits<double>::infinity();
       std::string problem;
       for (int seed = 1; seed <= seeds; ++seed) {
-        DynamicsSpec spec;
-        spec.scheme = s;
-        spec.beta = beta;
-        spec.kernel.threads = 1;
+        const DynamicsSpec spec = dynamics_spec(s, beta, 1);
         AttentionDynamics dyn(spec, QkvSource::identity(), n, d);
         const ParticleRun run = run_particles(dyn, gaussian_tokens(n, d, std::uint64_t(seed)), times, 1e-9, 1e-11);
         if (run.status != RunStatus::ok) problem = "seed " + std::to_string(seed) + ": " + std::string(to_string(run.status));
@@ -273,10 +264,7 @@ void theorem_3_1(Builder& b) {
         int synchronized = 0, stalled = 0, undecided = 0, failed = 0;
         double worst_gap = 0.0, lowest_speed = std::numeric_limits<double>::infinity();
         for (int seed = 1; seed <= seeds; ++seed) {
-          DynamicsSpec spec;
-          spec.scheme = s;
-          spec.beta = beta;
-          spec.kernel.threads = 1;
+          const DynamicsSpec spec = dynamics_spec(s, beta, 1);
           AttentionDynamics dyn(spec, QkvSource::identity(), n, d);
           const Tokens start = radius ? gaussian_tokens(n, d, std::uint64_t(seed)) : uniform_tokens(n, d, 1.0, std::uint64_t(seed));
           const ParticleRun run = run_particles(dyn, start, times, 1e-10, 1e-12);
@@ -370,10 +358,7 @@ void theorem_4_3(Builder& b) {
         double worst = 0.0, worst_late = 0.0, growth_margin = std::numeric_limits<double>::infinity();
         std::string problem;
         for (int seed = 1; seed <= seeds; ++seed) {
-          DynamicsSpec spec;
-          spec.scheme = s;
-          spec.beta = beta;
-          spec.kernel.threads = 1;
+          const DynamicsSpec spec = dynamics_spec(s, beta, 1);
           AttentionDynamics dyn(spec, random_qk ? QkvSource::gaussian_unit_norm(d, std::uint64_t(seed), true) : QkvSource::identity(),
                                 n, d);
           const Tokens start = cap_tokens(n, d, 1.0, delta, std::uint64_t(seed));

@@ -25,6 +25,15 @@ inline std::string num(double v, int digits = 6) {
   return b;
 }
 
+// The dynamics of one scheme at one beta, its kernel on `threads` threads (the studies vary only these).
+inline DynamicsSpec dynamics_spec(const Scheme& scheme, double beta, int threads) {
+  DynamicsSpec spec;
+  spec.scheme = scheme;
+  spec.beta = beta;
+  spec.kernel.threads = threads;
+  return spec;
+}
+
 struct ParticleRun {
   RunStatus status = RunStatus::ok;
   std::vector<Tokens> frames;

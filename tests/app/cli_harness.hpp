@@ -95,18 +95,25 @@ struct ChildProgress {
   bool running = false;
 };
 
+// The fields of /proc/PID/stat after the command name (state, ppid, ...; field 3 onwards), empty when
+// the process is gone. The name is skipped up to its last ')': it may hold spaces.
+inline std::vector<std::string> proc_stat_fields(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')');
+  if (close == std::string::npos || close + 2 > line.size()) return {};
+  std::istringstream rest(line.substr(close + 2));
+  std::vector<std::string> fields;
+  for (std::string f; rest >> f;) fields.push_back(f);
+  return fields;
+}
+
 inline ChildProgress child_progress(const Child& c) {
-  std::ifstream stat("/proc/" + std::to_string(c.pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const auto close = text.rfind(')');  // the command name may hold spaces
-  if (close == std::string::npos) return {};
-  std::istringstream fields(text.substr(close + 2));
-  std::string state, skip;
-  fields >> state;
-  for (int i = 0; i < 10; ++i) fields >> skip;  // ppid … cmajflt (fields 4-13)
-  long utime = 0, stime = 0;
-  fields >> utime >> stime;
-  return {double(utime + stime) / double(::sysconf(_SC_CLK_TCK)), state != "Z" && state != "X"};
+  const std::vector<std::string> f = proc_stat_fields(c.pid);
+  if (f.size() < 13) return {};
+  const long ticks = std::stol(f[11]) + std::stol(f[12]);  // utime, stime (fields 14, 15)
+  return {double(ticks) / double(::sysconf(_SC_CLK_TCK)), f[0] != "Z" && f[0] != "X"};
 }
 
 struct ChildExit {

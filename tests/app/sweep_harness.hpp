@@ -63,16 +63,8 @@ inline std::vector<int> children_of(int parent, const std::string& part) {
   while (const dirent* e = ::readdir(proc)) {
     const std::string name = e->d_name;
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat("/proc/" + name + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state = 0;
-    int ppid = 0;
-    rest >> state >> ppid;
-    if (ppid != parent) continue;
+    const std::vector<std::string> fields = proc_stat_fields(std::stoi(name));
+    if (fields.size() < 2 || std::stoi(fields[1]) != parent) continue;
     std::ifstream cmd("/proc/" + name + "/cmdline");
     std::string cmdline((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
     if (cmdline.find(part) != std::string::npos) out.push_back(std::stoi(name));
