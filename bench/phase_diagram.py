@@ -88,6 +88,8 @@ def main():
     p.add_argument("--scipy-systems", type=int, default=48, help="systems scipy RK45 is timed on (extrapolated)")
     p.add_argument("--check-members", type=int, default=24, help="members whose direction error is measured")
     p.add_argument("--seeds", type=int, default=SEEDS, help="seeds per beta (default 2048; fewer for a quick try)")
+    p.add_argument("--normdyn-only", action="store_true",
+                   help="time normdyn alone (the full workload without the hours the peers take)")
     p.add_argument("--output", default=None,
                    help="the ensemble's file (default: a temporary one, removed); its size is printed")
     args = p.parse_args()
@@ -121,6 +123,10 @@ def main():
           f"{steps / systems:.0f} steps/system, status {sorted(set(ds.status.values.ravel()))})")
     print(f"ensemble file    : {size / 1e6:8.2f} MB ({size / systems:.0f} bytes/system with {len(check)} trajectories"
           f"{'' if systems == full else f'; at most about {size / systems * full / 1e6:.0f} MB at the full {full} systems, counting the fixed part per system'})")
+
+    print(f"cpu              : {time.process_time():8.2f} s in this process so far (every thread)")
+    if args.normdyn_only:
+        return 0
 
     # The batched Euler over every system, one beta at a time (a 2048-system tensor each).
     t0 = time.perf_counter()
