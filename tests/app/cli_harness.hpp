@@ -109,12 +109,14 @@ inline std::vector<std::string> proc_stat_fields(int pid) {
   return fields;
 }
 
-inline ChildProgress child_progress(const Child& c) {
-  const std::vector<std::string> f = proc_stat_fields(c.pid);
+inline ChildProgress process_progress(int pid) {
+  const std::vector<std::string> f = proc_stat_fields(pid);
   if (f.size() < 13) return {};
   const long ticks = std::stol(f[11]) + std::stol(f[12]);  // utime, stime (fields 14, 15)
   return {double(ticks) / double(::sysconf(_SC_CLK_TCK)), f[0] != "Z" && f[0] != "X"};
 }
+
+inline ChildProgress child_progress(const Child& c) { return process_progress(c.pid); }
 
 struct ChildExit {
   int exit_code = -1;   // when it exited

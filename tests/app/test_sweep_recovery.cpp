@@ -19,16 +19,17 @@ using test::contains;
 
 namespace {
 
-// Two long points (pre-LN to t = 60, frames flushed often) and two short ones.
+// Two long points (pre-LN to t = 60, frames flushed often; about 0.8 CPU-s each) and two short
+// ones.
 const char* kLongBase = R"([model]
 scheme = "pre"
-n = 24
-d = 4
+n = 256
+d = 32
 beta = 4.0
 [init]
 kind = "gaussian"
 [output]
-samples = 601
+samples = 1201
 flush_frames = 5
 flush_seconds = 0.02
 )";
@@ -82,10 +83,19 @@ BOOST_AUTO_TEST_CASE(an_interrupted_sweep_resumes_where_it_stopped) {
   // One slot: the costliest point first, the others wait.
   const test::Child sweep = test::spawn_normdyn(s.dir(), {"sweep", "sweep.toml", "-o", "out", "-j", "1"});
   const std::string first = "t_end=60_seed=1";
-  for (int i = 0; i < 500 && !std::filesystem::exists(s / "out" / "runs" / (first + ".h5")); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  ::kill(sweep.pid, SIGINT);
+  // Interrupt once the run has used a quarter of its CPU time: timed by its own progress, since
+  // under load a wall-clock wait can outlast the whole run.
+  bool interrupted = false;
+  for (int i = 0; i < 3000 && !interrupted; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const auto pids = test::children_of(sweep.pid, first);
+    if (pids.empty() || !std::filesystem::exists(s / "out" / "runs" / (first + ".h5"))) continue;
+    if (test::process_progress(pids.front()).cpu_seconds >= 0.2) {
+      ::kill(sweep.pid, SIGINT);
+      interrupted = true;
+    }
+  }
+  BOOST_REQUIRE(interrupted);
   const test::ChildExit e = test::wait_child(sweep);
   BOOST_TEST(e.exit_code == 130);
   {
