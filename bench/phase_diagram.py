@@ -11,7 +11,11 @@ its line). Accuracy: the max over a subset of members of the direction error at 
 tokens of |θ − θ_ref|), against scipy DOP853 at rtol 1e-12 / atol 1e-14 from the same initial
 state (normdyn's, frame 0 of the member's own trajectory).
 
-    PYTHONPATH=BUILD/python /usr/bin/python3 bench/phase_diagram.py --slice
+    /usr/bin/python3 bench/phase_diagram.py --slice
+
+with the package installed (the quickstart installs it), or a build's package installed into a
+prefix: `cmake --install BUILD --prefix P --component python` and PYTHONPATH=P/lib/python3.11/dist-packages.
+The first line printed names the package measured.
 """
 import os
 import sys
@@ -22,6 +26,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 import argparse  # noqa: E402
 import tempfile  # noqa: E402
+import threading  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -97,6 +102,7 @@ def main():
     betas = BETAS[::15] if args.slice else BETAS
     systems = len(betas) * seeds
     times = np.linspace(0.0, T_END, SAMPLES)
+    print(f"normdyn {normdyn.__version__} (revision {normdyn._core.versions()['revision']}) from {os.path.dirname(normdyn.__file__)}")
     print(f"phase diagram: n={N} d={D} t={T_END:g} {SAMPLES} checkpoints, {seeds} seeds x {len(betas)} beta "
           f"= {systems} systems{' (1/15 slice)' if args.slice else ''}")
     print(f"environment: unset {', '.join(_UNSET) if _UNSET else 'nothing (OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE were not set)'}"
@@ -111,11 +117,24 @@ def main():
               "output": {"samples": SAMPLES}}
     scratch = tempfile.TemporaryDirectory(prefix="normdyn-phase-")
     output = args.output or os.path.join(scratch.name, "phase.h5")
+    # The journal (what a rerun continues from) is watched: its largest size is the disk the run needs.
+    journal, journal_peak, watching = output + ".journal", [0], threading.Event()
+
+    def watch_journal():
+        while not watching.wait(0.05):
+            try:
+                journal_peak[0] = max(journal_peak[0], os.path.getsize(journal))
+            except OSError:
+                pass
+    watcher = threading.Thread(target=watch_journal, daemon=True)
+    watcher.start()
     t0 = time.perf_counter()
     ds = normdyn.ensemble(config, axes={"model.beta": [float(b) for b in betas], "init.seed": range(1, seeds + 1)},
                           over="init.seed", pair_cosine=PAIR_COSINE, trajectories=check, threads=args.threads,
                           output=output)
     t_normdyn = time.perf_counter() - t0
+    watching.set()
+    watcher.join()
     steps = int(ds.accepted_steps.sum())
     size = os.path.getsize(output)
     full = 90 * SEEDS
@@ -124,6 +143,7 @@ def main():
     print(f"ensemble file    : {size / 1e6:8.2f} MB ({size / systems:.0f} bytes/system with {len(check)} trajectories"
           f"{'' if systems == full else f'; at most about {size / systems * full / 1e6:.0f} MB at the full {full} systems, counting the fixed part per system'})")
 
+    print(f"journal peak     : {journal_peak[0] / 1e6:8.2f} MB (its size polled every 50 ms; removed at the end)")
     print(f"cpu              : {time.process_time():8.2f} s in this process so far (every thread)")
     if args.normdyn_only:
         return 0

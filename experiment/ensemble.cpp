@@ -12,6 +12,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <thread>
 
@@ -71,12 +72,16 @@ class FigureRecorder final : public Recorder {
 };
 
 // ---- the journal: an append-only file of finished members, each record framed by a marker and
-// its length, so that a record torn by a crash is recognized and dropped.
+// its length, so that a record torn by a crash is recognized and dropped. A group's statistics,
+// once complete, are journaled as one record too; the journal is then rewritten from time to time
+// without its members' records, so that it stays near the size of the statistics and of the
+// members still being integrated rather than growing with the whole ensemble.
 // Message tags between the processes of an MPI launch.
 constexpr int kRequestTag = 41, kAssignTag = 42, kResultTag = 43, kDoneTag = 44, kEndTag = 45;
 
-constexpr char kJournalMagic[] = "normdyn.ensemble.journal/2\n";
+constexpr char kJournalMagic[] = "normdyn.ensemble.journal/3\n";
 constexpr std::uint64_t kRecordMark = 0x4e44454e53524543ULL;
+constexpr std::uint64_t kGroupMark = 0x4e4447524f555053ULL;
 
 void put(std::vector<char>& b, const void* p, std::size_t n) {
   const char* c = static_cast<const char*>(p);
@@ -110,6 +115,16 @@ void put_runs(std::vector<char>& b, const std::vector<double>& v) {
   }
 }
 
+std::vector<char> framed(std::uint64_t mark, const std::vector<char>& payload) {
+  std::vector<char> out;
+  out.reserve(payload.size() + 3 * sizeof mark);
+  put(out, mark);
+  put(out, static_cast<std::uint64_t>(payload.size()));
+  out.insert(out.end(), payload.begin(), payload.end());
+  put(out, mark);
+  return out;
+}
+
 std::vector<char> serialize(std::size_t point, const EnsembleRecord& r) {
   std::vector<char> payload;
   put(payload, static_cast<std::uint64_t>(point));
@@ -119,12 +134,49 @@ std::vector<char> serialize(std::size_t point, const EnsembleRecord& r) {
   put(payload, r.rhs_evaluations);
   for (const auto* v : {&r.pair_fraction, &r.cluster_count, &r.mean_radius}) put_runs(payload, *v);
   for (const auto* v : {&r.one_minus_mean_cosine, &r.direction, &r.radius}) put(payload, *v);
-  std::vector<char> out;
-  put(out, kRecordMark);
-  put(out, static_cast<std::uint64_t>(payload.size()));
-  out.insert(out.end(), payload.begin(), payload.end());
-  put(out, kRecordMark);
-  return out;
+  return framed(kRecordMark, payload);
+}
+
+// The slices of group g in the result, in the order its record stores them: the statistics
+// ([group, time], [group, quantile, time]), the members ([group, member]) and the trajectories
+// kept of its members (`kept`: their indices in EnsembleOptions::trajectories).
+template <class F>
+void for_each_group_slice(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept, F&& f) {
+  const std::size_t T = r.time.size(), Q = r.quantiles.size(), M = r.members_per_group;
+  const std::size_t D = T * static_cast<std::size_t>(r.n * r.d), R = T * static_cast<std::size_t>(r.n);
+  auto slice = [&](auto& v, std::size_t start, std::size_t count) { f(std::span(v.data() + start, count)); };
+  for (auto* v : {&r.pair_fraction, &r.sync_probability, &r.cluster_count, &r.one_minus_mean_cosine, &r.mean_radius})
+    slice(*v, g * T, T);
+  slice(r.members_at, g * T, T);
+  for (auto* v : {&r.one_minus_mean_cosine_quantiles, &r.mean_radius_quantiles}) slice(*v, g * Q * T, Q * T);
+  for (auto* v : {&r.status, &r.final_cluster_count, &r.accepted_steps, &r.rhs_evaluations, &r.rate_law, &r.rate_problem})
+    slice(*v, g * M, M);
+  for (auto* v : {&r.t_sync, &r.t_reached, &r.rate_parameter, &r.rate_stderr}) slice(*v, g * M, M);
+  for (std::size_t k : kept) {
+    slice(r.trajectory_direction, k * D, D);
+    slice(r.trajectory_radius, k * R, R);
+  }
+}
+
+std::vector<char> serialize_group(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept) {
+  std::vector<char> payload;
+  put(payload, static_cast<std::uint64_t>(g));
+  for_each_group_slice(r, g, kept, [&](auto s) { put(payload, s.data(), s.size_bytes()); });
+  return framed(kGroupMark, payload);
+}
+
+// Copies a group record's payload (after its group index) into the result; false, and nothing
+// copied, when it does not have this ensemble's layout.
+bool restore_group(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept, const std::vector<char>& bytes) {
+  std::size_t expected = 0;
+  for_each_group_slice(r, g, kept, [&](auto s) { expected += s.size_bytes(); });
+  if (bytes.size() != expected) return false;
+  std::size_t at = 0;
+  for_each_group_slice(r, g, kept, [&](auto s) {
+    if (!s.empty()) std::memcpy(s.data(), bytes.data() + at, s.size_bytes());
+    at += s.size_bytes();
+  });
+  return true;
 }
 
 class Reader {
@@ -177,18 +229,32 @@ class Reader {
   std::size_t n_, at_ = 0;
 };
 
-// The complete records at the start of `bytes` (appended to `out`); returns the bytes they take. A
-// torn or damaged record ends the reading.
-// Records of more than `max_frames` frames are damaged.
+using GroupRecords = std::vector<std::pair<std::size_t, std::vector<char>>>;  // group, payload after its index
+
+// The complete records at the start of `bytes` (members appended to `out`, groups to `groups`;
+// without `groups` a group record is damaged); returns the bytes they take. A torn or damaged
+// record ends the reading. Records of more than `max_frames` frames are damaged.
 std::size_t parse_records(const char* bytes, std::size_t size, std::size_t max_frames,
-                          std::vector<std::pair<std::size_t, EnsembleRecord>>& out) {
+                          std::vector<std::pair<std::size_t, EnsembleRecord>>& out, GroupRecords* groups = nullptr) {
   std::size_t good = 0;
   while (good < size) {
     Reader r(bytes + good, size - good);
     std::uint64_t mark = 0, length = 0, point = 0, end_mark = 0;
     std::int64_t status = 0;
     EnsembleRecord rec;
-    if (!r.get(mark) || mark != kRecordMark || !r.get(length) || length > size - good - r.at()) break;
+    if (!r.get(mark) || (mark != kRecordMark && !(mark == kGroupMark && groups)) || !r.get(length) ||
+        length > size - good - r.at())
+      break;
+    if (mark == kGroupMark) {
+      Reader tail(bytes + good + r.at() + length, size - good - r.at() - length);
+      std::uint64_t g = 0;
+      if (length < sizeof g || !tail.get(end_mark) || end_mark != kGroupMark) break;
+      std::memcpy(&g, bytes + good + r.at(), sizeof g);
+      const char* from = bytes + good + r.at() + sizeof g;
+      groups->emplace_back(static_cast<std::size_t>(g), std::vector<char>(from, from + length - sizeof g));
+      good += r.at() + length + sizeof end_mark;
+      continue;
+    }
     Reader p(bytes + good + r.at(), length);
     bool ok = p.get(point) && p.get(status) && p.get(rec.t_reached) && p.get(rec.accepted_steps) &&
               p.get(rec.rhs_evaluations);
@@ -215,22 +281,29 @@ class Journal {
 
   const std::filesystem::path& path() const { return path_; }
 
-  // Reads the members of an existing journal of the same ensemble (drops a torn last record), then
+  struct Contents {
+    std::vector<std::pair<std::size_t, EnsembleRecord>> members;
+    GroupRecords groups;
+  };
+
+  // Reads the records of an existing journal of the same ensemble (drops a torn last record), then
   // opens it for appending; creates it if there is none.
-  std::vector<std::pair<std::size_t, EnsembleRecord>> open(const std::string& output_name, const std::string& force_name,
-                                                           std::size_t max_frames) {
-    std::vector<std::pair<std::size_t, EnsembleRecord>> out;
+  Contents open(const std::string& output_name, const std::string& force_name, std::size_t max_frames) {
+    Contents out;
     std::error_code ec;
+    std::filesystem::remove(rewritten_path(), ec);  // a rewrite cut short
     const std::string header = header_text();
     if (std::filesystem::exists(path_, ec)) {
       std::vector<char> bytes = read_all();
       if (bytes.size() < header.size() || std::memcmp(bytes.data(), header.data(), header.size()) != 0)
         throw InputError(output_name, path_.string() + " is the journal of another ensemble (or not a journal); use " +
                                           force_name + " to start over");
-      const std::size_t good = header.size() + parse_records(bytes.data() + header.size(), bytes.size() - header.size(), max_frames, out);
+      const std::size_t good = header.size() + parse_records(bytes.data() + header.size(), bytes.size() - header.size(),
+                                                             max_frames, out.members, &out.groups);
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(good)) != 0 || ::lseek(fd_, 0, SEEK_END) < 0)
         throw IoError(path_.string() + ": cannot reopen the journal: " + std::strerror(errno));
+      size_ = good;
       return out;
     }
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -241,16 +314,32 @@ class Journal {
   }
 
   void write(const std::vector<char>& bytes) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t w = ::write(fd_, bytes.data() + done, bytes.size() - done);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        throw IoError(path_.string() + ": cannot write the journal: " + std::strerror(errno));
-      }
-      done += static_cast<std::size_t>(w);
-    }
+    write_all(fd_, bytes);
+    size_ += bytes.size();
   }
+  // Replaces the journal by `records` (after the header) at once: a crash leaves the old journal
+  // or the new one, whole.
+  void rewrite(const std::vector<char>& records) {
+    const std::filesystem::path tmp = rewritten_path();
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw IoError(tmp.string() + ": cannot create the journal: " + std::strerror(errno));
+    const std::string header = header_text();
+    try {
+      write_all(fd, std::vector<char>(header.begin(), header.end()));
+      write_all(fd, records);
+      if (::fsync(fd) != 0 || ::rename(tmp.c_str(), path_.c_str()) != 0)
+        throw IoError(path_.string() + ": cannot rewrite the journal: " + std::strerror(errno));
+    } catch (...) {
+      ::close(fd);
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw;
+    }
+    ::close(fd_);
+    fd_ = fd;  // the new journal, at its end
+    size_ = header.size() + records.size();
+  }
+  std::size_t size() const { return size_; }
   void sync() {
     if (fd_ >= 0) ::fsync(fd_);
   }
@@ -260,9 +349,26 @@ class Journal {
     fd_ = -1;
     std::error_code ec;
     std::filesystem::remove(path_, ec);
+    std::filesystem::remove(rewritten_path(), ec);
   }
 
  private:
+  std::filesystem::path rewritten_path() const {
+    std::filesystem::path p = path_;
+    p += ".tmp";
+    return p;
+  }
+  void write_all(int fd, const std::vector<char>& bytes) const {
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        throw IoError(path_.string() + ": cannot write the journal: " + std::strerror(errno));
+      }
+      done += static_cast<std::size_t>(w);
+    }
+  }
   std::string header_text() const {
     std::string h = kJournalMagic;
     const std::uint64_t n = identity_.size();
@@ -286,6 +392,7 @@ class Journal {
   std::filesystem::path path_;
   std::string identity_;
   int fd_ = -1;
+  std::size_t size_ = 0;
   bool created_ = false;
 };
 
@@ -433,7 +540,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   const bool root = !team || team->is_root();
   // Output and journal (rank 0's), before anything runs.
   std::optional<Journal> journal;
-  std::vector<std::pair<std::size_t, EnsembleRecord>> kept;
+  Journal::Contents kept;
   if (root && !options.output.empty()) {
     std::error_code ec;
     if (std::filesystem::exists(options.output, ec) && !options.force)
@@ -464,23 +571,12 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   std::vector<EnsembleRecord> records(points.size());
   std::vector<char> done(points.size(), 0);
   std::vector<std::size_t> remaining(G, M);
-  for (auto& [p, rec] : kept) {
-    // A record that does not fit this ensemble is integrated again (the identity makes it rare).
-    const std::size_t f = rec.frames();
-    const bool fits = p < points.size() && !done[p] && f <= res.time.size() && rec.cluster_count.size() == f &&
-                      rec.one_minus_mean_cosine.size() == f && rec.mean_radius.size() == f &&
-                      rec.status != RunStatus::interrupted &&
-                      rec.direction.size() == (keep[p] ? f * static_cast<std::size_t>(res.n * res.d) : 0) &&
-                      rec.radius.size() == (keep[p] ? f * static_cast<std::size_t>(res.n) : 0);
-    if (!fits) continue;
-    records[p] = std::move(rec);
-    done[p] = 1;
-    --remaining[group_of(points[p])];
-    ++outcome.resumed;
-  }
-  kept.clear();
+  std::vector<char> group_done(G, 0);  // statistics computed (and journaled)
   std::vector<std::vector<std::size_t>> members_of(G, std::vector<std::size_t>(M));
   for (const auto& p : points) members_of[group_of(p)][member_of(p)] = p.index;
+  std::vector<std::vector<std::size_t>> trajectories_of(G);  // indices into options.trajectories
+  for (std::size_t k = 0; k < options.trajectories.size(); ++k)
+    trajectories_of[group_of(points[options.trajectories[k]])].push_back(k);
 
   for (auto* v : {&res.pair_fraction, &res.sync_probability, &res.cluster_count, &res.one_minus_mean_cosine,
                   &res.mean_radius})
@@ -502,7 +598,36 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   res.trajectory_direction.assign(options.trajectories.size() * frames * per_frame, kNaN);
   res.trajectory_radius.assign(options.trajectories.size() * frames * static_cast<std::size_t>(res.n), kNaN);
 
-  // The statistics of a complete group; its members' series are released afterwards.
+  // What an earlier session kept: complete groups, then members of the others.
+  for (auto& [g, bytes] : kept.groups) {
+    if (g >= G || group_done[g] || !restore_group(res, g, trajectories_of[g], bytes)) continue;
+    group_done[g] = 1;
+    for (std::size_t p : members_of[g]) done[p] = 1;
+    outcome.resumed += M;
+    remaining[g] = 0;
+  }
+  for (auto& [p, rec] : kept.members) {
+    // A record that does not fit this ensemble is integrated again (the identity makes it rare).
+    const std::size_t f = rec.frames();
+    const bool fits = p < points.size() && !done[p] && f <= res.time.size() && rec.cluster_count.size() == f &&
+                      rec.one_minus_mean_cosine.size() == f && rec.mean_radius.size() == f &&
+                      rec.status != RunStatus::interrupted &&
+                      rec.direction.size() == (keep[p] ? f * static_cast<std::size_t>(res.n * res.d) : 0) &&
+                      rec.radius.size() == (keep[p] ? f * static_cast<std::size_t>(res.n) : 0);
+    if (!fits) continue;
+    records[p] = std::move(rec);
+    done[p] = 1;
+    --remaining[group_of(points[p])];
+    ++outcome.resumed;
+  }
+  kept = {};
+
+  std::mutex mutex;
+  std::vector<std::vector<char>> pending;  // rank 0: records to journal; others: records to send
+  std::size_t groups_done_since_rewrite = 0;
+
+  // The statistics of a complete group; its members' series are released afterwards, and the
+  // group's record replaces theirs in the journal at its next rewrite.
   auto finish_group = [&](std::size_t g) {
     std::vector<analysis::RunSeries> series(M);
     std::vector<analysis::EnsembleMember> members(M);
@@ -569,7 +694,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     }
     for (std::size_t m = 0; m < M; ++m) {
       EnsembleRecord& r = records[members_of[g][m]];
-      for (std::size_t k = 0; k < options.trajectories.size(); ++k) {
+      for (std::size_t k : trajectories_of[g]) {
         if (options.trajectories[k] != members_of[g][m]) continue;
         std::copy(r.direction.begin(), r.direction.end(),
                   res.trajectory_direction.begin() + static_cast<std::ptrdiff_t>(k * frames * per_frame));
@@ -578,9 +703,15 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
       }
       r = EnsembleRecord{};  // its figures are in the statistics now
     }
+    std::vector<char> bytes;
+    if (journal) bytes = serialize_group(res, g, trajectories_of[g]);
+    std::lock_guard lock(mutex);
+    if (journal) pending.push_back(std::move(bytes));
+    group_done[g] = 1;
+    ++groups_done_since_rewrite;
   };
   for (std::size_t g = 0; g < G; ++g)
-    if (remaining[g] == 0) finish_group(g);
+    if (remaining[g] == 0 && !group_done[g]) finish_group(g);
 
   std::vector<std::size_t> todo;
   for (std::size_t p = 0; p < points.size(); ++p)
@@ -589,9 +720,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   // Workers take members in order (on rank 0 from `todo`, on the other processes from what rank 0
   // assigned them); the calling thread watches for stops, writes the journal (rank 0), exchanges
   // the messages of the other processes and reports progress.
-  std::mutex mutex;
   std::condition_variable wake;
-  std::vector<std::vector<char>> pending;  // rank 0: records to journal; others: records to send
   std::deque<std::size_t> assigned;        // the other processes: points rank 0 gave them
   bool no_more = root;                     // the other processes: rank 0 has nothing more to give
   std::atomic<std::size_t> next{0};
@@ -647,6 +776,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
         {
           std::lock_guard lock(mutex);
           records[p] = std::move(rec);
+          done[p] = 1;
           if (journal) pending.push_back(std::move(bytes));
           complete = --remaining[g] == 0;
           ++finished;
@@ -674,6 +804,34 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(work);
 
   auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
+  std::size_t rewrite_at = options.journal_rewrite_bytes;
+  // Rewrites the journal from what is in memory (under the lock, so that every record pending is
+  // in it): the records of the complete groups, then the members of the others. Not while a group
+  // is being completed (its members' records are being released).
+  auto rewrite_journal = [&](std::unique_lock<std::mutex>& lock) {
+    if (groups_done_since_rewrite == 0 || (options.journal_rewrite_bytes > 0 && journal->size() < rewrite_at)) return;
+    for (std::size_t g = 0; g < G; ++g)
+      if (remaining[g] == 0 && !group_done[g]) return;
+    std::vector<char> bytes;
+    for (std::size_t g = 0; g < G; ++g) {
+      if (group_done[g]) {
+        const std::vector<char> b = serialize_group(res, g, trajectories_of[g]);
+        bytes.insert(bytes.end(), b.begin(), b.end());
+        continue;
+      }
+      for (std::size_t p : members_of[g])
+        if (done[p]) {
+          const std::vector<char> b = serialize(p, records[p]);
+          bytes.insert(bytes.end(), b.begin(), b.end());
+        }
+    }
+    pending.clear();
+    groups_done_since_rewrite = 0;
+    lock.unlock();
+    journal->rewrite(bytes);
+    lock.lock();
+    rewrite_at = std::max<std::size_t>(options.journal_rewrite_bytes, 2 * journal->size());
+  };
   auto flush_journal = [&](std::unique_lock<std::mutex>& lock) {
     if (!journal || pending.empty()) return;
     std::vector<std::vector<char>> batch;
@@ -681,13 +839,13 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     lock.unlock();
     try {
       for (const auto& b : batch) journal->write(b);
-    } catch (...) {
       lock.lock();
+      rewrite_journal(lock);
+    } catch (...) {
+      if (!lock.owns_lock()) lock.lock();
       if (!failure) failure = std::current_exception();
       stop = true;
-      return;
     }
-    lock.lock();
   };
   // ---- Over MPI (Team's point-to-point messages, polled: nobody spins in a blocking receive).
   // The other processes ask rank 0 for points a few at a time and send each finished member's

@@ -19,12 +19,12 @@ using test::contains;
 
 namespace {
 
-// Two long points (pre-LN to t = 60, frames flushed often; about 0.8 CPU-s each) and two short
-// ones.
+// Two long points (pre-LN to t = 1200, frames flushed often; about 1 CPU-s each, 10 under the
+// sanitizers) and two short ones.
 const char* kLongBase = R"([model]
 scheme = "pre"
-n = 256
-d = 32
+n = 24
+d = 4
 beta = 4.0
 [init]
 kind = "gaussian"
@@ -35,7 +35,7 @@ flush_seconds = 0.02
 )";
 const char* kLongSweep = R"(base = "long.toml"
 [axes]
-"solver.t_end" = [60.0, 3.0]
+"solver.t_end" = [1200.0, 3.0]
 "init.seed" = [1, 2]
 )";
 
@@ -47,7 +47,7 @@ BOOST_AUTO_TEST_CASE(a_killed_run_is_recorded_and_resumed_the_next_time) {
   s.write("sweep.toml", kLongSweep);
   const test::Child sweep = test::spawn_normdyn(s.dir(), {"sweep", "sweep.toml", "-o", "out", "-j", "2"});
   // Kill the run of one long point from outside (as the OOM killer would) once it has its file.
-  const std::string victim = "t_end=60_seed=2";
+  const std::string victim = "t_end=1200_seed=2";
   int killed = 0;
   for (int i = 0; i < 400 && !killed; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE(an_interrupted_sweep_resumes_where_it_stopped) {
   s.write("sweep.toml", kLongSweep);
   // One slot: the costliest point first, the others wait.
   const test::Child sweep = test::spawn_normdyn(s.dir(), {"sweep", "sweep.toml", "-o", "out", "-j", "1"});
-  const std::string first = "t_end=60_seed=1";
+  const std::string first = "t_end=1200_seed=1";
   // Interrupt once the run has used a quarter of its CPU time: timed by its own progress, since
   // under load a wall-clock wait can outlast the whole run.
   bool interrupted = false;
@@ -111,5 +111,5 @@ BOOST_AUTO_TEST_CASE(an_interrupted_sweep_resumes_where_it_stopped) {
   for (const auto& status : index.strings("status")) BOOST_TEST(status == "ok");
   compare_with_reference(s, first);
   const std::string log = RunReader(s / "out" / "runs" / (first + ".h5")).config_toml();
-  BOOST_TEST(contains(log, "t_end = 60.0"));
+  BOOST_TEST(contains(log, "t_end = 1200.0"));
 }

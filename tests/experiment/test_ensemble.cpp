@@ -195,6 +195,52 @@ BOOST_AUTO_TEST_CASE(an_interrupted_ensemble_resumes_to_the_same_file) {
   BOOST_CHECK(!same_grid(ensemble_grid(whole.result), ensemble_grid(run_ensemble(spec, q).result)));
 }
 
+// Occurrences of a record marker (each record carries two) in the journal's bytes.
+std::size_t marks(const fs::path& journal, std::uint64_t mark) {
+  std::ifstream in(journal, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string m(reinterpret_cast<const char*>(&mark), sizeof mark);
+  std::size_t count = 0;
+  for (std::size_t at = bytes.find(m); at != std::string::npos; at = bytes.find(m, at + 1)) ++count;
+  return count;
+}
+
+BOOST_AUTO_TEST_CASE(complete_groups_replace_their_members_in_the_journal) {
+  TempDir dir;
+  const SweepSpec spec = small_sweep();  // 2 groups (beta) of 3 members (seeds)
+  EnsembleOptions o;
+  o.threads = 1;  // members in order: the first group is complete after 3
+  o.output = dir.path / "whole.h5";
+  o.trajectories = {4, 0};
+  const EnsembleOutcome whole = run_ensemble(spec, o);
+  BOOST_REQUIRE(whole.status == RunStatus::ok);
+
+  EnsembleOptions p = o;
+  p.output = dir.path / "parts.h5";
+  p.journal_rewrite_bytes = 0;
+  std::size_t done = 0;
+  p.progress_interval = 0.0;
+  p.progress = [&done](const EnsembleProgress& e) { done = e.done; };
+  p.stop_requested = [&done] { return done >= 4 ? SIGINT : 0; };
+  const EnsembleOutcome first = run_ensemble(spec, p);
+  BOOST_REQUIRE(first.status == RunStatus::interrupted);
+  BOOST_REQUIRE_GE(first.integrated, 4u);
+  const fs::path journal = dir.path / "parts.h5.journal";
+  constexpr std::uint64_t kMember = 0x4e44454e53524543ULL, kGroup = 0x4e4447524f555053ULL;
+  BOOST_CHECK_EQUAL(marks(journal, kGroup), 2 * (first.integrated / 3));
+  BOOST_CHECK_EQUAL(marks(journal, kMember), 2 * (first.integrated % 3));
+  BOOST_CHECK(!fs::exists(dir.path / "parts.h5.journal.tmp"));
+
+  p.progress = nullptr;
+  p.stop_requested = nullptr;
+  const EnsembleOutcome second = run_ensemble(spec, p);
+  BOOST_REQUIRE(second.status == RunStatus::ok);
+  BOOST_CHECK_EQUAL(second.resumed, first.integrated);
+  BOOST_CHECK_EQUAL(second.resumed + second.integrated, 6u);
+  BOOST_CHECK(!fs::exists(journal));
+  BOOST_CHECK(same_grid(ensemble_grid(whole.result), ensemble_grid(second.result)));
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_is_refused_before_anything_runs) {
   TempDir dir;
   const SweepSpec spec = small_sweep();

@@ -66,6 +66,10 @@ struct EnsembleOptions {
   std::function<int()> stop_requested;
   std::function<void(const EnsembleProgress&)> progress;  // called on the calling thread
   double progress_interval = 0.2;
+  // Once the journal reaches this size (or twice its size after its last rewrite) and a group is
+  // complete, it is rewritten with that group's statistics in place of its members' records (0: at
+  // every complete group).
+  std::size_t journal_rewrite_bytes = std::size_t{64} << 20;
 };
 
 // What is kept of one member.
