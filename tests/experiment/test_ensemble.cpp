@@ -71,6 +71,37 @@ bool same_grid(const GridFile& a, const GridFile& b) {
   return true;
 }
 
+// The ensemble of `o` run whole (to whole.h5), then to parts.h5 with a stop asked for once
+// `stop_after` members are done. The stop is seen by the calling thread while the worker goes on:
+// on a loaded machine the worker may finish more members, every one even (the journal then holds
+// them all, and nothing is published). `parts` continues it when run again.
+struct Interrupted {
+  EnsembleOutcome whole, first;
+  EnsembleOptions parts;
+};
+Interrupted interrupted_after(const TempDir& dir, const SweepSpec& spec, EnsembleOptions o, std::size_t stop_after) {
+  Interrupted r;
+  o.output = dir.path / "whole.h5";
+  r.whole = run_ensemble(spec, o);
+  BOOST_REQUIRE(r.whole.status == RunStatus::ok);
+  BOOST_CHECK(fs::exists(o.output));
+  BOOST_CHECK(!fs::exists(dir.path / "whole.h5.journal"));
+  r.parts = o;
+  r.parts.output = dir.path / "parts.h5";
+  std::size_t done = 0;
+  r.parts.progress_interval = 0.0;
+  r.parts.progress = [&done](const EnsembleProgress& e) { done = e.done; };
+  r.parts.stop_requested = [&done, stop_after] { return done >= stop_after ? SIGINT : 0; };
+  r.first = run_ensemble(spec, r.parts);
+  r.parts.progress = nullptr;
+  r.parts.stop_requested = nullptr;
+  BOOST_REQUIRE(r.first.status == RunStatus::interrupted);
+  BOOST_CHECK(!fs::exists(r.parts.output));
+  BOOST_CHECK(fs::exists(dir.path / "parts.h5.journal"));
+  BOOST_REQUIRE_GE(r.first.integrated, stop_after);
+  return r;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(a_member_is_the_single_run_bit_for_bit) {
@@ -152,35 +183,15 @@ BOOST_AUTO_TEST_CASE(an_interrupted_ensemble_resumes_to_the_same_file) {
   const SweepSpec spec = small_sweep();
   EnsembleOptions o;
   o.threads = 1;
-  o.output = dir.path / "whole.h5";
   o.trajectories = {5, 0};
-  const EnsembleOutcome whole = run_ensemble(spec, o);
-  BOOST_REQUIRE(whole.status == RunStatus::ok);
-  BOOST_CHECK(fs::exists(o.output));
-  BOOST_CHECK(!fs::exists(dir.path / "whole.h5.journal"));
-
   // Stopped once two members are done: the journal holds them, no output is published.
-  EnsembleOptions p = o;
-  p.output = dir.path / "parts.h5";
-  std::size_t done = 0;
-  p.progress_interval = 0.0;
-  p.progress = [&done](const EnsembleProgress& e) { done = e.done; };
-  p.stop_requested = [&done] { return done >= 2 ? SIGINT : 0; };
-  const EnsembleOutcome first = run_ensemble(spec, p);
-  BOOST_REQUIRE(first.status == RunStatus::interrupted);
-  BOOST_CHECK(!fs::exists(p.output));
-  BOOST_CHECK(fs::exists(dir.path / "parts.h5.journal"));
-  BOOST_CHECK_GE(first.integrated, 2u);
-  // The stop is seen by the calling thread while the worker goes on: on a loaded machine the worker
-  // may finish every member first (the journal then holds them all, and nothing is published).
+  auto [whole, first, p] = interrupted_after(dir, spec, o, 2);
   BOOST_WARN_LT(first.integrated, 6u);
   // A record torn by a crash is dropped.
   {
     std::ofstream j(dir.path / "parts.h5.journal", std::ios::binary | std::ios::app);
     j << "torn";
   }
-  p.progress = nullptr;
-  p.stop_requested = nullptr;
   const EnsembleOutcome second = run_ensemble(spec, p);
   BOOST_REQUIRE(second.status == RunStatus::ok);
   BOOST_CHECK_EQUAL(second.resumed, first.integrated);
@@ -210,29 +221,15 @@ BOOST_AUTO_TEST_CASE(complete_groups_replace_their_members_in_the_journal) {
   const SweepSpec spec = small_sweep();  // 2 groups (beta) of 3 members (seeds)
   EnsembleOptions o;
   o.threads = 1;  // members in order: the first group is complete after 3
-  o.output = dir.path / "whole.h5";
   o.trajectories = {4, 0};
-  const EnsembleOutcome whole = run_ensemble(spec, o);
-  BOOST_REQUIRE(whole.status == RunStatus::ok);
-
-  EnsembleOptions p = o;
-  p.output = dir.path / "parts.h5";
-  p.journal_rewrite_bytes = 0;
-  std::size_t done = 0;
-  p.progress_interval = 0.0;
-  p.progress = [&done](const EnsembleProgress& e) { done = e.done; };
-  p.stop_requested = [&done] { return done >= 4 ? SIGINT : 0; };
-  const EnsembleOutcome first = run_ensemble(spec, p);
-  BOOST_REQUIRE(first.status == RunStatus::interrupted);
-  BOOST_REQUIRE_GE(first.integrated, 4u);
+  o.journal_rewrite_bytes = 0;
+  auto [whole, first, p] = interrupted_after(dir, spec, o, 4);
   const fs::path journal = dir.path / "parts.h5.journal";
   constexpr std::uint64_t kMember = 0x4e44454e53524543ULL, kGroup = 0x4e4447524f555053ULL;
   BOOST_CHECK_EQUAL(marks(journal, kGroup), 2 * (first.integrated / 3));
   BOOST_CHECK_EQUAL(marks(journal, kMember), 2 * (first.integrated % 3));
   BOOST_CHECK(!fs::exists(dir.path / "parts.h5.journal.tmp"));
 
-  p.progress = nullptr;
-  p.stop_requested = nullptr;
   const EnsembleOutcome second = run_ensemble(spec, p);
   BOOST_REQUIRE(second.status == RunStatus::ok);
   BOOST_CHECK_EQUAL(second.resumed, first.integrated);
