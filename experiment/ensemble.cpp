@@ -245,27 +245,26 @@ std::size_t parse_records(const char* bytes, std::size_t size, std::size_t max_f
     if (!r.get(mark) || (mark != kRecordMark && !(mark == kGroupMark && groups)) || !r.get(length) ||
         length > size - good - r.at())
       break;
-    if (mark == kGroupMark) {
-      Reader tail(bytes + good + r.at() + length, size - good - r.at() - length);
-      std::uint64_t g = 0;
-      if (length < sizeof g || !tail.get(end_mark) || end_mark != kGroupMark) break;
-      std::memcpy(&g, bytes + good + r.at(), sizeof g);
-      const char* from = bytes + good + r.at() + sizeof g;
-      groups->emplace_back(static_cast<std::size_t>(g), std::vector<char>(from, from + length - sizeof g));
-      good += r.at() + length + sizeof end_mark;
-      continue;
-    }
-    Reader p(bytes + good + r.at(), length);
-    bool ok = p.get(point) && p.get(status) && p.get(rec.t_reached) && p.get(rec.accepted_steps) &&
-              p.get(rec.rhs_evaluations);
-    for (auto* v : {&rec.pair_fraction, &rec.cluster_count, &rec.mean_radius}) ok = ok && p.get_runs(*v, max_frames);
-    for (auto* v : {&rec.one_minus_mean_cosine, &rec.direction, &rec.radius}) ok = ok && p.get(*v);
-    if (!ok || !p.done() || status < 0 || status > static_cast<std::int64_t>(RunStatus::interrupted)) break;
     Reader tail(bytes + good + r.at() + length, size - good - r.at() - length);
-    if (!tail.get(end_mark) || end_mark != kRecordMark) break;
-    rec.status = static_cast<RunStatus>(status);
-    out.emplace_back(static_cast<std::size_t>(point), std::move(rec));
-    good += r.at() + length + sizeof end_mark;
+    if (!tail.get(end_mark) || end_mark != mark) break;  // the same mark closes the record
+    const char* payload = bytes + good + r.at();
+    const std::size_t next = good + r.at() + length + sizeof end_mark;
+    if (mark == kGroupMark) {
+      std::uint64_t g = 0;
+      if (length < sizeof g) break;
+      std::memcpy(&g, payload, sizeof g);
+      groups->emplace_back(static_cast<std::size_t>(g), std::vector<char>(payload + sizeof g, payload + length));
+    } else {
+      Reader p(payload, length);
+      bool ok = p.get(point) && p.get(status) && p.get(rec.t_reached) && p.get(rec.accepted_steps) &&
+                p.get(rec.rhs_evaluations);
+      for (auto* v : {&rec.pair_fraction, &rec.cluster_count, &rec.mean_radius}) ok = ok && p.get_runs(*v, max_frames);
+      for (auto* v : {&rec.one_minus_mean_cosine, &rec.direction, &rec.radius}) ok = ok && p.get(*v);
+      if (!ok || !p.done() || status < 0 || status > static_cast<std::int64_t>(RunStatus::interrupted)) break;
+      rec.status = static_cast<RunStatus>(status);
+      out.emplace_back(static_cast<std::size_t>(point), std::move(rec));
+    }
+    good = next;
   }
   return good;
 }
