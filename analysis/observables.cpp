@@ -142,8 +142,13 @@ double normalized_energy(Eigen::Ref<const RowMatrix> h, double beta) {
   // Per-row sums on the threads, added in row order: the same result for any number of threads.
   Vector row_sum(rows);
   const int threads = pair_threads(rows, 1, 0);
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-  for (Index j = 0; j < rows; ++j) row_sum(j) = (-beta * h.row(j).array()).exp().sum();
+  auto row = [&](Index j) { row_sum(j) = (-beta * h.row(j).array()).exp().sum(); };
+  if (threads > 1) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (Index j = 0; j < rows; ++j) row(j);
+  } else {
+    for (Index j = 0; j < rows; ++j) row(j);
+  }
   return row_sum.sum() / (n * n);
 }
 
@@ -236,30 +241,38 @@ PairwiseSummary tiled_pairs(Eigen::Ref<const RowMatrix> theta, double beta, int 
   };
   std::vector<TileSum> sums(tiles.size());
   const int team = pair_threads(n, theta.cols(), threads);
-#pragma omp parallel num_threads(team) if (team > 1)
-  {
-    RowMatrix gram;
-#pragma omp for schedule(dynamic, 1)
-    for (std::size_t i = 0; i < tiles.size(); ++i) {
-      const auto [a, b] = tiles[i];
-      const Index ra = a * kPairBlock, na = std::min(kPairBlock, n - ra);
-      const Index rb = b * kPairBlock, nb = std::min(kPairBlock, n - rb);
-      gram.noalias() = theta.middleRows(ra, na) * theta.middleRows(rb, nb).transpose();
-      TileSum& t = sums[i];
-      // Whole-tile reductions (Eigen's vectorized exp, min and sum) rather than a scalar loop over
-      // the pairs: the loop's serial min/add chains cost as much as the tile's product. A diagonal
-      // tile holds both orders of each pair and its diagonal, which the sum takes out.
-      if (with_energy) t.energy = (a == b ? 1.0 : 2.0) * (beta * gram.array()).exp().sum();
-      if (a != b) {
-        t.min_cos = gram.minCoeff();
-        t.sum_cos = 2.0 * gram.sum();  // (j, k) and (k, j)
-      } else {
-        double min_cos = 1.0;
-        for (Index p = 0; p + 1 < na; ++p) min_cos = std::min(min_cos, gram.row(p).tail(na - p - 1).minCoeff());
-        t.min_cos = min_cos;
-        t.sum_cos = gram.sum() - gram.trace();
-      }
+  auto tile = [&](std::size_t i, RowMatrix& gram) {
+    const auto [a, b] = tiles[i];
+    const Index ra = a * kPairBlock, na = std::min(kPairBlock, n - ra);
+    const Index rb = b * kPairBlock, nb = std::min(kPairBlock, n - rb);
+    gram.noalias() = theta.middleRows(ra, na) * theta.middleRows(rb, nb).transpose();
+    TileSum& t = sums[i];
+    // Whole-tile reductions (Eigen's vectorized exp, min and sum) rather than a scalar loop over
+    // the pairs: the loop's serial min/add chains cost as much as the tile's product. A diagonal
+    // tile holds both orders of each pair and its diagonal, which the sum takes out.
+    if (with_energy) t.energy = (a == b ? 1.0 : 2.0) * (beta * gram.array()).exp().sum();
+    if (a != b) {
+      t.min_cos = gram.minCoeff();
+      t.sum_cos = 2.0 * gram.sum();  // (j, k) and (k, j)
+    } else {
+      double min_cos = 1.0;
+      for (Index p = 0; p + 1 < na; ++p) min_cos = std::min(min_cos, gram.row(p).tail(na - p - 1).minCoeff());
+      t.min_cos = min_cos;
+      t.sum_cos = gram.sum() - gram.trace();
     }
+  };
+  // One thread skips the parallel region (see half_squared_chords): a small system's frame
+  // otherwise woke the sleeping team once per frame.
+  if (team > 1) {
+#pragma omp parallel num_threads(team)
+    {
+      RowMatrix gram;
+#pragma omp for schedule(dynamic, 1)
+      for (std::size_t i = 0; i < tiles.size(); ++i) tile(i, gram);
+    }
+  } else {
+    RowMatrix gram;
+    for (std::size_t i = 0; i < tiles.size(); ++i) tile(i, gram);
   }
   double energy = 0.0, min_cos = 1.0, sum_cos = 0.0;
   for (const auto& t : sums) {

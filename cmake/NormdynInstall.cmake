@@ -23,6 +23,7 @@ endfunction()
 # sanitizers. The warnings travel with the static libraries as link-only dependencies.
 normdyn_install_library(normdyn_options options)
 normdyn_install_library(normdyn_warnings warnings)
+normdyn_install_library(normdyn_hdf5 hdf5)
 normdyn_install_library(normdyn_core core)
 normdyn_install_library(normdyn_solvers solvers)
 normdyn_install_library(normdyn_analysis analysis)
@@ -31,6 +32,10 @@ normdyn_install_library(normdyn_experiment experiment)
 install(TARGETS normdyn RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The library that makes the command line wait passively (app/passive_wait.cpp), found beside it.
 install(TARGETS normdyn_passive_wait LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The MPI module (experiment/team_mpi.cpp), loaded from there under an MPI launcher.
+if(TARGET normdyn_mpi)
+  install(TARGETS normdyn_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 file(RELATIVE_PATH _normdyn_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
 set_target_properties(normdyn PROPERTIES INSTALL_RPATH "$ORIGIN/${_normdyn_bin_to_lib}")
 # The build tree has the same layout and RUNPATH: the library is built where the install puts it

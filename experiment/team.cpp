@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -10,8 +11,13 @@
 
 #include "normdyn/errors.hpp"
 
+#include "mpi_module.hpp"
+
 #if NORMDYN_WITH_MPI
-#include <mpi.h>
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <vector>
 #endif
 
 namespace normdyn {
@@ -38,13 +44,63 @@ int launcher_size() {
 }
 #endif
 
+void check(const mpi_module::Api* mpi, int code, const char* call) {
+  if (code == 0) return;
+  char text[512] = {};
+  mpi->error_string(code, text, sizeof text);
+  throw IoError(std::string(call) + " failed: " + text);
+}
+
 #if NORMDYN_WITH_MPI
-void check(int code, const char* call) {
-  if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  throw IoError(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+
+constexpr const char* kModuleName = "libnormdyn_mpi.so";
+
+// The module lives in the library folder beside the program (bin/../lib, or the build tree's
+// lib/), or where the installation put it (a C++ program linking normdyn's libraries, the Python
+// package). NORMDYN_MPI_MODULE names it instead, for other layouts.
+std::vector<std::filesystem::path> module_candidates() {
+  if (const char* chosen = std::getenv("NORMDYN_MPI_MODULE"); chosen && *chosen) return {chosen};
+  std::vector<std::filesystem::path> dirs;
+  std::error_code ec;
+  const auto program = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back(program.parent_path());
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&module_candidates), &info) != 0 && info.dli_fname &&
+      info.dli_fname[0] == '/')
+    dirs.push_back(std::filesystem::path(info.dli_fname).parent_path());
+  std::vector<std::filesystem::path> out;
+  auto add = [&out](const std::filesystem::path& p) {
+    const auto normal = p.lexically_normal();
+    if (std::find(out.begin(), out.end(), normal) == out.end()) out.push_back(normal);
+  };
+  for (const auto& dir : dirs) {
+    add(dir / ".." / "lib" / kModuleName);
+    add(dir / kModuleName);
+  }
+  add(NORMDYN_MPI_MODULE_INSTALLED);
+  return out;
+}
+
+const mpi_module::Api* load_module() {
+  std::string looked;
+  for (const auto& path : module_candidates()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      looked += (looked.empty() ? "" : ", ") + path.string();
+      continue;
+    }
+    // Global: Open MPI's own components, which it loads itself, resolve against its libraries.
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (!handle) throw InputError("mpirun", std::string("cannot load normdyn's MPI module: ") + ::dlerror());
+    using Entry = const mpi_module::Api* (*)();
+    auto entry = reinterpret_cast<Entry>(::dlsym(handle, "normdyn_mpi_module"));
+    const mpi_module::Api* api = entry ? entry() : nullptr;
+    if (!api || api->abi_version != mpi_module::kAbiVersion)
+      throw InputError("mpirun", path.string() + " is the MPI module of another normdyn build; reinstall normdyn");
+    return api;
+  }
+  throw InputError("mpirun", std::string("normdyn's MPI module ") + kModuleName + " is missing (looked for " + looked +
+                                 "); reinstall normdyn");
 }
 #endif
 
@@ -55,15 +111,9 @@ bool built_with_mpi() { return NORMDYN_WITH_MPI != 0; }
 Team::Team([[maybe_unused]] int& argc, [[maybe_unused]] char**& argv) {
   if (!launched_by_mpi()) return;
 #if NORMDYN_WITH_MPI
-  int provided = 0;
-  check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  mpi_ = load_module();
+  check(mpi_, mpi_->init(&argc, &argv, &rank_, &size_, &local_size_), "MPI_Init_thread");
   active_ = true;
-  check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
-  check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
-  MPI_Comm local;
-  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
-  check(MPI_Comm_size(local, &local_size_), "MPI_Comm_size");
-  MPI_Comm_free(&local);
 #else
   if (launcher_size() > 1)
     throw InputError("mpirun", "this normdyn was built without MPI (CMake option NORMDYN_MPI=OFF); run it without mpirun");
@@ -71,9 +121,7 @@ Team::Team([[maybe_unused]] int& argc, [[maybe_unused]] char**& argv) {
 }
 
 Team::~Team() {
-#if NORMDYN_WITH_MPI
-  if (active_) MPI_Finalize();
-#endif
+  if (active_) mpi_->finalize();
 }
 
 int Team::cores() const {
@@ -84,113 +132,81 @@ int Team::cores() const {
   return std::max(1, std::min(allowed, std::max(1, machine / std::max(1, local_size_))));
 }
 
-void Team::allgather([[maybe_unused]] double* data, [[maybe_unused]] std::span<const int> counts,
-                     [[maybe_unused]] std::span<const int> displs) {
+void Team::allgather(double* data, std::span<const int> counts, std::span<const int> displs) {
   if (size_ == 1) return;
-#if NORMDYN_WITH_MPI
-  check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts.data(), displs.data(), MPI_DOUBLE,
-                       MPI_COMM_WORLD),
-        "MPI_Allgatherv");
-#endif
+  check(mpi_, mpi_->allgather_doubles(data, counts.data(), displs.data()), "MPI_Allgatherv");
 }
 
 int Team::max(int value) {
   if (size_ == 1) return value;
   int out = value;
-#if NORMDYN_WITH_MPI
-  check(MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
-#endif
+  check(mpi_, mpi_->max_int(value, &out), "MPI_Allreduce");
   return out;
 }
 
-bool Team::same([[maybe_unused]] std::uint64_t value) {
+bool Team::same(std::uint64_t value) {
   if (size_ == 1) return true;
-#if NORMDYN_WITH_MPI
-  unsigned long long v = value, lo = 0, hi = 0;
-  check(MPI_Allreduce(&v, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
-  check(MPI_Allreduce(&v, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+  std::uint64_t lo = 0, hi = 0;
+  check(mpi_, mpi_->reduce_u64(&value, &lo, 1, 1), "MPI_Allreduce");
+  check(mpi_, mpi_->reduce_u64(&value, &hi, 1, 0), "MPI_Allreduce");
   return lo == hi;
-#else
-  return true;
-#endif
 }
 
-void Team::broadcast([[maybe_unused]] std::string& text, [[maybe_unused]] int root) {
-  if (size_ == 1) return;
-#if NORMDYN_WITH_MPI
-  unsigned long long length = text.size();
-  check(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, root, MPI_COMM_WORLD), "MPI_Bcast");
-  text.resize(length);
-  if (length > 0)
-    check(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, root, MPI_COMM_WORLD), "MPI_Bcast");
-#endif
+namespace {
+template <class Buffer>
+void broadcast_buffer(const mpi_module::Api* mpi, Buffer& buffer, int root) {
+  std::uint64_t length = buffer.size();
+  check(mpi, mpi->broadcast_length(&length, root), "MPI_Bcast");
+  buffer.resize(length);
+  if (length > 0) check(mpi, mpi->broadcast_bytes(buffer.data(), length * sizeof buffer[0], root), "MPI_Bcast");
+}
+}  // namespace
+
+void Team::broadcast(std::string& text, int root) {
+  if (size_ > 1) broadcast_buffer(mpi_, text, root);
 }
 
-void Team::broadcast([[maybe_unused]] std::vector<double>& values, [[maybe_unused]] int root) {
-  if (size_ == 1) return;
-#if NORMDYN_WITH_MPI
-  unsigned long long length = values.size();
-  check(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, root, MPI_COMM_WORLD), "MPI_Bcast");
-  values.resize(length);
-  if (length > 0)
-    check(MPI_Bcast(values.data(), static_cast<int>(length), MPI_DOUBLE, root, MPI_COMM_WORLD), "MPI_Bcast");
-#endif
+void Team::broadcast(std::vector<double>& values, int root) {
+  if (size_ > 1) broadcast_buffer(mpi_, values, root);
 }
 
-int Team::agree(int exit_code, [[maybe_unused]] std::uint64_t identity) {
+int Team::agree(int exit_code, std::uint64_t identity) {
   int agreed = exit_code;
-#if NORMDYN_WITH_MPI
   if (size_ > 1) {
     // One reduction: the largest code, the largest identity and the largest complement (the
     // smallest identity): the identities agree when max == min.
-    unsigned long long in[3] = {static_cast<unsigned long long>(std::max(0, exit_code)), identity, ~identity};
-    unsigned long long out[3] = {0, 0, 0};
-    check(MPI_Allreduce(in, out, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    const std::uint64_t in[3] = {static_cast<std::uint64_t>(std::max(0, exit_code)), identity, ~identity};
+    std::uint64_t out[3] = {0, 0, 0};
+    check(mpi_, mpi_->reduce_u64(in, out, 3, 0), "MPI_Allreduce");
     agreed = static_cast<int>(out[0]);
     mismatched_ = out[1] != ~out[2];
     if (agreed == 0 && mismatched_) agreed = static_cast<int>(ExitCode::bad_input);
   }
-#endif
   agreed_ = true;
   engaged_ = agreed == 0;
   return agreed;
 }
 
 void Team::abort(int exit_code) {
-#if NORMDYN_WITH_MPI
-  if (active_) MPI_Abort(MPI_COMM_WORLD, exit_code);
-#endif
+  if (active_) mpi_->abort(exit_code);
   std::exit(exit_code);
 }
 
-void Team::send([[maybe_unused]] int destination, [[maybe_unused]] int tag, [[maybe_unused]] const std::string& text) {
-#if NORMDYN_WITH_MPI
-  if (active_) {
-    check(MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, destination, tag, MPI_COMM_WORLD), "MPI_Send");
-    return;
-  }
-#endif
-  throw std::logic_error("Team::send without MPI");
+void Team::send(int destination, int tag, const std::string& text) {
+  if (!active_) throw std::logic_error("Team::send without MPI");
+  check(mpi_, mpi_->send(destination, tag, text.data(), static_cast<int>(text.size())), "MPI_Send");
 }
 
 std::optional<Team::Message> Team::try_receive() {
-#if NORMDYN_WITH_MPI
   if (!active_) return std::nullopt;
   int waiting = 0;
-  MPI_Status status;
-  check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &waiting, &status), "MPI_Iprobe");
-  if (!waiting) return std::nullopt;
-  int count = 0;
-  check(MPI_Get_count(&status, MPI_CHAR, &count), "MPI_Get_count");
   Message m;
-  m.source = status.MPI_SOURCE;
-  m.tag = status.MPI_TAG;
-  m.text.resize(static_cast<std::size_t>(count));
-  check(MPI_Recv(m.text.data(), count, MPI_CHAR, m.source, m.tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+  int bytes = 0;
+  check(mpi_, mpi_->probe(&waiting, &m.source, &m.tag, &bytes), "MPI_Iprobe");
+  if (!waiting) return std::nullopt;
+  m.text.resize(static_cast<std::size_t>(bytes));
+  check(mpi_, mpi_->receive(m.source, m.tag, m.text.data(), bytes), "MPI_Recv");
   return m;
-#else
-  return std::nullopt;
-#endif
 }
 
 }  // namespace normdyn

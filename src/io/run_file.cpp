@@ -661,8 +661,10 @@ RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config,
     impl->file = h5::File::create(impl->staging, h5::CreateMode::truncate);
     impl->open_descriptor(impl->staging);
     write_structure(impl->file, config, provenance, options);
-    impl->open_datasets(config);
+    // SWMR first: start_swmr_write refreshes (closes and reopens) every open dataset, so the
+    // writer's datasets are opened after it.
     impl->file.start_swmr_write();
+    impl->open_datasets(config);
     impl->file.flush();
     impl->publish();
   } catch (...) {

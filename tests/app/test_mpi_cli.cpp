@@ -5,9 +5,12 @@
 //    sweep on one process;
 //  * `mpirun -n 2 normdyn ensemble`: the members spread over both processes, the file bit for bit
 //    the one-process file; interrupted, it continues from rank 0's journal;
-//  * bad input: one message (rank 0's), exit code 2.
+//  * bad input: one message (rank 0's), exit code 2;
+//  * without a launcher the program loads neither Open MPI nor (with HDF5's static archives)
+//    libcurl, and a missing MPI module under a launcher is one message and exit code 2.
 #define BOOST_TEST_MODULE mpi_cli
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <optional>
@@ -268,4 +271,26 @@ BOOST_AUTO_TEST_CASE(bad_input_under_mpirun_is_one_message_and_exit_code_2) {
   const auto other = s.shell(mpirun(2) + NORMDYN_BINARY + " list-schemes");
   BOOST_TEST(other.exit_code == 2);
   BOOST_TEST(contains(other.err, "only `normdyn run`, `normdyn sweep` and `normdyn ensemble`"), other.err);
+}
+
+// The libraries the dynamic loader opened for `normdyn run`, from glibc's LD_DEBUG=files trace.
+BOOST_AUTO_TEST_CASE(a_run_without_a_launcher_loads_neither_open_mpi_nor_libcurl) {
+  Scratch s;
+  const auto r = s.shell("LD_DEBUG=files " + std::string(NORMDYN_BINARY) + " run -q --set model.n=8 -o r.h5");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_REQUIRE(contains(r.err, "file=libstdc++"));  // the trace is there
+  BOOST_TEST(!contains(r.err, "file=libmpi"));
+  BOOST_TEST(!contains(r.err, "file=libopen-pal"));
+#if NORMDYN_STATIC_HDF5_LINKED
+  BOOST_TEST(!contains(r.err, "file=libcurl"));
+  BOOST_TEST(!contains(r.err, "file=libhdf5"));
+#endif
+  // Under a launcher (its variable set) the module is loaded: named explicitly and missing here.
+  const auto missing = s.shell("OMPI_COMM_WORLD_SIZE=2 NORMDYN_MPI_MODULE=/nonexistent/libnormdyn_mpi.so " +
+                               std::string(NORMDYN_BINARY) + " run -q --set model.n=8 -o m.h5");
+  BOOST_TEST(missing.exit_code == 2);
+  BOOST_TEST(contains(missing.err, "mpirun: normdyn's MPI module"));
+  BOOST_TEST(contains(missing.err, "/nonexistent/libnormdyn_mpi.so"));
+  BOOST_TEST(std::count(missing.err.begin(), missing.err.end(), '\n') == 1);
+  BOOST_TEST(!std::filesystem::exists(s / "m.h5"));
 }

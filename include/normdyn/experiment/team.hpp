@@ -1,12 +1,12 @@
 #pragma once
-// MPI, wrapped once: every MPI call of normdyn is made in experiment/team.cpp, and no MPI type crosses this
-// header.
+// MPI, wrapped once: every MPI call of normdyn is made in experiment/team_mpi.cpp, a module
+// (libnormdyn_mpi.so) that Team loads, and no MPI type crosses this header.
 //
-// normdyn is linked with MPI (CMake option NORMDYN_MPI, default ON) but initializes it only when an
-// MPI launcher started the process (mpirun / mpiexec set OMPI_COMM_WORLD_SIZE, PMIX_RANK or
-// PMI_RANK): a plain `normdyn run` never touches MPI, starts as fast as without it and prints
-// nothing extra. NORMDYN_MPI=0 in the environment keeps MPI off even under a launcher (the sweep
-// sets it for the runs it starts as child processes).
+// normdyn is built with MPI (CMake option NORMDYN_MPI, default ON) but loads and initializes it
+// only when an MPI launcher started the process (mpirun / mpiexec set OMPI_COMM_WORLD_SIZE,
+// PMIX_RANK or PMI_RANK): a plain `normdyn run` never loads Open MPI's libraries, starts as fast as
+// without it and prints nothing extra. NORMDYN_MPI=0 in the environment keeps MPI off even under a
+// launcher (the sweep sets it for the runs it starts as child processes).
 //
 // Waiting. Open MPI's blocking receives spin on a core. The sweep's manager and workers mostly wait
 // while their child processes compute, so they poll (try_receive) and sleep between polls instead.
@@ -20,6 +20,10 @@
 
 namespace normdyn {
 
+namespace mpi_module {
+struct Api;
+}
+
 // Thrown on the processes of a team that agreed to stop because another one failed during set-up:
 // that process reports the error, these exit with its code in silence.
 struct PeerFailure {
@@ -30,7 +34,8 @@ struct PeerFailure {
 class Team final : public RowExchange {
  public:
   // Initializes MPI (thread level "funneled": only the main thread calls MPI) when launched by an
-  // MPI launcher. Throws InputError when launched with several processes by a build without MPI.
+  // MPI launcher. Throws InputError when launched with several processes by a build without MPI, or
+  // when the MPI module cannot be loaded.
   Team(int& argc, char**& argv);
   ~Team() override;  // MPI_Finalize
   Team(const Team&) = delete;
@@ -79,6 +84,7 @@ class Team final : public RowExchange {
   std::optional<Message> try_receive();
 
  private:
+  const mpi_module::Api* mpi_ = nullptr;  // the loaded MPI module, when active
   bool active_ = false;
   bool agreed_ = false;
   bool engaged_ = false;
