@@ -183,6 +183,7 @@ int Team::agree(int exit_code, std::uint64_t identity) {
     if (agreed == 0 && mismatched_) agreed = static_cast<int>(ExitCode::bad_input);
   }
   agreed_ = true;
+  ++agreements_;
   engaged_ = agreed == 0;
   return agreed;
 }

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -26,6 +27,7 @@
 #include "normdyn/experiment/ensemble.hpp"
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/recorder.hpp"
+#include "normdyn/experiment/team.hpp"
 #include "normdyn/io/run_file.hpp"
 #include "normdyn/schemes.hpp"
 #include "normdyn/status.hpp"
@@ -439,8 +441,18 @@ py::dict grid_attributes(const std::vector<std::pair<std::string, TableAttribute
   return d;
 }
 
-// The ensemble of a sweep text (the package builds it from config and axes) as the grid of its file.
-py::dict ensemble(const std::string& sweep_text, const std::string& source, std::optional<std::string> output, bool force,
+// The processes of an MPI launch (`mpirun -n P python3 script.py`), or this process alone. Made at
+// the first ensemble; MPI (when launched) is finalized at exit.
+Team& process_team() {
+  static int argc = 0;
+  static char** argv = nullptr;
+  static Team team(argc, argv);
+  return team;
+}
+
+// The ensemble of a sweep text (the package builds it from config and axes) as the grid of its file;
+// None on the processes other than rank 0 of an MPI launch (which share the members).
+py::object ensemble(const std::string& sweep_text, const std::string& source, std::optional<std::string> output, bool force,
                   int threads, const std::vector<double>& quantiles, const std::vector<std::size_t>& trajectories,
                   py::object progress, double progress_interval, bool main_thread, const std::string& command_line) {
   if (threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(threads));
@@ -471,12 +483,41 @@ py::dict ensemble(const std::string& sweep_text, const std::string& source, std:
       p.done = e.finished;
       relay.progress(p);
     };
+  Team& team = process_team();
+  options.team = &team;
+  if (team.size() > 1 && !team.is_root()) options.progress = nullptr;
   EnsembleOutcome outcome;
   {
     py::gil_scoped_release release;
-    outcome = run_ensemble(spec, options);
+    // As the command line does: a process that fails before the team has agreed on this ensemble
+    // agrees with its error code (the others then stop with PeerFailure); a failure after that
+    // ends every process.
+    const int agreements = team.agreements();
+    auto fail_in_team = [&](ExitCode code, const char* what) {
+      if (team.size() <= 1) return;
+      if (team.agreements() == agreements) {
+        team.agree(static_cast<int>(code));
+      } else if (team.engaged()) {
+        std::fprintf(stderr, "normdyn: error (rank %d): %s\n", team.rank(), what);
+        std::fflush(stderr);
+        team.abort(static_cast<int>(code));
+      }
+    };
+    try {
+      outcome = run_ensemble(spec, options);
+    } catch (const PeerFailure& e) {
+      throw std::runtime_error("normdyn.ensemble: another MPI process failed (exit code " + std::to_string(e.exit_code) +
+                               "); its error is on its standard error");
+    } catch (const InputError& e) {
+      fail_in_team(ExitCode::bad_input, e.what());
+      throw;
+    } catch (const std::exception& e) {
+      fail_in_team(ExitCode::io_failure, e.what());
+      throw;
+    }
   }
   session.rethrow_pending();
+  if (team.size() > 1 && !team.is_root()) return py::none();
   if (outcome.status == RunStatus::interrupted) {  // stopped without a Python exception pending
     PyErr_SetString(PyExc_KeyboardInterrupt, outcome.message.c_str());
     throw py::error_already_set();

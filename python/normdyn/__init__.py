@@ -159,6 +159,9 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
     trajectories: point indices whose full trajectories (direction, radius) are kept.
     threads: members integrated at once (0: every core); each member is single-threaded and equals
       normdyn.run of its configuration with solver.threads = 1, bit for bit.
+    Under an MPI launcher (`mpirun -n P python3 script.py`, every process making the same call) the
+      members are spread over the processes as by `mpirun normdyn ensemble`, with the same
+      statistics: rank 0 returns the Dataset (and writes `output`), the other processes return None.
     """
     text, source = _config_text(config)
     resolved = _core.resolve_config(text, source, _overrides(set))
@@ -180,7 +183,7 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
                                 0.2, _main_thread(), _command_line("normdyn.ensemble"))
     finally:
         close()
-    return _ensemble.dataset(result)
+    return None if result is None else _ensemble.dataset(result)
 
 
 def resume(path, *, threads=None, progress=False):

@@ -176,3 +176,40 @@ def test_the_file_says_which_overrides_made_it(tmp_path):
         assert f.attrs["set"] == "model.beta=3.5\n"
         assert "--set 'model.beta=3.5'" in f.attrs["reproduce"]
         assert "beta = 3.5" in f.attrs["config"]
+
+
+MPI_SCRIPT = f"""
+import sys
+import normdyn
+ds = normdyn.ensemble({CONFIG!r}, axes={{"model.beta": [1.0, 4.0], "init.seed": range(1, 5)}}, output=sys.argv[1],
+                      threads=1)
+print("none" if ds is None else "dataset " + ds.attrs["message"], flush=True)
+"""
+
+
+@pytest.mark.skipif(not os.environ.get("NORMDYN_MPIEXEC"), reason="built without MPI (no NORMDYN_MPIEXEC)")
+def test_under_mpirun_rank_0_returns_the_one_process_ensemble(tmp_path):
+    from h5compare import differences
+    whole = tmp_path / "whole.h5"
+    normdyn.ensemble(CONFIG, axes=AXES, output=whole, threads=1)
+    shared = tmp_path / "shared.h5"
+    p = subprocess.run([*os.environ["NORMDYN_MPIEXEC"].split(), "-n", "2", sys.executable, "-c", MPI_SCRIPT, str(shared)],
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1"))
+    assert p.returncode == 0, p.stderr
+    lines = sorted(p.stdout.split("\n")[:-1])
+    assert len(lines) == 2 and lines[1] == "none", p.stdout
+    assert lines[0].startswith("dataset ") and "on 2 processes" in lines[0], lines
+    assert differences(whole, shared) == []
+
+
+@pytest.mark.skipif(not os.environ.get("NORMDYN_MPIEXEC"), reason="built without MPI (no NORMDYN_MPIEXEC)")
+def test_under_mpirun_bad_input_is_one_exception_per_process(tmp_path):
+    out = tmp_path / "exists.h5"
+    out.write_bytes(b"")
+    p = subprocess.run([*os.environ["NORMDYN_MPIEXEC"].split(), "-n", "2", sys.executable, "-c", MPI_SCRIPT, str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0
+    # Rank 0 names the problem; rank 1 says another process failed; nobody waits forever.
+    assert "ValueError: output: " in p.stderr and "exists (force=True replaces it)" in p.stderr, p.stderr
+    assert "RuntimeError: normdyn.ensemble: another MPI process failed (exit code 2)" in p.stderr, p.stderr
+    assert out.read_bytes() == b""

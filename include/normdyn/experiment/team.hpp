@@ -68,6 +68,9 @@ class Team final : public RowExchange {
   // input) without engaging, and mismatched() says why. The same single collective either way.
   int agree(int exit_code, std::uint64_t identity = 0);
   bool agreed() const { return agreed_; }
+  // How many times agree() was called: a client running several collectives (the Python package's
+  // ensembles) tells whether the current one reached it.
+  int agreements() const { return agreements_; }
   bool mismatched() const { return mismatched_; }
   bool engaged() const { return engaged_; }
   // Ends every process of the launch with this exit code (MPI_Abort).
@@ -87,6 +90,7 @@ class Team final : public RowExchange {
   const mpi_module::Api* mpi_ = nullptr;  // the loaded MPI module, when active
   bool active_ = false;
   bool agreed_ = false;
+  int agreements_ = 0;
   bool engaged_ = false;
   bool mismatched_ = false;
   int rank_ = 0;
