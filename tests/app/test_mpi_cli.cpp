@@ -178,8 +178,11 @@ BOOST_AUTO_TEST_CASE(an_ensemble_spreads_its_members_over_the_processes) {
   Scratch s;
   s.write("base.toml", kEnsembleBase);
   s.write("sweep.toml", kEnsembleSweep);
-  BOOST_REQUIRE_EQUAL(s.normdyn("ensemble sweep.toml -o one.h5 --threads 1 -q").exit_code, 0);
-  const auto r = s.shell(mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o two.h5 --threads 1");
+  // Fixed steps, about a second of work in all: whether the second process gets members must not
+  // depend on how fast it is scheduled on a loaded machine (0.1 s of work was not always enough).
+  const std::string steps = " --threads 1 --set solver.method=rk4 --set solver.dt=0.01 --set solver.t_end=40";
+  BOOST_REQUIRE_EQUAL(s.normdyn("ensemble sweep.toml -o one.h5 -q" + steps).exit_code, 0);
+  const auto r = s.shell(mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o two.h5" + steps);
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   BOOST_TEST(contains(r.err, "40 members (0 kept from an earlier session) on 2 processes"), r.err);
   BOOST_TEST(r.err.find("normdyn:") == r.err.rfind("normdyn:"), r.err);  // one summary (rank 0's)
