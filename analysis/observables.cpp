@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "normdyn/observable_registry.hpp"
+#include "normdyn/thread_team.hpp"
 
 namespace normdyn::analysis {
 namespace {
@@ -115,17 +116,13 @@ RowMatrix half_squared_chords(Eigen::Ref<const RowMatrix> theta) {
   auto mirror = [&](Index j) {
     for (Index k = j + 1; k < n; ++k) h(k, j) = h(j, k);
   };
-  // One thread skips the parallel regions: libgomp enters them even under a false `if` clause (a
-  // team of one, a system call each), which cost a third of the figures of a small system per frame.
-  if (threads > 1) {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  // The implicit barrier after the blocks orders them before the mirror.
+  run_in_team(threads, [&] {
+#pragma omp for schedule(dynamic, 1)
     for (Index b = 0; b < blocks; ++b) block(b);
-#pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
+#pragma omp for schedule(dynamic, 64)
     for (Index j = 0; j < n; ++j) mirror(j);
-  } else {
-    for (Index b = 0; b < blocks; ++b) block(b);
-    for (Index j = 0; j < n; ++j) mirror(j);
-  }
+  });
   return h;
 }
 
@@ -142,13 +139,10 @@ double normalized_energy(Eigen::Ref<const RowMatrix> h, double beta) {
   // Per-row sums on the threads, added in row order: the same result for any number of threads.
   Vector row_sum(rows);
   const int threads = pair_threads(rows, 1, 0);
-  auto row = [&](Index j) { row_sum(j) = (-beta * h.row(j).array()).exp().sum(); };
-  if (threads > 1) {
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (Index j = 0; j < rows; ++j) row(j);
-  } else {
-    for (Index j = 0; j < rows; ++j) row(j);
-  }
+  run_in_team(threads, [&] {
+#pragma omp for schedule(static)
+    for (Index j = 0; j < rows; ++j) row_sum(j) = (-beta * h.row(j).array()).exp().sum();
+  });
   return row_sum.sum() / (n * n);
 }
 
@@ -261,19 +255,11 @@ PairwiseSummary tiled_pairs(Eigen::Ref<const RowMatrix> theta, double beta, int 
       t.sum_cos = gram.sum() - gram.trace();
     }
   };
-  // One thread skips the parallel region (see half_squared_chords): a small system's frame
-  // otherwise woke the sleeping team once per frame.
-  if (team > 1) {
-#pragma omp parallel num_threads(team)
-    {
-      RowMatrix gram;
+  run_in_team(team, [&] {
+    RowMatrix gram;  // each thread's
 #pragma omp for schedule(dynamic, 1)
-      for (std::size_t i = 0; i < tiles.size(); ++i) tile(i, gram);
-    }
-  } else {
-    RowMatrix gram;
     for (std::size_t i = 0; i < tiles.size(); ++i) tile(i, gram);
-  }
+  });
   double energy = 0.0, min_cos = 1.0, sum_cos = 0.0;
   for (const auto& t : sums) {
     energy += t.energy;

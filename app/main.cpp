@@ -81,12 +81,7 @@ std::optional<std::string> unknown_subcommand(const CLI::App& cli, int argc, cha
 // every process (MPI_Abort).
 int fail_in_team(normdyn::Team& team, normdyn::ExitCode code, const std::string& message, bool bad_input) {
   if (team.size() <= 1) return fail(code, message);
-  if (team.engaged()) {
-    std::fprintf(stderr, "normdyn: error (rank %d): %s\n", team.rank(), message.c_str());
-    std::fflush(stderr);
-    team.abort(static_cast<int>(code));
-  }
-  if (!team.agreed()) team.agree(static_cast<int>(code));
+  team.fail_collective(static_cast<int>(code), message);
   if (bad_input && !team.is_root()) return static_cast<int>(code);
   std::fprintf(stderr, "normdyn: error%s: %s\n",
                team.is_root() ? "" : (" (rank " + std::to_string(team.rank()) + ")").c_str(), message.c_str());

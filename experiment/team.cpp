@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -182,10 +183,20 @@ int Team::agree(int exit_code, std::uint64_t identity) {
     mismatched_ = out[1] != ~out[2];
     if (agreed == 0 && mismatched_) agreed = static_cast<int>(ExitCode::bad_input);
   }
-  agreed_ = true;
   ++agreements_;
   engaged_ = agreed == 0;
   return agreed;
+}
+
+void Team::fail_collective(int exit_code, const std::string& message, int agreements_before) {
+  if (size_ <= 1) return;
+  if (agreements_ == agreements_before) {
+    agree(exit_code);
+  } else if (engaged_) {
+    std::fprintf(stderr, "normdyn: error (rank %d): %s\n", rank_, message.c_str());
+    std::fflush(stderr);
+    abort(exit_code);
+  }
 }
 
 void Team::abort(int exit_code) {

@@ -14,7 +14,6 @@
 
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -493,26 +492,16 @@ py::object ensemble(const std::string& sweep_text, const std::string& source, st
     // agrees with its error code (the others then stop with PeerFailure); a failure after that
     // ends every process.
     const int agreements = team.agreements();
-    auto fail_in_team = [&](ExitCode code, const char* what) {
-      if (team.size() <= 1) return;
-      if (team.agreements() == agreements) {
-        team.agree(static_cast<int>(code));
-      } else if (team.engaged()) {
-        std::fprintf(stderr, "normdyn: error (rank %d): %s\n", team.rank(), what);
-        std::fflush(stderr);
-        team.abort(static_cast<int>(code));
-      }
-    };
     try {
       outcome = run_ensemble(spec, options);
     } catch (const PeerFailure& e) {
       throw std::runtime_error("normdyn.ensemble: another MPI process failed (exit code " + std::to_string(e.exit_code) +
                                "); its error is on its standard error");
     } catch (const InputError& e) {
-      fail_in_team(ExitCode::bad_input, e.what());
+      team.fail_collective(static_cast<int>(ExitCode::bad_input), e.what(), agreements);
       throw;
     } catch (const std::exception& e) {
-      fail_in_team(ExitCode::io_failure, e.what());
+      team.fail_collective(static_cast<int>(ExitCode::io_failure), e.what(), agreements);
       throw;
     }
   }

@@ -6,6 +6,8 @@
 #include <cassert>
 #include <cmath>
 
+#include "normdyn/thread_team.hpp"
+
 #ifdef NORMDYN_OPENBLAS
 // OpenBLAS's own entry point (not part of the BLAS interface): its pthread pool would otherwise
 // run under our OpenMP threads and oversubscribe the cores.
@@ -30,19 +32,6 @@ constexpr double kMaxHalfNormSpread = 30.0;
 // Up to this dimension the symmetric path forms its tiles row by row instead of by GEMM (measured
 // with bench/run.sh: README, Performance).
 constexpr Index kFusedMaxDim = 4;
-
-// Runs `body` (whose loops are orphaned `omp for` constructs) on a team of `threads`. One thread
-// skips the parallel region: libgomp builds a team even for one thread, which costs a system call
-// per region and dominated the right-hand side at n = 32 (perf).
-template <class Body>
-void run_in_team(int threads, Body& body) {
-  if (threads <= 1) {
-    body();
-    return;
-  }
-#pragma omp parallel num_threads(threads)
-  body();
-}
 
 }  // namespace
 

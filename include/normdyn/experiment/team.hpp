@@ -67,10 +67,14 @@ class Team final : public RowExchange {
   // input and output), processes that passed different identities all agree on exit code 2 (bad
   // input) without engaging, and mismatched() says why. The same single collective either way.
   int agree(int exit_code, std::uint64_t identity = 0);
-  bool agreed() const { return agreed_; }
   // How many times agree() was called: a client running several collectives (the Python package's
   // ensembles) tells whether the current one reached it.
   int agreements() const { return agreements_; }
+  // This process failed in the collective command that began when agree() had been called
+  // `agreements_before` times. Engaged in it: prints the error with the rank and ends every process
+  // (abort). Before its agreement: joins it with the exit code, so that nobody waits for this
+  // process. Alone, or after an agreement that already failed: nothing.
+  void fail_collective(int exit_code, const std::string& message, int agreements_before = 0);
   bool mismatched() const { return mismatched_; }
   bool engaged() const { return engaged_; }
   // Ends every process of the launch with this exit code (MPI_Abort).
@@ -89,7 +93,6 @@ class Team final : public RowExchange {
  private:
   const mpi_module::Api* mpi_ = nullptr;  // the loaded MPI module, when active
   bool active_ = false;
-  bool agreed_ = false;
   int agreements_ = 0;
   bool engaged_ = false;
   bool mismatched_ = false;
