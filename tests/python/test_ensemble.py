@@ -181,8 +181,13 @@ def test_the_file_says_which_overrides_made_it(tmp_path):
 MPI_SCRIPT = f"""
 import sys
 import normdyn
-ds = normdyn.ensemble({CONFIG!r}, axes={{"model.beta": [1.0, 4.0], "init.seed": range(1, 5)}}, output=sys.argv[1],
-                      threads=1)
+try:
+    ds = normdyn.ensemble({CONFIG!r}, axes={{"model.beta": [1.0, 4.0], "init.seed": range(1, 5)}},
+                          output=sys.argv[1], threads=1)
+except Exception as e:
+    # One line per process: mpirun interleaves the processes' tracebacks, written piecewise.
+    print(f"{{type(e).__name__}}: {{e}}", flush=True)
+    sys.exit(1)
 print("none" if ds is None else "dataset " + ds.attrs["message"], flush=True)
 """
 
@@ -210,6 +215,6 @@ def test_under_mpirun_bad_input_is_one_exception_per_process(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert p.returncode != 0
     # Rank 0 names the problem; rank 1 says another process failed; nobody waits forever.
-    assert "ValueError: output: " in p.stderr and "exists (force=True replaces it)" in p.stderr, p.stderr
-    assert "RuntimeError: normdyn.ensemble: another MPI process failed (exit code 2)" in p.stderr, p.stderr
+    assert "ValueError: output: " in p.stdout and "exists (force=True replaces it)" in p.stdout, p.stdout
+    assert "RuntimeError: normdyn.ensemble: another MPI process failed (exit code 2)" in p.stdout, p.stdout
     assert out.read_bytes() == b""
