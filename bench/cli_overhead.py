@@ -11,7 +11,12 @@ a change of machine load hits all alike, the medians of:
 The rest of a run (wall - start - integration - writes - flushes) is configuration, file creation,
 observables and the summary.
 
-  /usr/bin/python3 bench/cli_overhead.py [--repeats 15] [--set model.d=3 ...] BINARY [BINARY ...]
+With --floor PATH (build/bench/normdyn_bench_hdf5_floor, built with -DNORMDYN_BUILD_BENCH=ON), the
+same rounds also time what HDF5 alone costs a fresh process, linked as the program links it: the
+start of a process that exits at once, and the writing of a file with as many groups, datasets
+(fixed and extendable), attributes and frames as the first binary's run file (bench/hdf5_floor.c).
+
+  /usr/bin/python3 bench/cli_overhead.py [--repeats 15] [--set model.d=3 ...] [--floor PATH] BINARY [BINARY ...]
 
 Default BINARY: build/app/normdyn. OMP_WAIT_POLICY is left as found (the program defaults to
 passive waiting).
@@ -44,11 +49,31 @@ def failed_openat(binary, run_args, cwd):
         return sum("ENOENT" in line for line in f)
 
 
+def file_shape(path):
+    """Groups (besides the root), fixed and extendable datasets, attributes and frames of a run file."""
+    counts = {"groups": 0, "fixed": 0, "extendable": 0, "attributes": len(h5py.File(path, "r").attrs)}
+
+    def visit(_, obj):
+        counts["attributes"] += len(obj.attrs)
+        if isinstance(obj, h5py.Group):
+            counts["groups"] += 1
+        elif obj.maxshape and obj.maxshape[0] is None:
+            counts["extendable"] += 1
+        else:
+            counts["fixed"] += 1
+
+    with h5py.File(path, "r") as f:
+        f.visititems(visit)
+        frames = len(f["particles/tokens/direction/time"])
+    return [counts["groups"], counts["fixed"], counts["extendable"], counts["attributes"], frames]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("binaries", nargs="*", default=["build/app/normdyn"])
     p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--set", action="append", default=[], help="extra --set for the run (default: n = 32)")
+    p.add_argument("--floor", help="the HDF5 floor program (normdyn_bench_hdf5_floor), timed in the same rounds")
     a = p.parse_args()
     binaries = [os.path.abspath(b) for b in a.binaries]
     sets = ["model.n=32", *a.set]
@@ -57,7 +82,17 @@ def main():
         run_args = ["run", "-q", "-o", "r.h5"] + [x for s in sets for x in ("--set", s)]
         for b in binaries:  # warm the page cache
             timed([b, "--version"], cwd)
+        floor = {"start": [], "file": []}
+        if a.floor:
+            a.floor = os.path.abspath(a.floor)
+            timed([binaries[0], *run_args], cwd)
+            shape = [str(x) for x in file_shape(os.path.join(cwd, "r.h5"))]
+            floor_args = [a.floor, "floor.h5", *shape]
+            timed(floor_args, cwd)
         for _ in range(a.repeats):
+            if a.floor:
+                floor["start"].append(timed([a.floor], cwd))
+                floor["file"].append(timed(floor_args, cwd))
             for b in binaries:
                 rows[b]["start"].append(timed([b, "--version"], cwd))
                 if os.path.exists(os.path.join(cwd, "r.h5")):
@@ -80,6 +115,14 @@ def main():
         probe = "n/a" if probes[b] is None else str(probes[b])
         print(f"{b[-40:]:<40} {m['start']:7.1f}ms {m['run']:7.1f}ms {m['wall']:7.1f}ms {m['write']:7.1f}ms"
               f" {m['flush']:7.1f}ms {rest:7.1f}ms {m['run'] / m['wall']:11.1f} {probe:>13}")
+    if a.floor:
+        start, file = (statistics.median(floor[k]) * 1e3 for k in ("start", "file"))
+        groups, fixed, extendable, attributes, frames = shape
+        print(f"HDF5 alone ({a.floor[-40:]}): start {start:.1f}ms; a file of the first binary's run file's shape"
+              f" ({groups} groups, {fixed} fixed and {extendable} extendable datasets, {attributes} attributes,"
+              f" {frames} frames) {file:.1f}ms, of which writing it {file - start:.1f}ms")
+        for b in binaries:
+            print(f"run time {b[-40:]} / HDF5 alone: {statistics.median(rows[b]['run']) * 1e3 / file:.2f}")
     if len(binaries) > 1:
         first = statistics.median(rows[binaries[0]]["run"])
         for b in binaries[1:]:

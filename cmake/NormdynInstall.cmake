@@ -24,27 +24,23 @@ endfunction()
 normdyn_install_library(normdyn_options options)
 normdyn_install_library(normdyn_warnings warnings)
 normdyn_install_library(normdyn_hdf5 hdf5)
+normdyn_install_library(normdyn_fftw fftw)
+normdyn_install_library(normdyn_openmp openmp)
 normdyn_install_library(normdyn_core core)
 normdyn_install_library(normdyn_solvers solvers)
 normdyn_install_library(normdyn_analysis analysis)
 normdyn_install_library(normdyn_experiment experiment)
 
 install(TARGETS normdyn RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# The library that makes the command line wait passively (app/passive_wait.cpp), found beside it.
-install(TARGETS normdyn_passive_wait LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # The MPI module (experiment/team_mpi.cpp), loaded from there under an MPI launcher.
 if(TARGET normdyn_mpi)
   install(TARGETS normdyn_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
-file(RELATIVE_PATH _normdyn_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
-set_target_properties(normdyn PROPERTIES INSTALL_RPATH "$ORIGIN/${_normdyn_bin_to_lib}")
-# The build tree has the same layout and RUNPATH: the library is built where the install puts it
-# relative to the program. CMake's default build RUNPATH lists the directory of every library linked
-# by full path (Debian's openmpi/lib and hdf5/serial, which hold only the link-time .so symlinks), and
-# the loader probed each of them for every library the program needs at every start.
-set_target_properties(normdyn PROPERTIES BUILD_WITH_INSTALL_RPATH ON)
-set_target_properties(normdyn_passive_wait PROPERTIES
-                      LIBRARY_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/app/${_normdyn_bin_to_lib}")
+# The program needs no shared library of the project (the MPI module is opened by its path), so it has
+# no RUNPATH, in the build tree either: CMake's default build RUNPATH lists the directory of every
+# library linked by full path (Debian's openmpi/lib and hdf5/serial), and the loader probed each of
+# them for every library the program needs, at every start.
+set_target_properties(normdyn PROPERTIES SKIP_BUILD_RPATH ON INSTALL_RPATH "")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/normdyn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 install(EXPORT normdynTargets NAMESPACE normdyn:: DESTINATION ${NORMDYN_INSTALL_CMAKEDIR})

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
+#include <map>
 
 #include "io/h5.hpp"
 #include "io/h5md.hpp"
@@ -136,12 +137,14 @@ Element create_element(h5::File& file, const std::string& group, const std::vect
   return e;
 }
 
-Element open_element(const h5::File& file, const std::string& group) {
-  Element e;
-  e.value = file.open_dataset(group + "/value");
-  e.time = file.open_dataset(group + "/time");
-  e.step = file.open_dataset(group + "/step");
-  return e;
+// Datasets left open by the file's creation, by path, for the writer to take instead of opening
+// them again (each open or close of a dataset costs HDF5 tens of microseconds).
+using OpenDatasets = std::map<std::string, h5::Dataset>;
+
+void keep_element(OpenDatasets& kept, const std::string& group, Element&& e) {
+  kept[group + "/value"] = std::move(e.value);
+  kept[group + "/time"] = std::move(e.time);
+  kept[group + "/step"] = std::move(e.step);
 }
 
 void truncate(Element& e, std::uint64_t frames) {
@@ -222,7 +225,7 @@ void write_fields(h5::File& file, const std::vector<FieldSpec>& fields) {
 // Everything but the frames, before SWMR mode (which admits no new objects or attributes). Groups
 // opened here are closed on return, as SWMR mode requires.
 void write_structure(h5::File& file, const RunConfig& config, const Provenance& provenance,
-                     const RunFileOptions& options) {
+                     const RunFileOptions& options, OpenDatasets& kept) {
   const auto n = static_cast<std::uint64_t>(config.model.n);
   const auto d = static_cast<std::uint64_t>(config.model.d);
   const int deflate = config.output.compression;
@@ -246,9 +249,10 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
                                                       std::span<const std::int64_t>(component_index));
     token_scale.make_scale("token");
     component_scale.make_scale("component");
-    create_element(file, kDirection, {n, d}, deflate, {{"token", &token_scale}, {"component", &component_scale}},
-                   h5md::kDimensionless);
-    create_element(file, kRadius, {n}, deflate, {{"token", &token_scale}}, h5md::kDimensionless);
+    keep_element(kept, kDirection,
+                 create_element(file, kDirection, {n, d}, deflate,
+                                {{"token", &token_scale}, {"component", &component_scale}}, h5md::kDimensionless));
+    keep_element(kept, kRadius, create_element(file, kRadius, {n}, deflate, {{"token", &token_scale}}, h5md::kDimensionless));
     if (!options.masses.empty()) {
       const std::uint64_t m_dims[1] = {options.masses.size()};
       h5::Dataset masses = file.create_dataset(std::string(kTokens) + "/mass", m_dims,
@@ -263,6 +267,7 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
         const auto info = find_observable(name);
         Element e = create_element(file, "/observables/" + name, {}, 0, {}, std::string(info->unit));
         e.value.set_attribute("description", std::string(info->description));
+        keep_element(kept, "/observables/" + name, std::move(e));
       }
   }
   write_fields(file, options.fields);
@@ -277,12 +282,17 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
   const h5::Dataset record_entry = file.create_dimension(base + "/record_entry", kRecordSize);
   const h5::Dataset current_entry = file.create_dimension(base + "/current_entry", 2);
   for (const char* slot : {"/a", "/b"}) {
-    file.create_dataset(base + slot + "/state", state_dims, std::span<const double>(zeros)).attach_scale(state_entry, 0);
-    file.create_dataset(base + slot + "/record", record_dims, std::span<const double>(zero_record))
-        .attach_scale(record_entry, 0);
+    h5::Dataset& state_slot = kept[base + slot + "/state"];
+    state_slot = file.create_dataset(base + slot + "/state", state_dims, std::span<const double>(zeros));
+    state_slot.attach_scale(state_entry, 0);
+    h5::Dataset& record_slot = kept[base + slot + "/record"];
+    record_slot = file.create_dataset(base + slot + "/record", record_dims, std::span<const double>(zero_record));
+    record_slot.attach_scale(record_entry, 0);
   }
   const std::int64_t none[2] = {-1, 0};
-  file.create_dataset(base + "/current", current_dims, std::span<const std::int64_t>(none)).attach_scale(current_entry, 0);
+  h5::Dataset& current = kept[base + "/current"];
+  current = file.create_dataset(base + "/current", current_dims, std::span<const std::int64_t>(none));
+  current.attach_scale(current_entry, 0);
   file.open_group(kCheckpoint)
       .set_attribute("description",
                      std::string("Integrator state for `normdyn run --resume`: slots a and b hold state "
@@ -415,13 +425,14 @@ struct FieldStream {
   std::vector<h5::Dataset> moving;
   std::vector<std::vector<double>> pending_moving;
   std::vector<std::string> moving_names;
+  std::vector<std::uint64_t> moving_cells;  // cells per frame of each moving axis
 };
 
 struct RunWriter::Impl {
   // Declared first, released last: held from before the file is looked at until it is closed.
   std::optional<WriterLock> lock;
   std::filesystem::path path;
-  std::filesystem::path staging;  // where the file is built until its first durable state
+  std::filesystem::path staging;  // where the file is built until it is published
   // A descriptor of the file itself, through which finish() reopens it (never through the path,
   // which another program could have pointed elsewhere meanwhile).
   int fd = -1;
@@ -444,14 +455,42 @@ struct RunWriter::Impl {
   double pending_wall_seconds = 0.0;
   bool has_pending = false;
   WriterStats stats;
+  // SWMR mode and the publication wait for the first flush. A run that ends before it (any run
+  // shorter than output.flush_seconds with fewer than output.flush_frames frames) writes its frames,
+  // checkpoint and summary in one plain HDF5 session, closes the file and publishes it whole: it
+  // never pays for the SWMR switch, the dataset handles reopened after it, or the close and reopen
+  // that attributes need under SWMR.
+  bool swmr = false;
+  OpenDatasets kept;  // from the file's creation, until the datasets are first opened
 
-  ~Impl() {
-    file.close();
-    if (fd >= 0) ::close(fd);
+  h5::Dataset open_dataset(const std::string& p) {
+    const auto it = kept.find(p);
+    if (it == kept.end()) return file.open_dataset(p);
+    h5::Dataset d = std::move(it->second);
+    kept.erase(it);
+    return d;
+  }
+  // Opens an element's datasets, keeping the frames buffered for it.
+  void open_element(const std::string& group, Element& e) {
+    e.value = open_dataset(group + "/value");
+    e.time = open_dataset(group + "/time");
+    e.step = open_dataset(group + "/step");
   }
 
-  // The file appears under its name only once it is a valid SWMR file, so a run killed during
-  // set-up leaves the old file intact and no half-made new one. Without --force nothing at the path
+  ~Impl() {
+    close_datasets();  // before the file: HDF5 closes it only with its last object
+    file.close();
+    if (fd >= 0) ::close(fd);
+    // Left unfinished before its first flush (an exception during the run, a full disk): nothing
+    // of it was durable, and the file may be half-written. It is never published.
+    if (!staging.empty()) {
+      std::error_code ec;
+      std::filesystem::remove(staging, ec);
+    }
+  }
+
+  // The file appears under its name only once it is a valid file (SWMR, or closed), so a run killed
+  // before leaves the old file intact and no half-made new one. Without --force nothing at the path
   // is ever replaced (renameat2 RENAME_NOREPLACE, or link + unlink where the file system lacks it);
   // with --force rename() replaces a regular file atomically.
   void publish() {
@@ -516,15 +555,47 @@ struct RunWriter::Impl {
   bool with_observables = false;
 
   // What streams the file has is read from the file itself, so that a resumed run writes the
-  // same ones.
-  void open_datasets(const RunConfig& config) {
+  // same ones. The datasets are opened when first needed (open_datasets).
+  void read_streams(const RunConfig& config) {
     flush_frames = config.output.flush_frames;
     flush_interval = config.output.flush_seconds;
     particles = file.contains(std::string(kDirection) + "/value");
     with_observables = file.contains("/observables/" + frame_observable_names().front() + "/value");
     field_names.clear();
     if (file.contains(kFields)) field_names = split_names(file.open_group(kFields).attribute_string("order").value_or(""));
+    observables.clear();
+    observables.resize(with_observables ? frame_observable_names().size() : 0);
+    fields.clear();
+    fields.resize(field_names.size());
+    for (std::size_t i = 0; i < field_names.size(); ++i) {
+      const h5::Group group = file.open_group(std::string(kFields) + "/" + field_names[i]);
+      FieldStream& f = fields[i];
+      f.moving_names = split_names(group.attribute_string("moving_axes").value_or(""));
+      f.pending_moving.resize(f.moving_names.size());
+      for (const std::string& name : f.moving_names)
+        f.moving_cells.push_back(file.open_dataset(std::string(kFields) + "/" + field_names[i] + "/" + name).shape().at(1));
+    }
+  }
+
+  // Before the first frames go to the file: SWMR mode, then the datasets (start_swmr_write closes
+  // and reopens every open dataset, so they are opened after it).
+  void enter_swmr() {
+    if (swmr) return;
+    kept.clear();  // closed rather than refreshed by the switch, which costs more
+    file.start_swmr_write();
+    swmr = true;
     reopen_datasets();
+  }
+
+  void close_datasets() {
+    kept.clear();
+    for (Element* e : elements()) *e = Element{};
+    fields.clear();
+    for (int i = 0; i < 2; ++i) {
+      slot_state[i] = h5::Dataset();
+      slot_record[i] = h5::Dataset();
+    }
+    slot_current = h5::Dataset();
   }
 
   // In SWMR mode HDF5 1.10 keeps every chunk written through a dataset handle in memory until the
@@ -532,48 +603,35 @@ struct RunWriter::Impl {
   // reopens its datasets after every flush.
   void reopen_datasets() {
     if (particles) {
-      direction = open_element(file, kDirection);
-      radius = open_element(file, kRadius);
+      open_element(kDirection, direction);
+      open_element(kRadius, radius);
     }
-    observables.clear();
-    if (with_observables)
-      for (const auto& name : frame_observable_names()) observables.push_back(open_element(file, "/observables/" + name));
-    const bool first = fields.empty();
-    if (first) fields.resize(field_names.size());
-    for (std::size_t i = 0; i < field_names.size(); ++i) {
+    const auto names = frame_observable_names();
+    for (std::size_t i = 0; i < observables.size(); ++i) open_element("/observables/" + names[i], observables[i]);
+    for (std::size_t i = 0; i < fields.size(); ++i) {
       const std::string base = std::string(kFields) + "/" + field_names[i];
       FieldStream& f = fields[i];
-      std::vector<double> pending_values = std::move(f.element.pending_values);
-      std::vector<double> pending_times = std::move(f.element.pending_times);
-      std::vector<std::int64_t> pending_steps = std::move(f.element.pending_steps);
-      f.element = open_element(file, base);
-      f.element.pending_values = std::move(pending_values);
-      f.element.pending_times = std::move(pending_times);
-      f.element.pending_steps = std::move(pending_steps);
-      if (first) {
-        h5::Group group = file.open_group(base);
-        f.moving_names = split_names(group.attribute_string("moving_axes").value_or(""));
-        f.pending_moving.resize(f.moving_names.size());
-      }
+      open_element(base, f.element);
       f.moving.clear();
       for (const std::string& name : f.moving_names) f.moving.push_back(file.open_dataset(base + "/" + name));
     }
     for (int s = 0; s < 2; ++s) {
       const std::string slot = std::string(kCheckpoint) + (s == 0 ? "/a" : "/b");
-      slot_state[s] = file.open_dataset(slot + "/state");
-      slot_record[s] = file.open_dataset(slot + "/record");
+      slot_state[s] = open_dataset(slot + "/state");
+      slot_record[s] = open_dataset(slot + "/record");
     }
-    slot_current = file.open_dataset(std::string(kCheckpoint) + "/current");
+    slot_current = open_dataset(std::string(kCheckpoint) + "/current");
   }
 
-  void store_checkpoint() {
+  // `ordered`: the slot reaches the disk before `current` points at it (not needed in a file that is
+  // published only once closed).
+  void store_checkpoint(bool ordered = true) {
     if (!has_pending) return;
     const int s = next_slot;
     slot_state[s].write(std::span<const double>(pending.x));
     const auto record = encode_checkpoint_record(pending, pending_wall_seconds);
     slot_record[s].write(std::span<const double>(record));
-    // The slot must be complete on disk before `current` points at it.
-    file.flush();
+    if (ordered) file.flush();
     const std::int64_t current[2] = {s, static_cast<std::int64_t>(pending.next_sample)};
     slot_current.write(std::span<const std::int64_t>(current));
     next_slot = 1 - s;
@@ -604,6 +662,7 @@ struct RunWriter::Impl {
     else if (seconds_since(last_flush) >= flush_interval) flush();
   }
   void write_pending() {
+    enter_swmr();
     const auto start = Clock::now();
     write_pending_frames();
     stats.write_seconds += seconds_since(start);
@@ -613,7 +672,7 @@ struct RunWriter::Impl {
     for (FieldStream& f : fields)
       for (std::size_t k = 0; k < f.moving.size(); ++k) {
         if (f.pending_moving[k].empty()) continue;
-        const std::uint64_t cells = f.moving[k].shape().at(1);
+        const std::uint64_t cells = f.moving_cells[k];
         f.moving[k].append(std::span<const double>(f.pending_moving[k]), f.pending_moving[k].size() / cells);
         f.pending_moving[k].clear();
       }
@@ -626,6 +685,7 @@ struct RunWriter::Impl {
     file.flush();  // frames first: the checkpoint must never point past durable frames
     store_checkpoint();
     file.flush();
+    publish();
     if (reopen) reopen_datasets();
     stats.flushes++;
     stats.flush_seconds += seconds_since(start);
@@ -654,19 +714,17 @@ RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config,
   }
   impl->path = path;
   impl->overwrite = options.overwrite;
+  // One name per output, not per process: the lock makes this writer its only user, and a file left
+  // there by a run killed before its first flush is replaced (removed first: it could be a link).
   impl->staging = path;
-  impl->staging += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
+  impl->staging += ".normdyn.tmp";
+  std::filesystem::remove(impl->staging, ec);
   try {
     // Inside the try: on a full disk the creation itself can fail after the file exists.
     impl->file = h5::File::create(impl->staging, h5::CreateMode::truncate);
     impl->open_descriptor(impl->staging);
-    write_structure(impl->file, config, provenance, options);
-    // SWMR first: start_swmr_write refreshes (closes and reopens) every open dataset, so the
-    // writer's datasets are opened after it.
-    impl->file.start_swmr_write();
-    impl->open_datasets(config);
-    impl->file.flush();
-    impl->publish();
+    write_structure(impl->file, config, provenance, options, impl->kept);
+    impl->read_streams(config);
   } catch (...) {
     impl->file.close();
     std::filesystem::remove(impl->staging, ec);
@@ -775,7 +833,8 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
     decode_checkpoint_record(record, state.wall_seconds);
     impl->next_slot = 1 - static_cast<int>(current[0]);
   }
-  impl->open_datasets(state.config);
+  impl->read_streams(state.config);
+  impl->reopen_datasets();
   // Frames after the checkpoint are recomputed: drop them (they may be partial).
   const auto frames = static_cast<std::uint64_t>(state.checkpoint ? state.checkpoint->next_sample : 0);
   for (Element* e : impl->elements()) truncate(*e, frames);
@@ -796,6 +855,7 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
     impl->file.open_group("summary").set_attribute("status", std::string("running"));
   }  // groups closed: SWMR mode admits only open datasets
   impl->file.start_swmr_write();
+  impl->swmr = true;
   impl->last_flush = Clock::now();
   return RunWriter(std::move(impl));
 }
@@ -826,11 +886,11 @@ void RunWriter::append_field_frame(double t, std::int64_t step, const std::vecto
   for (std::size_t i = 0; i < values.size(); ++i) {
     FieldStream& f = w.fields[i];
     f.element.buffer(t, step, values[i]);
-    if (f.moving.empty()) continue;
+    if (f.moving_cells.empty()) continue;
     const std::span<const double> centres = i < moving_centres.size() ? moving_centres[i] : std::span<const double>();
     std::size_t offset = 0;
-    for (std::size_t k = 0; k < f.moving.size(); ++k) {
-      const std::size_t cells = f.moving[k].shape().at(1);
+    for (std::size_t k = 0; k < f.moving_cells.size(); ++k) {
+      const std::size_t cells = f.moving_cells[k];
       if (offset + cells > centres.size()) throw IoError(w.path.string() + ": moving axis centres missing");
       f.pending_moving[k].insert(f.pending_moving[k].end(), centres.begin() + static_cast<std::ptrdiff_t>(offset),
                                  centres.begin() + static_cast<std::ptrdiff_t>(offset + cells));
@@ -847,20 +907,9 @@ void RunWriter::flush_if_due() {
 
 void RunWriter::flush() { impl_->flush(); }
 
-void RunWriter::finish(const RunSummary& s) {
-  Impl& w = *impl_;
-  w.flush(false);
-  // Attributes cannot be created in SWMR mode: close, reopen normally, write the summary.
-  for (Element* e : w.elements()) *e = Element{};
-  w.fields.clear();
-  for (int i = 0; i < 2; ++i) {
-    w.slot_state[i] = h5::Dataset();
-    w.slot_record[i] = h5::Dataset();
-  }
-  w.slot_current = h5::Dataset();
-  w.file.close();
-  w.file = w.reopen_through_handle();
-  h5::Group g = w.file.open_group("summary");
+namespace {
+void write_summary(const h5::File& file, const RunSummary& s, const WriterStats& stats) {
+  h5::Group g = file.open_group("summary");
   g.set_attribute("status", std::string(to_string(s.status)));
   g.set_attribute("message", s.message);
   g.set_attribute("t_reached", s.t_reached);
@@ -870,11 +919,44 @@ void RunWriter::finish(const RunSummary& s) {
   g.set_attribute("rhs_evaluations", s.rhs_evaluations);
   g.set_attribute("wall_seconds", s.wall_seconds);
   g.set_attribute("max_norm_drift", s.max_norm_drift);
-  g.set_attribute("flushes", w.stats.flushes);
-  g.set_attribute("flush_seconds", w.stats.flush_seconds);
-  g.set_attribute("write_seconds", w.stats.write_seconds);
+  g.set_attribute("flushes", stats.flushes);
+  g.set_attribute("flush_seconds", stats.flush_seconds);
+  g.set_attribute("write_seconds", stats.write_seconds);
   for (const auto& [name, value] : s.extra) g.set_attribute(name, value);
+}
+}  // namespace
+
+void RunWriter::finish(const RunSummary& s) {
+  Impl& w = *impl_;
+  if (w.swmr) {
+    w.flush(false);
+    // Attributes cannot be created in SWMR mode: close, reopen normally, write the summary.
+    w.close_datasets();
+    w.file.close();
+    w.file = w.reopen_through_handle();
+    write_summary(w.file, s, w.stats);
+  } else {
+    // Never flushed: frames and checkpoint in the same plain session as the summary.
+    const auto start = Clock::now();
+    w.reopen_datasets();
+    w.write_pending_frames();
+    w.store_checkpoint(false);
+    w.close_datasets();
+    w.stats.flushes++;
+    w.stats.write_seconds += seconds_since(start);
+    write_summary(w.file, s, w.stats);
+    // Checked here: the close itself would drop HDF5's error (a full disk) and leave a broken file.
+    w.file.flush();
+  }
   w.file.close();
+  try {
+    w.publish();
+  } catch (const InputError& e) {
+    // Another program took the name during the run: this run's file stays where it is.
+    const std::string kept = w.staging.string();
+    w.staging.clear();
+    throw InputError(e.key(), w.path.string() + " was created during the run; this run's file is kept as " + kept);
+  }
 }
 
 const std::filesystem::path& RunWriter::path() const { return impl_->path; }

@@ -19,7 +19,7 @@ using test::contains;
 
 namespace {
 
-// Two long points (pre-LN to t = 1200, frames flushed often; about 0.7 CPU-s each, several
+// Two long points (pre-LN to t = 1200, 4801 frames flushed often; about 0.7 CPU-s each, several
 // seconds under the sanitizers) and two short ones.
 const char* kLongBase = R"([model]
 scheme = "pre"
@@ -29,7 +29,7 @@ beta = 4.0
 [init]
 kind = "gaussian"
 [output]
-samples = 1201
+samples = 4801
 flush_frames = 5
 flush_seconds = 0.02
 )";

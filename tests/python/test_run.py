@@ -94,9 +94,8 @@ def test_a_file_being_written_loads_as_swmr_reader(tmp_path):
         seen = 0
         while not out.exists() and writer.poll() is None:
             time.sleep(0.05)
-        # A reader that opens the file in the instant between its creation and the writer's switch
-        # to SWMR mode makes the writer fail (file locks): let the writer get there first.
-        time.sleep(1.0)
+        # The file appears under its name in SWMR mode (at the first flush), so a reader may open it
+        # from the moment it exists.
         for _ in range(600):
             time.sleep(0.05)
             if out.exists():

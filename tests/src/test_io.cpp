@@ -117,6 +117,80 @@ BOOST_AUTO_TEST_CASE(existing_file_is_refused_unless_overwrite) {
   BOOST_TEST(h5::File::is_hdf5(p));
 }
 
+// A run that ends before its first flush is built under a staging name and published whole at
+// the end; one destroyed unfinished before then leaves nothing (none of it was durable). A staging
+// file left by a killed run is replaced.
+BOOST_AUTO_TEST_CASE(a_file_appears_under_its_name_only_once_valid) {
+  TempDir dir;
+  const RunConfig c =
+      parse_config("[model]\nn = 4\nd = 3\n[output]\nflush_frames = 1000\nflush_seconds = 1000.0\n", "t");
+  const Tokens a = uniform_tokens(4, 3, 1.0, 1);
+  const fs::path p = dir.path / "run.h5";
+  fs::path staging = p;
+  staging += ".normdyn.tmp";
+  { std::ofstream(staging) << "left by a killed run"; }
+  {
+    RunWriter w(p, c, Provenance{"normdyn run test", 1});
+    append(w, 0.0, 0, a, 1);
+    append(w, 0.5, 3, a, 2);
+    BOOST_TEST(!fs::exists(p));
+    BOOST_TEST(fs::exists(staging));
+    w.finish(summary_with(RunStatus::ok));
+  }
+  BOOST_TEST(!fs::exists(staging));
+  {
+    const RunReader r(p);
+    BOOST_TEST(r.frames() == 2u);
+    BOOST_TEST(r.times() == (std::vector<double>{0.0, 0.5}));
+    BOOST_REQUIRE(r.summary().has_value());
+    BOOST_TEST(r.summary()->status == RunStatus::ok);
+    BOOST_REQUIRE(r.checkpoint().has_value());
+    BOOST_TEST(r.checkpoint()->next_sample == 2u);
+  }
+
+  const fs::path q = dir.path / "unfinished.h5";
+  fs::path q_staging = q;
+  q_staging += ".normdyn.tmp";
+  {
+    RunWriter w(q, c, Provenance{"normdyn run test", 1});
+    append(w, 0.0, 0, a, 1);
+  }
+  BOOST_TEST(!fs::exists(q));
+  BOOST_TEST(!fs::exists(q_staging));
+
+  // A file that another program put under the name during the run is not replaced; the run's file
+  // is kept under the staging name, which the error gives.
+  const fs::path taken = dir.path / "taken.h5";
+  fs::path taken_staging = taken;
+  taken_staging += ".normdyn.tmp";
+  {
+    RunWriter w(taken, c, Provenance{"normdyn run test", 1});
+    append(w, 0.0, 0, a, 1);
+    { std::ofstream(taken) << "precious"; }
+    const std::string error = error_of([&] { w.finish(summary_with(RunStatus::ok)); });
+    BOOST_TEST(error.find("output.path: " + taken.string() + " was created during the run") == 0u, error);
+    BOOST_TEST(error.find("kept as " + taken_staging.string()) != std::string::npos, error);
+  }
+  std::string content;
+  std::ifstream(taken) >> content;
+  BOOST_TEST(content == "precious");
+  BOOST_TEST(RunReader(taken_staging).frames() == 1u);
+
+  // With a flush per frame the file is published at the first one, and what was flushed survives
+  // a writer that never finishes.
+  const RunConfig eager = parse_config("[model]\nn = 4\nd = 3\n[output]\nflush_frames = 1\n", "t");
+  const fs::path e = dir.path / "eager.h5";
+  {
+    RunWriter w(e, eager, Provenance{"normdyn run test", 1});
+    append(w, 0.0, 0, a, 1);
+    BOOST_TEST(fs::exists(e));
+    append(w, 0.5, 3, a, 2);
+  }
+  const RunReader r(e);
+  BOOST_TEST(r.frames() == 2u);
+  BOOST_TEST(!r.summary().has_value());
+}
+
 BOOST_AUTO_TEST_CASE(initial_tokens_from_a_run_file) {
   TempDir dir;
   RunConfig c = parse_config("[model]\nn = 4\nd = 2\nscheme = \"pre\"\n", "t");

@@ -11,7 +11,9 @@
 // frames written so far durable and stores a checkpoint of the integrator in one of two slots,
 // switching the slot index only after the slot is complete. A process killed at any moment leaves a
 // file that h5py opens with swmr=True holding every frame before the last flush, and from which
-// `normdyn run --resume` continues with the same steps.
+// `normdyn run --resume` continues with the same steps. Until its first flush the file is built as
+// PATH.normdyn.tmp and enters SWMR mode only then, when it is published under PATH; a run that ends
+// before (a small one) is written in one plain session and published whole, closed, by finish().
 //
 // No HDF5 type crosses this interface.
 #include <cstdint>
@@ -110,8 +112,8 @@ struct WriterStats {
 
 class RunWriter {
  public:
-  // Creates the file and writes /h5md, /parameters and the empty datasets, then enters SWMR mode.
-  // Refuses an existing file unless options.overwrite.
+  // Creates the file (under the staging name) and writes /h5md, /parameters and the empty
+  // datasets. Refuses an existing file unless options.overwrite.
   RunWriter(const std::filesystem::path& path, const RunConfig& config, const Provenance& provenance,
             const RunFileOptions& options = {});
   // Reopens a run that did not finish (crashed or interrupted) for `normdyn run --resume`: drops
@@ -135,7 +137,8 @@ class RunWriter {
   // Flushes if flush_seconds have passed since the last flush (cheap; call it often).
   void flush_if_due();
   void flush();
-  // Final flush, leaves SWMR mode, writes /summary and closes the file.
+  // Final flush, leaves SWMR mode, writes /summary and closes the file (publishing it, if no flush
+  // did). A writer destroyed without finish() before its first flush leaves no file.
   void finish(const RunSummary& summary);
 
   const std::filesystem::path& path() const;
