@@ -13,8 +13,9 @@ observables and the summary.
 
 With --floor PATH (build/bench/normdyn_bench_hdf5_floor, built with -DNORMDYN_BUILD_BENCH=ON), the
 same rounds also time what HDF5 alone costs a fresh process, linked as the program links it: the
-start of a process that exits at once, and the writing of a file with as many groups, datasets
-(fixed and extendable), attributes and frames as the first binary's run file (bench/hdf5_floor.c).
+start of a process that exits at once, an empty file, and a file with as many groups, datasets
+(fixed and extendable), attributes and frames as the first binary's run file (bench/hdf5_floor.c),
+also without its attributes and without its extendable datasets (what those cost).
 
   /usr/bin/python3 bench/cli_overhead.py [--repeats 15] [--set model.d=3 ...] [--floor PATH] BINARY [BINARY ...]
 
@@ -51,7 +52,7 @@ def failed_openat(binary, run_args, cwd):
 
 def file_shape(path):
     """Groups (besides the root), fixed and extendable datasets, attributes and frames of a run file."""
-    counts = {"groups": 0, "fixed": 0, "extendable": 0, "attributes": len(h5py.File(path, "r").attrs)}
+    counts = {"groups": 0, "fixed": 0, "extendable": 0, "attributes": 0}
 
     def visit(_, obj):
         counts["attributes"] += len(obj.attrs)
@@ -63,6 +64,7 @@ def file_shape(path):
             counts["fixed"] += 1
 
     with h5py.File(path, "r") as f:
+        counts["attributes"] = len(f.attrs)
         f.visititems(visit)
         frames = len(f["particles/tokens/direction/time"])
     return [counts["groups"], counts["fixed"], counts["extendable"], counts["attributes"], frames]
@@ -82,17 +84,22 @@ def main():
         run_args = ["run", "-q", "-o", "r.h5"] + [x for s in sets for x in ("--set", s)]
         for b in binaries:  # warm the page cache
             timed([b, "--version"], cwd)
-        floor = {"start": [], "file": []}
+        floor_cases = {}
         if a.floor:
             a.floor = os.path.abspath(a.floor)
             timed([binaries[0], *run_args], cwd)
-            shape = [str(x) for x in file_shape(os.path.join(cwd, "r.h5"))]
-            floor_args = [a.floor, "floor.h5", *shape]
-            timed(floor_args, cwd)
+            groups, fixed, extendable, attributes, frames = file_shape(os.path.join(cwd, "r.h5"))
+            shapes = {"empty file": (0, 0, 0, 0, 0), "run file's shape": (groups, fixed, extendable, attributes, frames),
+                      "without attributes": (groups, fixed, extendable, 0, frames),
+                      "without extendable datasets": (groups, fixed, 0, attributes, frames)}
+            floor_cases = {"start": [a.floor]}
+            floor_cases.update({k: [a.floor, "floor.h5", *map(str, v)] for k, v in shapes.items()})
+            for cmd in floor_cases.values():
+                timed(cmd, cwd)
+        floor = {k: [] for k in floor_cases}
         for _ in range(a.repeats):
-            if a.floor:
-                floor["start"].append(timed([a.floor], cwd))
-                floor["file"].append(timed(floor_args, cwd))
+            for k, cmd in floor_cases.items():
+                floor[k].append(timed(cmd, cwd))
             for b in binaries:
                 rows[b]["start"].append(timed([b, "--version"], cwd))
                 if os.path.exists(os.path.join(cwd, "r.h5")):
@@ -116,11 +123,13 @@ def main():
         print(f"{b[-40:]:<40} {m['start']:7.1f}ms {m['run']:7.1f}ms {m['wall']:7.1f}ms {m['write']:7.1f}ms"
               f" {m['flush']:7.1f}ms {rest:7.1f}ms {m['run'] / m['wall']:11.1f} {probe:>13}")
     if a.floor:
-        start, file = (statistics.median(floor[k]) * 1e3 for k in ("start", "file"))
-        groups, fixed, extendable, attributes, frames = shape
-        print(f"HDF5 alone ({a.floor[-40:]}): start {start:.1f}ms; a file of the first binary's run file's shape"
-              f" ({groups} groups, {fixed} fixed and {extendable} extendable datasets, {attributes} attributes,"
-              f" {frames} frames) {file:.1f}ms, of which writing it {file - start:.1f}ms")
+        m = {k: statistics.median(v) * 1e3 for k, v in floor.items()}
+        file = m["run file's shape"]
+        print(f"HDF5 alone ({a.floor[-40:]}; the run file's shape: {groups} groups, {fixed} fixed and {extendable}"
+              f" extendable datasets, {attributes} attributes, {frames} frames): start {m['start']:.1f}ms;"
+              f" empty file {m['empty file']:.1f}ms; the run file's shape {file:.1f}ms, of which writing it"
+              f" {file - m['start']:.1f}ms, the attributes {file - m['without attributes']:.1f}ms, the extendable"
+              f" datasets {file - m['without extendable datasets']:.1f}ms")
         for b in binaries:
             print(f"run time {b[-40:]} / HDF5 alone: {statistics.median(rows[b]['run']) * 1e3 / file:.2f}")
     if len(binaries) > 1:

@@ -13,12 +13,18 @@
 # option of that name, see app/CMakeLists.txt); libgomp has its own, NORMDYN_STATIC_OPENMP, which
 # the program always sets (its passive waiting needs the archive, app/passive_wait.cpp).
 #
-#   normdyn_dependency(<name> [PROPERTY <property>] <library file>...)
+#   normdyn_dependency(<name> [PROPERTY <property>] [REQUIRED] <library file>...)
 #
 # defines the INTERFACE target <name>, which links each library file as given, except that for a
-# target whose <property> (default NORMDYN_STATIC_ARCHIVES) is true a lib<x>.so whose x is in NORMDYN_ARCHIVE_NAMES and whose
-# lib<x>.a exists is replaced by the archive (followed by the archives it needs, from
-# NORMDYN_ARCHIVE_NEEDS_<x>). A library without its archive stays shared, with a status message.
+# target whose <property> (default NORMDYN_STATIC_ARCHIVES) is true a lib<x>.so whose x is in
+# NORMDYN_ARCHIVE_NAMES and whose lib<x>.a exists is replaced by the archive (followed by the
+# archives it needs, from NORMDYN_ARCHIVE_NEEDS_<x>). A library without its archive stays shared,
+# with a status message; with REQUIRED, configuration stops instead.
+#
+#   normdyn_link_archives(<target>)
+#
+# makes <target> a program linked as normdyn is: the archives if the option NORMDYN_STATIC_ARCHIVES
+# is on, and only the shared libraries it calls.
 
 # One entry per library the program takes from its archive.
 set(NORMDYN_ARCHIVE_NAMES hdf5 hdf5_hl sz z fftw3 gomp)
@@ -26,7 +32,7 @@ set(NORMDYN_ARCHIVE_NAMES hdf5 hdf5_hl sz z fftw3 gomp)
 set(NORMDYN_ARCHIVE_NEEDS_sz aec)
 
 function(normdyn_dependency name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "PROPERTY" "")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "REQUIRED" "PROPERTY" "")
   if(NOT arg_PROPERTY)
     set(arg_PROPERTY NORMDYN_STATIC_ARCHIVES)
   endif()
@@ -43,7 +49,9 @@ function(normdyn_dependency name)
       endforeach()
       set(all_found TRUE)
       foreach(archive IN LISTS archives)
-        if(NOT EXISTS "${archive}")
+        if(NOT EXISTS "${archive}" AND arg_REQUIRED)
+          message(FATAL_ERROR "${archive} not found (it comes with the -dev package of ${lib})")
+        elseif(NOT EXISTS "${archive}")
           set(all_found FALSE)
           message(STATUS "${archive} not found: the program links ${lib}")
         endif()
@@ -57,4 +65,12 @@ function(normdyn_dependency name)
   add_library(${name} INTERFACE)
   target_link_libraries(${name} INTERFACE
     "$<IF:$<BOOL:$<TARGET_PROPERTY:${arg_PROPERTY}>>,${static},${shared}>")
+endfunction()
+
+function(normdyn_link_archives target)
+  set_target_properties(${target} PROPERTIES NORMDYN_STATIC_ARCHIVES ${NORMDYN_STATIC_ARCHIVES})
+  # HDF5's link line names libcurl and libcrypto for its S3 driver, which the objects taken from its
+  # archive do not need. Debian's GCC passes --as-needed itself, except with -fsanitize: explicit, so
+  # that every build loads the same libraries.
+  target_link_options(${target} PRIVATE LINKER:--as-needed)
 endfunction()
