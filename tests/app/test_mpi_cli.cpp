@@ -116,9 +116,13 @@ BOOST_AUTO_TEST_CASE(an_interrupted_sharded_run_resumes_under_mpirun) {
     BOOST_REQUIRE(summary.has_value());
     if (summary->status != RunStatus::ok) break;
   }
-  BOOST_TEST_MESSAGE("interrupted at t = " << summary->t_reached << " of " << t_end);
+  BOOST_TEST_MESSAGE("interrupted at t = " << summary->t_reached << " of " << t_end << " after " << summary->frames
+                                             << " of 31 frames");
   BOOST_TEST(summary->status == RunStatus::interrupted, Scratch::slurp(s / "mpirun.out"));
-  BOOST_TEST(summary->t_reached < t_end);
+  // A signal can arrive after the last step and before the last frame: t_reached is then t_end,
+  // and what the resume has left to do is that frame.
+  BOOST_TEST(summary->t_reached <= t_end);
+  BOOST_TEST(summary->frames < 31);
   BOOST_REQUIRE_EQUAL(s.normdyn("run shard.toml -q -o one.h5" + long_run).exit_code, 0);
   const auto resumed = s.shell(mpirun(2) + NORMDYN_BINARY + " run --resume two.h5 -q --threads 1");
   BOOST_TEST(resumed.exit_code == 0, resumed.err);

@@ -1,7 +1,7 @@
 // The experiment library: one run recorded in memory and in the run file holds the same numbers
 // bit for bit; progress events are absolute and end with `done`; an interrupt through
-// stop_requested keeps every frame and resumes to the uninterrupted run; mean-field runs record
-// fields in memory.
+// stop_requested keeps every frame and resumes to the uninterrupted run, also when it comes after
+// the last step and before the last frame; mean-field runs record fields in memory.
 #define BOOST_TEST_MODULE experiment
 #include <unistd.h>
 
@@ -122,6 +122,39 @@ BOOST_AUTO_TEST_CASE(interrupt_keeps_frames_and_progress_is_absolute_after_resum
   const RunReader a(config.output.path), b(whole.output.path);
   BOOST_TEST_REQUIRE(a.frames() == b.frames());
   const Tokens x = a.frame(a.frames() - 1), y = b.frame(b.frames() - 1);
+  BOOST_TEST(same_bits(x.theta.data(), y.theta.data(), static_cast<std::size_t>(x.theta.size())));
+  BOOST_TEST(same_bits(x.r.data(), y.r.data(), static_cast<std::size_t>(x.r.size())));
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_after_the_last_step_leaves_the_last_frame_to_the_resume) {
+  // The signal arrives between the step that reaches t_end and the frame at t_end: the run is
+  // interrupted at t_end, one frame short, and the resume writes that frame only.
+  TempDir dir;
+  RunConfig config = small_run("pre", dir.path / "late.h5");
+  config.solver.method = Method::rk4;
+  config.solver.dt = 0.1;  // 40 steps to t_end = 4
+  config.output.flush_frames = 1;
+  RunConfig whole = config;
+  whole.output.path = dir.path / "late_whole.h5";
+  const RunSummary reference = run_experiment(whole, ExperimentOptions{});
+  BOOST_TEST_REQUIRE(reference.accepted_steps == 40);
+
+  ExperimentOptions options;
+  std::int64_t steps = 0;
+  options.stop_requested = [&steps, &reference] { return ++steps == reference.accepted_steps ? 2 : 0; };
+  const RunSummary first = run_experiment(config, options);
+  BOOST_TEST_REQUIRE(static_cast<int>(first.status) == static_cast<int>(RunStatus::interrupted));
+  BOOST_TEST(first.t_reached == config.solver.t_end);
+  BOOST_TEST(first.frames == 20);
+  BOOST_TEST(RunReader(config.output.path).frames() == 20u);
+
+  RunConfig stored;
+  const RunSummary second = resume_experiment(config.output.path, std::nullopt, ExperimentOptions{}, stored);
+  BOOST_TEST_REQUIRE(static_cast<int>(second.status) == static_cast<int>(RunStatus::ok));
+  BOOST_TEST(second.accepted_steps == reference.accepted_steps);
+  const RunReader a(config.output.path), b(whole.output.path);
+  BOOST_TEST_REQUIRE(a.frames() == 21u);
+  const Tokens x = a.frame(20), y = b.frame(20);
   BOOST_TEST(same_bits(x.theta.data(), y.theta.data(), static_cast<std::size_t>(x.theta.size())));
   BOOST_TEST(same_bits(x.r.data(), y.r.data(), static_cast<std::size_t>(x.r.size())));
 }
