@@ -310,7 +310,7 @@ RateFit fit_decay(std::span<const double> t, std::span<const double> y, const Ra
   for (std::size_t i : usable) y_max = std::max(y_max, y[i]);
   const double overall = y_max / y[usable.back()];
   const bool several = options.final_clusters > 1;
-  if (out.decay_factor < 2.0 || !(steady[chosen].ref > 0.0) && out.decay_factor < options.min_decay) {
+  if (out.decay_factor < 2.0 || (!(steady[chosen].ref > 0.0) && out.decay_factor < options.min_decay)) {
     if (several)
       flag("metastable", "the run ends with " + std::to_string(options.final_clusters) +
                              " clusters and the quantity falls only by a factor " + fmt(out.decay_factor) +
