@@ -557,6 +557,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("ensemble", &ensemble, py::arg("sweep_text"), py::arg("source"), py::arg("output"), py::arg("force"),
         py::arg("threads"), py::arg("quantiles"), py::arg("trajectories"), py::arg("progress"),
         py::arg("progress_interval"), py::arg("main_thread"), py::arg("command_line"));
+  m.def("processes", [] { return process_team().size(); },
+        "the processes of this launch (1 without an MPI launcher); starts MPI under one");
   m.def("write_run_file", &write_run_file);
   m.def("analyze", &analyze, py::arg("path"), py::arg("options"));
   m.def("schemes", &schemes);

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import signal
 import sys
 import tempfile
 import threading
@@ -104,6 +105,28 @@ def _main_thread():
     return threading.current_thread() is threading.main_thread()
 
 
+class _TerminateAsInterrupt:
+    """Under an MPI launcher Ctrl-C reaches the processes as SIGTERM (Open MPI's mpirun forwards it
+    so), whose Python default ends a process without a word. For the call, SIGTERM raises
+    KeyboardInterrupt as SIGINT does, unless the script handles SIGTERM itself."""
+
+    def __init__(self, active, output):
+        self.active = active and _main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        kept = "" if output is None else f" the members done are in {output}.journal;"
+        self.message = f"SIGTERM (Ctrl-C to the MPI launcher):{kept} the same call continues"
+
+    def _raise(self, signum, frame):
+        raise KeyboardInterrupt(self.message)
+
+    def __enter__(self):
+        if self.active:
+            self.previous = signal.signal(signal.SIGTERM, self._raise)
+
+    def __exit__(self, *exc):
+        if self.active:
+            signal.signal(signal.SIGTERM, self.previous)
+
+
 def _command_line(call):
     return f"{call} (Python {sys.version.split()[0]}, normdyn {__version__})"
 
@@ -162,6 +185,8 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
     Under an MPI launcher (`mpirun -n P python3 script.py`, every process making the same call) the
       members are spread over the processes as by `mpirun normdyn ensemble`, with the same
       statistics: rank 0 returns the Dataset (and writes `output`), the other processes return None.
+      Ctrl-C to the launcher raises KeyboardInterrupt on every process (it arrives as SIGTERM, which
+      raises it during the call unless the script has a SIGTERM handler of its own).
     """
     text, source = _config_text(config)
     resolved = _core.resolve_config(text, source, _overrides(set))
@@ -179,8 +204,9 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
         raise ValueError(f"trajectories: point indices are >= 0, got {points}")
     callback, close = _progress_listener(progress, "normdyn.ensemble")
     try:
-        result = _core.ensemble(sweep, "normdyn.ensemble", output, bool(force), threads, quantiles, points, callback,
-                                0.2, _main_thread(), _command_line("normdyn.ensemble"))
+        with _TerminateAsInterrupt(_core.processes() > 1, output):
+            result = _core.ensemble(sweep, "normdyn.ensemble", output, bool(force), threads, quantiles, points,
+                                    callback, 0.2, _main_thread(), _command_line("normdyn.ensemble"))
     finally:
         close()
     return None if result is None else _ensemble.dataset(result)

@@ -218,3 +218,78 @@ def test_under_mpirun_bad_input_is_one_exception_per_process(tmp_path):
     assert "ValueError: output: " in p.stdout and "exists (force=True replaces it)" in p.stdout, p.stdout
     assert "RuntimeError: normdyn.ensemble: another MPI process failed (exit code 2)" in p.stdout, p.stdout
     assert out.read_bytes() == b""
+
+
+# Ctrl-C to mpirun reaches the processes as SIGTERM, which normdyn.ensemble turns into
+# KeyboardInterrupt on every process; the members rank 0 received are in the journal.
+MPI_INTERRUPTED = """
+import sys
+import normdyn
+
+started = []
+def progress(event):
+    if not started and event["frames"] >= 1:
+        started.append(1)
+        print("started", flush=True)
+config = {"model": {"n": 16, "d": 3, "beta": 2.0}, "output": {"samples": 11},
+          "solver": {"method": "rk4", "dt": 0.01, "t_end": float(sys.argv[2])}}
+try:
+    ds = normdyn.ensemble(config, axes={"init.seed": range(16)}, output=sys.argv[1], threads=1, progress=progress)
+except KeyboardInterrupt as e:
+    print(f"KeyboardInterrupt: {e}", flush=True)
+    sys.exit(130)
+print("none" if ds is None else "dataset", flush=True)
+"""
+
+
+@pytest.mark.skipif(not os.environ.get("NORMDYN_MPIEXEC"), reason="built without MPI (no NORMDYN_MPIEXEC)")
+def test_under_mpirun_ctrl_c_is_keyboard_interrupt_on_every_process_and_the_script_continues(tmp_path):
+    from h5compare import differences
+    mpirun = [*os.environ["NORMDYN_MPIEXEC"].split(), "-n", "2", sys.executable, "-c", MPI_INTERRUPTED]
+    env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1")
+    out = tmp_path / "parts.h5"
+    # About 3 s of fixed steps at t_end = 400; an ensemble that ends before the signal arrives (mpirun
+    # forwards it within about two seconds) is repeated four times longer.
+    for t_end in (400.0, 1600.0, 6400.0):
+        child = subprocess.Popen([*mpirun, str(out), str(t_end)], stdout=subprocess.PIPE, text=True, env=env)
+        assert child.stdout.readline().strip() == "started"
+        child.send_signal(signal.SIGINT)
+        lines = sorted(child.stdout.read().splitlines())
+        child.wait(timeout=120)
+        print(f"t_end = {t_end}: {lines}")
+        if "dataset" not in lines:
+            break
+        out.unlink()
+    expected = f"KeyboardInterrupt: SIGTERM (Ctrl-C to the MPI launcher): the members done are in {out}.journal;" \
+               " the same call continues"
+    assert lines == [expected, expected], lines
+    assert child.returncode != 0
+    assert not out.exists() and os.path.getsize(str(out) + ".journal") > 0
+    # The same script again continues from the journal to the file one process writes.
+    again = subprocess.run([*mpirun, str(out), str(t_end)], capture_output=True, text=True, timeout=300, env=env)
+    assert again.returncode == 0, again.stderr
+    assert sorted(line for line in again.stdout.split() if line != "started") == ["dataset", "none"], again.stdout
+    assert not os.path.exists(str(out) + ".journal")
+    whole = tmp_path / "whole.h5"
+    subprocess.run([sys.executable, "-c", MPI_INTERRUPTED, str(whole), str(t_end)], check=True, capture_output=True,
+                   timeout=300)
+    assert differences(whole, out) == []
+
+
+def test_sigterm_is_an_interrupt_only_under_a_launcher_and_only_without_a_handler_of_the_script():
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    with normdyn._TerminateAsInterrupt(False, None):
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    with normdyn._TerminateAsInterrupt(True, "e.h5"):
+        with pytest.raises(KeyboardInterrupt, match="e.h5.journal"):
+            os.kill(os.getpid(), signal.SIGTERM)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+    def own(signum, frame):
+        pass
+    signal.signal(signal.SIGTERM, own)
+    try:
+        with normdyn._TerminateAsInterrupt(True, "e.h5"):
+            assert signal.getsignal(signal.SIGTERM) is own
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
