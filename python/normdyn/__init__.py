@@ -112,8 +112,9 @@ class _TerminateAsInterrupt:
 
     def __init__(self, active, output):
         self.active = active and _main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-        kept = "" if output is None else f" the members done are in {output}.journal;"
-        self.message = f"SIGTERM (Ctrl-C to the MPI launcher):{kept} the same call continues"
+        kept = ("nothing was kept (no output file)" if output is None else
+                f"the members done are in {output}.journal; the same call continues")
+        self.message = f"SIGTERM (Ctrl-C to the MPI launcher): {kept}"
 
     def _raise(self, signum, frame):
         raise KeyboardInterrupt(self.message)

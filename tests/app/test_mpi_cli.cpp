@@ -95,12 +95,14 @@ BOOST_AUTO_TEST_CASE(an_interrupted_sharded_run_resumes_under_mpirun) {
   // signal goes as soon as the file exists; a run short enough to end before it arrives (a fast,
   // idle machine) is repeated four times longer, so the test neither races nor waits for long
   // runs under sanitizers or load.
+  constexpr int kSamples = 31;
   std::optional<RunSummary> summary;
   std::string long_run;
   double t_end = 3.0;
   for (; t_end <= 800.0; t_end *= 4.0) {
     long_run = " --threads 1 --set model.n=100 --set solver.method=rk4 --set solver.dt=0.01 --set solver.t_end=" +
-               std::to_string(t_end) + " --set output.samples=31 --set output.flush_seconds=0.05";
+               std::to_string(t_end) + " --set output.samples=" + std::to_string(kSamples) +
+               " --set output.flush_seconds=0.05";
     std::filesystem::remove(s / "two.h5");
     // mpirun in the background; SIGINT to it reaches both processes (as SIGTERM).
     const auto started = s.shell("(" + mpirun(2) + NORMDYN_BINARY + " run shard.toml -q -o two.h5" + long_run +
@@ -117,12 +119,12 @@ BOOST_AUTO_TEST_CASE(an_interrupted_sharded_run_resumes_under_mpirun) {
     if (summary->status != RunStatus::ok) break;
   }
   BOOST_TEST_MESSAGE("interrupted at t = " << summary->t_reached << " of " << t_end << " after " << summary->frames
-                                             << " of 31 frames");
+                                             << " of " << kSamples << " frames");
   BOOST_TEST(summary->status == RunStatus::interrupted, Scratch::slurp(s / "mpirun.out"));
   // A signal can arrive after the last step and before the last frame: t_reached is then t_end,
   // and what the resume has left to do is that frame.
   BOOST_TEST(summary->t_reached <= t_end);
-  BOOST_TEST(summary->frames < 31);
+  BOOST_TEST(summary->frames < kSamples);
   BOOST_REQUIRE_EQUAL(s.normdyn("run shard.toml -q -o one.h5" + long_run).exit_code, 0);
   const auto resumed = s.shell(mpirun(2) + NORMDYN_BINARY + " run --resume two.h5 -q --threads 1");
   BOOST_TEST(resumed.exit_code == 0, resumed.err);

@@ -283,6 +283,9 @@ def test_sigterm_is_an_interrupt_only_under_a_launcher_and_only_without_a_handle
     with normdyn._TerminateAsInterrupt(True, "e.h5"):
         with pytest.raises(KeyboardInterrupt, match="e.h5.journal"):
             os.kill(os.getpid(), signal.SIGTERM)
+    with normdyn._TerminateAsInterrupt(True, None):
+        with pytest.raises(KeyboardInterrupt, match=r"nothing was kept \(no output file\)"):
+            os.kill(os.getpid(), signal.SIGTERM)
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
     def own(signum, frame):
