@@ -64,16 +64,18 @@ BOOST_AUTO_TEST_CASE(sigkill_at_any_moment_then_resume) {
       BOOST_TEST(e.signal == SIGKILL);
       continue;
     }
-    if (e.signal == 0) {
-      // The run ended before the kill (a fast machine): it must be the complete run.
-      BOOST_TEST(e.exit_code == 0);
+    // Decided by the file, not by how the process ended: the kill can land after the run finished
+    // its file and before the process exited (under the sanitizers the exit takes a while).
+    if (const auto summary = RunReader(s / name).summary()) {
+      // The run ended before the kill: it must be the complete run.
+      BOOST_TEST((e.signal == SIGKILL || e.exit_code == 0));
+      BOOST_TEST(summary->status == RunStatus::ok);
       python_compare(s, name, "ref.h5", true);
       continue;
     }
+    BOOST_TEST(e.signal == SIGKILL);  // an unfinished file from a process that ended by itself is a bug
     const std::string frames = python_compare(s, name, "ref.h5", false);
     if (std::stoi(frames) > 0) ++killed_with_frames;
-    // The normdyn reader opens it too, and it says the run did not finish.
-    BOOST_TEST(!RunReader(s / name).summary().has_value());
     const auto resumed = s.normdyn("run --resume " + name + " -q");
     BOOST_TEST(resumed.exit_code == 0, resumed.err);
     python_compare(s, name, "ref.h5", true);
