@@ -83,6 +83,12 @@ constexpr char kJournalMagic[] = "normdyn.ensemble.journal/3\n";
 constexpr std::uint64_t kRecordMark = 0x4e44454e53524543ULL;
 constexpr std::uint64_t kGroupMark = 0x4e4447524f555053ULL;
 
+std::filesystem::path journal_path_of(const std::filesystem::path& output) {
+  std::filesystem::path p = output;
+  p += ".journal";
+  return p;
+}
+
 void put(std::vector<char>& b, const void* p, std::size_t n) {
   const char* c = static_cast<const char*>(p);
   b.insert(b.end(), c, c + n);
@@ -544,8 +550,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     std::error_code ec;
     if (std::filesystem::exists(options.output, ec) && !options.force)
       throw InputError(options.output_name, options.output.string() + " exists (" + options.force_name + " replaces it)");
-    std::filesystem::path journal_path = options.output;
-    journal_path += ".journal";
+    const std::filesystem::path journal_path = journal_path_of(options.output);
     if (options.force) std::filesystem::remove(journal_path, ec);
     journal.emplace(journal_path, identity_of(spec, points, options));
     kept = journal->open(options.output_name, options.force_name, res.time.size());
@@ -973,6 +978,12 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
         outcome.status = static_cast<RunStatus>(std::stoi(m->text));
         outcome.message = "rank " + std::to_string(team->rank()) + ": " + std::to_string(outcome.integrated) +
                           " members integrated";
+        if (outcome.status == RunStatus::interrupted) {
+          outcome.message += "; the ensemble was interrupted";
+          outcome.message += options.output.empty() ? "; nothing was kept (no output file)"
+                                                    : "; those done are kept in " + journal_path_of(options.output).string() +
+                                                          " (rank 0's): run the same command again to continue";
+        }
         return outcome;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -506,11 +506,13 @@ py::object ensemble(const std::string& sweep_text, const std::string& source, st
     }
   }
   session.rethrow_pending();
-  if (team.size() > 1 && !team.is_root()) return py::none();
-  if (outcome.status == RunStatus::interrupted) {  // stopped without a Python exception pending
+  // Stopped without a Python exception pending here: by another process (rank 0's progress callback
+  // raised, or a signal reached rank 0 alone), or by a stop that left no exception.
+  if (outcome.status == RunStatus::interrupted) {
     PyErr_SetString(PyExc_KeyboardInterrupt, outcome.message.c_str());
     throw py::error_already_set();
   }
+  if (team.size() > 1 && !team.is_root()) return py::none();
   const GridFile grid = ensemble_grid(outcome.result);
   py::dict out;
   out["attrs"] = grid_attributes(grid.attributes);

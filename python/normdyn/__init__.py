@@ -187,7 +187,8 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
       members are spread over the processes as by `mpirun normdyn ensemble`, with the same
       statistics: rank 0 returns the Dataset (and writes `output`), the other processes return None.
       Ctrl-C to the launcher raises KeyboardInterrupt on every process (it arrives as SIGTERM, which
-      raises it during the call unless the script has a SIGTERM handler of its own).
+      raises it during the call unless the script has a SIGTERM handler of its own). An ensemble
+      stopped on rank 0 alone (its progress callback raised) raises KeyboardInterrupt on the others.
     """
     text, source = _config_text(config)
     resolved = _core.resolve_config(text, source, _overrides(set))

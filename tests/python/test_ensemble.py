@@ -2,6 +2,7 @@
 file is resumable and opens in xarray, bad input raises the right exception, Ctrl-C gives
 KeyboardInterrupt."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -231,6 +232,8 @@ def progress(event):
     if not started and event["frames"] >= 1:
         started.append(1)
         print("started", flush=True)
+        if len(sys.argv) > 3 and sys.argv[3] == "raise":  # progress runs on rank 0 alone
+            raise KeyboardInterrupt("raised by the progress callback")
 config = {"model": {"n": 16, "d": 3, "beta": 2.0}, "output": {"samples": 11},
           "solver": {"method": "rk4", "dt": 0.01, "t_end": float(sys.argv[2])}}
 try:
@@ -272,6 +275,30 @@ def test_under_mpirun_ctrl_c_is_keyboard_interrupt_on_every_process_and_the_scri
     assert not os.path.exists(str(out) + ".journal")
     whole = tmp_path / "whole.h5"
     subprocess.run([sys.executable, "-c", MPI_INTERRUPTED, str(whole), str(t_end)], check=True, capture_output=True,
+                   timeout=300)
+    assert differences(whole, out) == []
+
+
+@pytest.mark.skipif(not os.environ.get("NORMDYN_MPIEXEC"), reason="built without MPI (no NORMDYN_MPIEXEC)")
+def test_under_mpirun_a_stop_on_rank_0_alone_is_keyboard_interrupt_on_the_other_processes_too(tmp_path):
+    from h5compare import differences
+    mpirun = [*os.environ["NORMDYN_MPIEXEC"].split(), "-n", "2", sys.executable, "-c", MPI_INTERRUPTED]
+    env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1")
+    out = tmp_path / "parts.h5"
+    # The callback raises after rank 0's first member, of 16 taking about 3 s in all.
+    p = subprocess.run([*mpirun, str(out), "400", "raise"], capture_output=True, text=True, timeout=300, env=env)
+    lines = sorted(line for line in p.stdout.splitlines() if line != "started")
+    assert p.returncode != 0
+    assert len(lines) == 2 and lines[0] == "KeyboardInterrupt: raised by the progress callback", p.stdout
+    assert re.fullmatch(r"KeyboardInterrupt: rank 1: \d+ members integrated; the ensemble was interrupted; those done"
+                        rf" are kept in {re.escape(str(out))}\.journal \(rank 0's\): run the same command again to"
+                        " continue", lines[1]), lines[1]
+    assert not out.exists() and os.path.getsize(str(out) + ".journal") > 0
+    again = subprocess.run([*mpirun, str(out), "400"], capture_output=True, text=True, timeout=300, env=env)
+    assert again.returncode == 0, again.stderr
+    assert sorted(line for line in again.stdout.split() if line != "started") == ["dataset", "none"], again.stdout
+    whole = tmp_path / "whole.h5"
+    subprocess.run([sys.executable, "-c", MPI_INTERRUPTED, str(whole), "400"], check=True, capture_output=True,
                    timeout=300)
     assert differences(whole, out) == []
 
