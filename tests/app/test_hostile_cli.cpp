@@ -572,7 +572,6 @@ BOOST_AUTO_TEST_CASE(a_second_signal_ends_a_long_step_at_once) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     int status = 0;
     if (::waitpid(child.pid, &status, WNOHANG) == child.pid) continue;  // ended by the first signal
-    caught_in_a_step = true;
     const auto start = std::chrono::steady_clock::now();
     ::kill(child.pid, SIGINT);
     const test::ChildExit e = test::wait_child(child);
@@ -580,8 +579,14 @@ BOOST_AUTO_TEST_CASE(a_second_signal_ends_a_long_step_at_once) {
     BOOST_TEST(e.exit_code == 130, "exit " << e.exit_code << " signal " << e.signal);
     BOOST_TEST(seconds < 2.0);
     const RunReader reader(s / name);
+    // The step had ended soon after the first signal and the run had finished its file, while the
+    // process was still exiting (slow under the sanitizers): not the moment sought; try a later one.
+    if (const auto summary = reader.summary()) {
+      BOOST_TEST(summary->status == RunStatus::interrupted);
+      continue;
+    }
+    caught_in_a_step = true;
     BOOST_TEST(reader.frames() >= 1u);
-    BOOST_TEST(!reader.summary().has_value());
     break;
   }
 #ifdef NORMDYN_SANITIZED
