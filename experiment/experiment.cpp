@@ -237,7 +237,10 @@ RunSummary run_experiment(const RunConfig& config, const ExperimentOptions& opti
 
 RunSummary resume_experiment(const std::filesystem::path& path, std::optional<int> threads,
                              const ExperimentOptions& options, RunConfig& config) {
-  if (Team* team = sharing_team(options)) return resume_sharded(path, threads, options, config, *team);
+  Team* team = sharing_team(options);
+  // Before anything reads it (rank 0 alone reads and writes it under MPI).
+  if (!team || team->is_root()) recover_killed_session(path);
+  if (team) return resume_sharded(path, threads, options, config, *team);
   require_run_file(path, "--resume");
   {
     // Validate the stored configuration and inputs before touching the file.

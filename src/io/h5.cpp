@@ -745,6 +745,30 @@ bool File::is_hdf5(const std::filesystem::path& path) {
   return H5Fis_hdf5(path.c_str()) > 0;
 }
 
+std::optional<File::SessionFlags> File::unfinished_session(const std::filesystem::path& path) {
+  // HDF5 file format, section III.A: the superblock starts with an 8-byte signature at offset 0 or
+  // at 512 times a power of two (after a user block); version >= 2 has, after the version byte and
+  // the sizes of offsets and lengths, the file consistency flags: bit 0 write access, bit 2 SWMR
+  // write access. HDF5 sets them when a session opens the file for writing and clears them at its
+  // close; the library offers no call that reads them without opening the file, which they prevent.
+  constexpr unsigned char kSignature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return std::nullopt;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return std::nullopt;
+  std::optional<SessionFlags> out;
+  for (std::uintmax_t offset = 0; offset + 12 <= size; offset = offset == 0 ? 512 : 2 * offset) {
+    unsigned char head[12] = {};
+    if (std::fseek(f, static_cast<long>(offset), SEEK_SET) != 0 || std::fread(head, 1, sizeof head, f) != sizeof head) break;
+    if (std::memcmp(head, kSignature, sizeof kSignature) != 0) continue;
+    if (head[8] >= 3 && (head[11] & 0x05u) != 0) out = SessionFlags{(head[11] & 0x01u) != 0, (head[11] & 0x04u) != 0};
+    break;
+  }
+  std::fclose(f);
+  return out;
+}
+
 void File::flush() {
   // The error names the file on disk (a File's own path is its root group, "/"). Its name is taken
   // before the flush: any HDF5 call after a failure would clear the error stack that holds the cause.

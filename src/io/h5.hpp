@@ -174,6 +174,13 @@ class File : public Group {
   // Only regular files: anything else is an IoError before HDF5 sees it.
   static File open(const std::filesystem::path& path, OpenMode mode, const OpenOptions& options = {});
   static bool is_hdf5(const std::filesystem::path& path);
+  // A writing session left unfinished (its process killed): the superblock's file consistency flags
+  // (version 3 superblock) hold the write flag, with the SWMR flag if the session wrote in SWMR
+  // mode. Nothing for an older superblock, an unreadable file, or flags a closed session cleared.
+  struct SessionFlags {
+    bool write = false, swmr_write = false;
+  };
+  static std::optional<SessionFlags> unfinished_session(const std::filesystem::path& path);
 
   void flush();
   // Single-writer/multiple-reader mode: readers may open the file while it is written.

@@ -311,6 +311,15 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
 // doubling sleeps) took hours to say so.
 constexpr unsigned kReadAttemptsWithoutWriter = 2;
 
+// A writer killed in a session outside SWMR mode (writing the summary at the end of a run, or
+// preparing a resume) leaves HDF5's write flag set without the SWMR one: no reader opens the file,
+// SWMR or not, until the flag is cleared. What that session had not yet closed may be lost; the
+// frames and the checkpoint were closed before it began.
+bool left_by_a_killed_plain_session(const std::filesystem::path& path) {
+  const auto flags = h5::File::unfinished_session(path);
+  return flags && flags->write && !flags->swmr_write;
+}
+
 h5::File open_for_reading(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
@@ -325,6 +334,10 @@ h5::File open_for_reading(const std::filesystem::path& path) {
     try {
       return h5::File::open(path, h5::OpenMode::swmr_read, options);
     } catch (const IoError& swmr) {
+      if (!live && left_by_a_killed_plain_session(path))
+        throw IoError(path.string() + ": left by a writer killed while it wrote outside SWMR mode (its summary, or the "
+                      "start of a resume); no process is writing it: normdyn run --resume " + path.string() +
+                      " recovers it, unless the session had begun its final writes");
       throw IoError(std::string(swmr.what()) + (live ? "" : " (no process is writing it: the file is damaged)"));
     }
   }
@@ -730,6 +743,14 @@ RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config,
 }
 
 
+
+bool recover_killed_session(const std::filesystem::path& path) {
+  if (!left_by_a_killed_plain_session(path)) return false;
+  const auto lock = WriterLock::try_acquire(path);
+  if (!lock || !left_by_a_killed_plain_session(path)) return false;  // a live writer's, or cleared meanwhile
+  h5::File::open(path, h5::OpenMode::read_write_recover).close();  // clears the flags, as h5clear --status does
+  return true;
+}
 
 void require_run_file(const std::filesystem::path& path, const std::string& flag) {
   std::error_code ec;

@@ -12,6 +12,7 @@
 #include "normdyn/io/run_file.hpp"
 
 using namespace normdyn;
+using test::contains;
 using test::Scratch;
 
 namespace {
@@ -109,6 +110,44 @@ BOOST_AUTO_TEST_CASE(sigint_and_sigterm_end_the_run_cleanly) {
     BOOST_TEST(resumed.exit_code == 0, resumed.err);
     python_compare(s, name, "ref.h5", true);
   }
+}
+
+// A writer killed in a session outside SWMR mode (its summary) leaves HDF5's write flag set, and no
+// reader opens the file. Made here as such a kill leaves it before the session's final writes:
+// a session opens the file for writing (the flag is written at once) and its process dies.
+BOOST_AUTO_TEST_CASE(a_file_left_by_a_killed_plain_session_is_recovered_by_the_resume) {
+  Scratch s;
+  s.write("long.toml", kLong);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run long.toml -q -o ref.h5").exit_code, 0);
+  const auto leave_write_flag = [&](const std::string& name) {
+    const auto r = s.shell(std::string(NORMDYN_PYTHON) + " -c \"import h5py, os; f = h5py.File('" + name +
+                           "', 'r+'); os._exit(9)\"");
+    BOOST_REQUIRE_EQUAL(r.exit_code, 9);
+    const auto plain = s.shell(std::string(NORMDYN_PYTHON) + " -c \"import h5py; h5py.File('" + name + "', 'r')\"");
+    BOOST_REQUIRE(contains(plain.err, "file is already open for write"));
+  };
+  // An interrupted run: the resume clears the flag and completes it.
+  const test::Child child = test::spawn_normdyn(s.dir(), {"run", "long.toml", "-q", "-o", "i.h5"});
+  for (int i = 0; i < 12000 && test::child_progress(child).cpu_seconds < 0.1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ::kill(child.pid, SIGINT);
+  BOOST_REQUIRE_EQUAL(test::wait_child(child).exit_code, 130);
+  leave_write_flag("i.h5");
+  const auto read = s.normdyn("analyze i.h5 -q");
+  BOOST_TEST(read.exit_code == 3);
+  BOOST_TEST(contains(read.err, "i.h5: left by a writer killed while it wrote outside SWMR mode"), read.err);
+  BOOST_TEST(contains(read.err, "normdyn run --resume i.h5 recovers it"), read.err);
+  const auto resumed = s.normdyn("run --resume i.h5 -q");
+  BOOST_TEST(resumed.exit_code == 0, resumed.err);
+  python_compare(s, "i.h5", "ref.h5", true);
+  // A finished run: the resume clears the flag and says that the run has nothing to continue.
+  std::filesystem::copy_file(s / "ref.h5", s / "done.h5");
+  leave_write_flag("done.h5");
+  const auto done = s.normdyn("run --resume done.h5 -q");
+  BOOST_TEST(done.exit_code == 2);
+  BOOST_TEST(contains(done.err, "done.h5 ended with status ok"), done.err);
+  python_compare(s, "done.h5", "ref.h5", true);
+  BOOST_TEST(RunReader(s / "done.h5").summary()->status == RunStatus::ok);
 }
 
 // Mean-field runs (/fields, a radius scheme on the (φ, r) grid) are checkpointed and resumed alike.
