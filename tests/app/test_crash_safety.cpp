@@ -41,6 +41,17 @@ std::string python_compare(const Scratch& s, const std::string& run, const std::
   return r.out;
 }
 
+// Runs `config` into `output` and sends `sig` once the run has used 0.1 CPU-s (about a fifth of
+// kLong): timed by its own progress, since a wall-clock wait outlasts the whole run on a fast
+// machine and not under load.
+test::ChildExit signal_a_fifth_in(const Scratch& s, const std::string& config, const std::string& output, int sig) {
+  const test::Child child = test::spawn_normdyn(s.dir(), {"run", config, "-q", "-o", output});
+  for (int i = 0; i < 12000 && test::child_progress(child).cpu_seconds < 0.1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ::kill(child.pid, sig);
+  return test::wait_child(child);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(sigkill_at_any_moment_then_resume) {
@@ -92,13 +103,7 @@ BOOST_AUTO_TEST_CASE(sigint_and_sigterm_end_the_run_cleanly) {
   BOOST_REQUIRE_EQUAL(s.normdyn("run long.toml -q -o ref.h5").exit_code, 0);
   for (int sig : {SIGINT, SIGTERM}) {
     const std::string name = "i" + std::to_string(sig) + ".h5";
-    const test::Child child = test::spawn_normdyn(s.dir(), {"run", "long.toml", "-q", "-o", name});
-    // Signalled once the run has used 0.1 CPU-s (about a fifth of it): timed by its own progress,
-    // since a wall-clock wait outlasts the whole run on a fast machine and not under load.
-    for (int i = 0; i < 12000 && test::child_progress(child).cpu_seconds < 0.1; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    ::kill(child.pid, sig);
-    const test::ChildExit e = test::wait_child(child);
+    const test::ChildExit e = signal_a_fifth_in(s, "long.toml", name, sig);
     BOOST_TEST(e.exit_code == 130);
     // A complete file: a plain (non-SWMR) open works, and the summary says why it ended.
     const auto plain = s.shell(std::string(NORMDYN_PYTHON) + " -c \"import h5py; f = h5py.File('" + name +
@@ -127,11 +132,7 @@ BOOST_AUTO_TEST_CASE(a_file_left_by_a_killed_plain_session_is_recovered_by_the_r
     BOOST_REQUIRE(contains(plain.err, "file is already open for write"));
   };
   // An interrupted run: the resume clears the flag and completes it.
-  const test::Child child = test::spawn_normdyn(s.dir(), {"run", "long.toml", "-q", "-o", "i.h5"});
-  for (int i = 0; i < 12000 && test::child_progress(child).cpu_seconds < 0.1; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  ::kill(child.pid, SIGINT);
-  BOOST_REQUIRE_EQUAL(test::wait_child(child).exit_code, 130);
+  BOOST_REQUIRE_EQUAL(signal_a_fifth_in(s, "long.toml", "i.h5", SIGINT).exit_code, 130);
   leave_write_flag("i.h5");
   const auto read = s.normdyn("analyze i.h5 -q");
   BOOST_TEST(read.exit_code == 3);
