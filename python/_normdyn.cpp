@@ -561,6 +561,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("progress_interval"), py::arg("main_thread"), py::arg("command_line"));
   m.def("processes", [] { return process_team().size(); },
         "the processes of this launch (1 without an MPI launcher); starts MPI under one");
+  m.def("needs_recovery", [](const std::string& path) { return needs_recovery(path); },
+        "whether a writer killed outside SWMR mode left `path` unreadable until a resume recovers it");
   m.def("write_run_file", &write_run_file);
   m.def("analyze", &analyze, py::arg("path"), py::arg("options"));
   m.def("schemes", &schemes);

@@ -204,6 +204,11 @@ def load(path):
     try:
         h5 = _H5File(path)
     except OSError as e:
+        from . import _core
+        if _core.needs_recovery(path):
+            raise OSError(f"{path}: left by a writer killed while it wrote outside SWMR mode (its summary, or the start"
+                          f" of a resume); no process is writing it: normdyn.resume({path!r}) recovers it, unless the"
+                          " session had begun its final writes") from None
         raise OSError(f"{path}: cannot open as an HDF5 run file ({e})") from None
     f = h5.file
     if "parameters" not in f or "config" not in f["parameters"].attrs:

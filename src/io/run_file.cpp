@@ -334,7 +334,7 @@ h5::File open_for_reading(const std::filesystem::path& path) {
     try {
       return h5::File::open(path, h5::OpenMode::swmr_read, options);
     } catch (const IoError& swmr) {
-      if (!live && left_by_a_killed_plain_session(path))
+      if (!live && left_by_a_killed_plain_session(path))  // needs_recovery(path), the lock already asked
         throw IoError(path.string() + ": left by a writer killed while it wrote outside SWMR mode (its summary, or the "
                       "start of a resume); no process is writing it: normdyn run --resume " + path.string() +
                       " recovers it, unless the session had begun its final writes");
@@ -743,6 +743,10 @@ RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config,
 }
 
 
+
+bool needs_recovery(const std::filesystem::path& path) {
+  return left_by_a_killed_plain_session(path) && !WriterLock::held(path);
+}
 
 bool recover_killed_session(const std::filesystem::path& path) {
   if (!left_by_a_killed_plain_session(path)) return false;

@@ -16,6 +16,11 @@ LONG_RUN = {"model": {"scheme": "post", "n": 64, "d": 3, "beta": 4.0},
             "solver": {"method": "rk4", "dt": 0.01, "t_end": 100.0, "threads": 1},
             "output": {"samples": 401, "flush_seconds": 0.05}}
 
+# What differs between a resumed run's file and an uninterrupted one's besides the run: its sessions
+# (times, host, flushes, the resume log) and the output path in the stored configuration.
+NOT_OF_THE_RUN = {"command_line", "created_utc", "host", "wall_seconds", "flush_seconds", "write_seconds", "flushes",
+                  "config", "path", "resume_log", "message"}
+
 CHILD = textwrap.dedent("""
     import sys, time, normdyn
     config = eval(sys.argv[1])
@@ -62,7 +67,29 @@ def test_ctrl_c_raises_keyboard_interrupt_and_leaves_a_resumable_file(tmp_path):
     # ... and it is the file an uninterrupted run writes.
     (tmp_path / "long.toml").write_text(normdyn.to_toml(LONG_RUN))
     run_cli("run", tmp_path / "long.toml", "-o", tmp_path / "whole.h5", "--quiet")
-    diff = differences(tmp_path / "whole.h5", out,
-                       skip_attrs={"command_line", "created_utc", "host", "wall_seconds", "flush_seconds", "write_seconds",
-                                   "flushes", "config", "path", "resume_log", "message"})
-    assert diff == []
+    assert differences(tmp_path / "whole.h5", out, skip_attrs=NOT_OF_THE_RUN) == []
+
+
+def test_a_file_left_by_a_writer_killed_outside_swmr_mode_is_named_and_resumed(tmp_path):
+    """A writer killed in a plain session (the summary) leaves HDF5's write flag: load says so, and
+    normdyn.resume clears it and completes the run."""
+    import pytest
+    out = tmp_path / "stopped.h5"
+
+    def stop(event):
+        if event["frames"] > 3:
+            raise KeyboardInterrupt("stopped by the test")
+    with pytest.raises(KeyboardInterrupt):
+        normdyn.run(LONG_RUN, output=out, progress=stop)
+    # A plain session opens the file for writing (the flag is written at once) and its process dies.
+    died = subprocess.run([sys.executable, "-c", f"import h5py, os; f = h5py.File({str(out)!r}, 'r+'); os._exit(9)"],
+                          timeout=60)
+    assert died.returncode == 9
+    with pytest.raises(OSError, match=r"left by a writer killed while it wrote outside SWMR mode .*normdyn\.resume\("):
+        normdyn.load(out)
+    resumed = normdyn.resume(out)
+    assert resumed.attrs["status"] == "ok"
+    resumed.close()
+    whole = tmp_path / "whole.h5"
+    normdyn.run(LONG_RUN, output=whole)
+    assert differences(whole, out, skip_attrs=NOT_OF_THE_RUN) == []

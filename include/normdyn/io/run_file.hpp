@@ -154,6 +154,9 @@ class RunWriter {
 void require_run_file(const std::filesystem::path& path, const std::string& flag);
 // Whether `path` is a regular file that holds a normdyn run (never throws).
 bool is_run_file(const std::filesystem::path& path);
+// Whether `path` was left unreadable by a writer killed outside SWMR mode (HDF5's write flag set
+// without the SWMR one, no live writer): no reader opens it until a resume recovers it.
+bool needs_recovery(const std::filesystem::path& path);
 // A run file left unreadable by a writer killed outside SWMR mode (HDF5's write flag set, no live
 // writer) is recovered under its writer lock: the flag is cleared, as h5clear does, so that
 // readers open it again. What the killed session had not closed is lost (the frames and the
