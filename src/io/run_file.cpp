@@ -334,7 +334,7 @@ h5::File open_for_reading(const std::filesystem::path& path) {
     try {
       return h5::File::open(path, h5::OpenMode::swmr_read, options);
     } catch (const IoError& swmr) {
-      if (!live && left_by_a_killed_plain_session(path))  // needs_recovery(path), the lock already asked
+      if (!live && left_by_a_killed_plain_session(path))  // needs_recovery(), its lock test done above
         throw IoError(path.string() + ": left by a writer killed while it wrote outside SWMR mode (its summary, or the "
                       "start of a resume); no process is writing it: normdyn run --resume " + path.string() +
                       " recovers it, unless the session had begun its final writes");
