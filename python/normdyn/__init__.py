@@ -7,7 +7,8 @@
     report = normdyn.analyze(ds)         # the JSON report of `normdyn analyze`, as a dict
 
 The runs are the command line's: same configuration, validation, integrators and run files
-(`normdyn.run(c, output="r.h5")` writes what `normdyn run c -o r.h5` writes). Bad input raises
+(`normdyn.run(c, output="r.h5")` writes what `normdyn run c -o r.h5` writes); normdyn.ensemble
+integrates a whole grid of configurations in one call and keeps their statistics. Bad input raises
 ValueError with the command line's one-line message naming the key; file problems raise OSError;
 a numerical failure is the Dataset's `status` attribute, not an exception.
 """
