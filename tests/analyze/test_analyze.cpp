@@ -3,14 +3,13 @@
 // clusters are under-resolved and only there; the option table (one row per flag and keyword) checks
 // every value and documents itself in docs/guide/analysis.md.
 #define BOOST_TEST_MODULE analyze
-#include <unistd.h>
-
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "app/cli_harness.hpp"
 #include "normdyn/analyze/options.hpp"
 #include "normdyn/analyze/outputs.hpp"
 #include "normdyn/errors.hpp"
@@ -22,17 +21,7 @@ using namespace normdyn;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("normdyn_analyze_" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using TempDir = test::Scratch;
 
 // Runs `toml` into its file and into memory at once; returns the two reports.
 std::pair<std::string, std::string> reports_from_file_and_memory(const std::string& toml, const fs::path& out) {
@@ -61,17 +50,17 @@ BOOST_AUTO_TEST_CASE(a_run_in_memory_is_analyzed_as_its_file) {
   const auto [file, memory] = reports_from_file_and_memory(
       "[model]\nscheme = \"pre\"\nn = 16\nd = 3\nbeta = 2.0\n[init]\nkind = \"gaussian\"\n[solver]\nt_end = 6.0\n"
       "[output]\nsamples = 31\n",
-      dir.path / "p.h5");
+      dir / "p.h5");
   BOOST_TEST(file.find("\"schema\": \"normdyn.analysis/2\"") != std::string::npos);
   BOOST_TEST(file == memory);
-  const auto [mf_file, mf_memory] = reports_from_file_and_memory(kMeanField, dir.path / "m.h5");
+  const auto [mf_file, mf_memory] = reports_from_file_and_memory(kMeanField, dir / "m.h5");
   BOOST_TEST(mf_file.find("\"schema\": \"normdyn.analysis.meanfield/1\"") != std::string::npos);
   BOOST_TEST(mf_file == mf_memory);
 }
 
 BOOST_AUTO_TEST_CASE(under_resolved_clusters_are_warned_about_frame_by_frame) {
   TempDir dir;
-  const fs::path out = dir.path / "m.h5";
+  const fs::path out = dir / "m.h5";
   const RunConfig config = parse_config(kMeanField, "test", {"output.path=\"" + out.string() + "\""});
   BOOST_REQUIRE(run_experiment(config, ExperimentOptions{}).status == RunStatus::ok);
   const MeanFieldAnalysis a = analyze_meanfield(RunFileSource(out), AnalyzeOptions{});
@@ -91,7 +80,7 @@ BOOST_AUTO_TEST_CASE(under_resolved_clusters_are_warned_about_frame_by_frame) {
     BOOST_TEST(reader.field_frame("narrowest_cluster_cells", i).at(0) == a.frames[i].narrowest_cluster_cells);
   BOOST_TEST(reader.summary()->message.find("warning under_resolved") != std::string::npos);
   // Stopped before the clusters thin out (t = 10: still wider than a cell at M = 256), no warning.
-  const fs::path early = dir.path / "early.h5";
+  const fs::path early = dir / "early.h5";
   BOOST_REQUIRE(run_experiment(parse_config(kMeanField, "test", {"output.path=\"" + early.string() + "\"",
                                                                   "solver.t_end=10", "output.samples=21"}),
                                ExperimentOptions{})
@@ -171,8 +160,8 @@ BOOST_AUTO_TEST_CASE(a_run_in_memory_has_no_observables_file) {
                         [](const InputError& e) { return e.key() == "no_write"; });
   // The report alone: written where asked.
   request = AnalyzeRequest::python();
-  request.json = dir.path / "r.json";
+  request.json = dir / "r.json";
   const AnalysisOutcome outcome = analyze_and_write(MemorySource::view(memory), request);
-  BOOST_TEST(fs::exists(dir.path / "r.json"));
+  BOOST_TEST(fs::exists(dir / "r.json"));
   BOOST_TEST(outcome.report.find("\"file\": null") != std::string::npos);
 }

@@ -56,6 +56,34 @@ const std::vector<std::vector<double>>& example_pde(std::int64_t m) {
   return out;
 }
 
+// n weighted particles of `density` (equally spaced angles carrying the cell masses, d = 2): their
+// empirical measure on the circle at each of `times`.
+std::vector<analysis::CircleMeasure> weighted_particles(const Scheme& scheme, double beta, const Density& density,
+                                                        Index n, double radius_width, const std::vector<double>& times,
+                                                        const IntegratorOptions& options) {
+  const WeightedTokens start = density_tokens(density, n, 2, Sampling::grid, 1.0, radius_width, 1);
+  DynamicsSpec ds;
+  ds.scheme = scheme;
+  ds.beta = beta;
+  ds.masses = start.masses;
+  AttentionDynamics system(ds, QkvSource::identity(), n, 2);
+  std::vector<double> x0(system.layout().size());
+  system.layout().pack(start.tokens, x0.data());
+  test::KeepStates keep;
+  BOOST_REQUIRE(integrate(system, x0, 0.0, times, options, keep).status == RunStatus::ok);
+  std::vector<analysis::CircleMeasure> out;
+  for (const auto& x : keep.states) {
+    const Tokens end = system.layout().unpack(x.data());
+    analysis::CircleMeasure empirical;
+    for (Index j = 0; j < n; ++j) {
+      empirical.atoms.push_back(std::atan2(end.theta(j, 1), end.theta(j, 0)));
+      empirical.masses.push_back(start.masses(j));
+    }
+    out.push_back(std::move(empirical));
+  }
+  return out;
+}
+
 double w1_cells(const std::vector<double>& a, const std::vector<double>& b) {
   return analysis::wasserstein1_circle({{}, {}, a}, {{}, {}, b});
 }
@@ -147,24 +175,8 @@ BOOST_AUTO_TEST_CASE(weighted_particles_converge_to_the_pde) {
     std::vector<double> distances;
     const std::vector<Index> sizes{64, 128, 256, 512};
     for (Index n : sizes) {
-      const WeightedTokens start = density_tokens(bumps(), n, 2, Sampling::grid, 1.0, width, 1);
-      DynamicsSpec ds;
-      ds.scheme = scheme;
-      ds.beta = kBeta;
-      ds.masses = start.masses;
-      AttentionDynamics particles(ds, QkvSource::identity(), n, 2);
-      std::vector<double> x0(particles.layout().size());
-      particles.layout().pack(start.tokens, x0.data());
-      test::KeepStates keep;
-      const std::vector<double> times{kTime};
-      const auto result = integrate(particles, x0, 0.0, times, test::tight_options(1e-9), keep);
-      BOOST_REQUIRE(result.status == RunStatus::ok);
-      const Tokens end = particles.layout().unpack(keep.states.back().data());
-      analysis::CircleMeasure empirical;
-      for (Index j = 0; j < n; ++j) {
-        empirical.atoms.push_back(std::atan2(end.theta(j, 1), end.theta(j, 0)));
-        empirical.masses.push_back(start.masses(j));
-      }
+      const analysis::CircleMeasure empirical =
+          weighted_particles(scheme, kBeta, bumps(), n, width, {kTime}, test::tight_options(1e-9)).back();
       distances.push_back(analysis::wasserstein1_circle(empirical, continuum));
     }
     for (std::size_t i = 0; i < sizes.size(); ++i)
@@ -235,25 +247,8 @@ BOOST_AUTO_TEST_CASE(weighted_particles_follow_the_pde_after_clusters_form) {
   const std::vector<double> times{14.0, 20.0};
   std::map<Index, std::vector<analysis::CircleMeasure>> particles;  // per n, at `times`
   for (Index n : {Index{1024}, Index{2048}}) {
-    const WeightedTokens start = density_tokens(example_density(), n, 2, Sampling::grid, 1.0, 0.0, 1);
-    DynamicsSpec ds;
-    ds.beta = kExampleBeta;
-    ds.masses = start.masses;
-    AttentionDynamics system(ds, QkvSource::identity(), n, 2);
-    std::vector<double> x0(system.layout().size());
-    system.layout().pack(start.tokens, x0.data());
-    test::KeepStates keep;
     // rtol 1e-7: the integration error stays far below the quadrature error of n particles (~1/n).
-    BOOST_REQUIRE(integrate(system, x0, 0.0, times, test::tight_options(1e-7), keep).status == RunStatus::ok);
-    for (const auto& x : keep.states) {
-      const Tokens end = system.layout().unpack(x.data());
-      analysis::CircleMeasure empirical;
-      for (Index j = 0; j < n; ++j) {
-        empirical.atoms.push_back(std::atan2(end.theta(j, 1), end.theta(j, 0)));
-        empirical.masses.push_back(start.masses(j));
-      }
-      particles[n].push_back(std::move(empirical));
-    }
+    particles[n] = weighted_particles(PostLN{}, kExampleBeta, example_density(), n, 0.0, times, test::tight_options(1e-7));
   }
   for (std::size_t k = 0; k < times.size(); ++k) {
     const auto frame = static_cast<std::size_t>(std::lround(times[k] / kExampleStep));
