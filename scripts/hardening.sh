@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # -g1 (line tables only): the reports keep file:line, the build spends less time on debug info.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-  -DNORMDYN_SANITIZE=ON -DNORMDYN_NATIVE=OFF -DNORMDYN_BUILD_BENCH=OFF -DNORMDYN_PYTHON=OFF > /dev/null
+  -DNORMDYN_SANITIZE=ON -DNORMDYN_BUILD_TESTS=ON -DNORMDYN_NATIVE=OFF -DNORMDYN_BUILD_BENCH=OFF -DNORMDYN_PYTHON=OFF > /dev/null
 cmake --build build-asan -j "$(nproc)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/build.sh
+bash scripts/build.sh -DNORMDYN_BUILD_TESTS=OFF
 # The Python package normdyn, into the folder Debian's python3 searches (/usr/local/lib/python3.X/
 # dist-packages); build/install_manifest.txt lists what was installed (README "From Python").
 cmake --install build > /dev/null

@@ -3,5 +3,5 @@
 # Long studies: `ctest --test-dir build -L slow`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
+bash scripts/build.sh -DNORMDYN_BUILD_TESTS=ON
 ctest --test-dir build -LE slow --output-on-failure -j 2 --timeout 900

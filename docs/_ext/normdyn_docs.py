@@ -178,7 +178,10 @@ def plain_docstring_to_rst(lines: list[str], parameters: set[str]) -> list[str]:
             continue
         paragraph = [line.strip()]
         i += 1
-        while i < len(lines) and lines[i].startswith("  ") and lines[i].strip() and line.strip():
+        # A paragraph goes on over its indented continuation lines and over plain lines that do not
+        # start a `name: text` label of their own.
+        while (i < len(lines) and lines[i].strip() and line.strip()
+               and (lines[i].startswith("  ") or not _LABEL.match(lines[i]))):
             paragraph.append(lines[i].strip())
             i += 1
         for text in _split_labels(_escape_stars(" ".join(paragraph)), parameters):
