@@ -10,7 +10,10 @@ SOURCE = pathlib.Path(__file__).resolve().parents[2]
 
 
 def install(prefix: pathlib.Path) -> pathlib.Path:
-    """Installs the Python package into prefix and returns its site folder."""
+    """The site folder of the installed package: the tree of the CTest fixture normdyn_installed
+    (NORMDYN_INSTALLED_PREFIX) if there is one, else the package installed into prefix."""
+    if os.environ.get("NORMDYN_INSTALLED_PREFIX"):
+        return pathlib.Path(os.environ["NORMDYN_INSTALLED_PREFIX"]) / os.environ["NORMDYN_PYTHON_INSTALL_DIR"]
     subprocess.run([os.environ.get("CMAKE_COMMAND", "cmake"), "--install", os.environ["NORMDYN_BUILD_DIR"],
                     "--prefix", str(prefix), "--component", "python"], check=True, stdout=subprocess.DEVNULL)
     return prefix / os.environ["NORMDYN_PYTHON_INSTALL_DIR"]
