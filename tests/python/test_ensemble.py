@@ -179,17 +179,26 @@ def test_the_file_says_which_overrides_made_it(tmp_path):
         assert "beta = 3.5" in f.attrs["config"]
 
 
+# With a second argument, each process also writes its outcome to a file of its own in that folder:
+# mpirun forwards the processes' stdout in chunks of its choosing, so two lines printed at the same
+# moment can arrive interleaved mid-line.
 MPI_SCRIPT = f"""
+import os
 import sys
 import normdyn
+def report(line):
+    print(line, flush=True)
+    if len(sys.argv) > 2:
+        with open(os.path.join(sys.argv[2], str(os.getpid())), "w") as f:
+            f.write(line)
 try:
     ds = normdyn.ensemble({CONFIG!r}, axes={{"model.beta": [1.0, 4.0], "init.seed": range(1, 5)}},
                           output=sys.argv[1], threads=1)
 except Exception as e:
     # One line per process: mpirun interleaves the processes' tracebacks, written piecewise.
-    print(f"{{type(e).__name__}}: {{e}}", flush=True)
+    report(f"{{type(e).__name__}}: {{e}}")
     sys.exit(1)
-print("none" if ds is None else "dataset " + ds.attrs["message"], flush=True)
+report("none" if ds is None else "dataset " + ds.attrs["message"])
 """
 
 
@@ -199,10 +208,13 @@ def test_under_mpirun_rank_0_returns_the_one_process_ensemble(tmp_path):
     whole = tmp_path / "whole.h5"
     normdyn.ensemble(CONFIG, axes=AXES, output=whole, threads=1)
     shared = tmp_path / "shared.h5"
-    p = subprocess.run([*os.environ["NORMDYN_MPIEXEC"].split(), "-n", "2", sys.executable, "-c", MPI_SCRIPT, str(shared)],
+    outcomes = tmp_path / "outcomes"
+    outcomes.mkdir()
+    p = subprocess.run([*os.environ["NORMDYN_MPIEXEC"].split(), "-n", "2", sys.executable, "-c", MPI_SCRIPT, str(shared),
+                        str(outcomes)],
                        capture_output=True, text=True, timeout=300, env=dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1"))
     assert p.returncode == 0, p.stderr
-    lines = sorted(p.stdout.split("\n")[:-1])
+    lines = sorted(f.read_text() for f in outcomes.iterdir())
     assert len(lines) == 2 and lines[1] == "none", p.stdout
     assert lines[0].startswith("dataset ") and "on 2 processes" in lines[0], lines
     assert differences(whole, shared) == []
