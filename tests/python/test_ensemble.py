@@ -128,6 +128,24 @@ def test_an_interrupted_ensemble_continues_to_the_same_file(tmp_path):
     assert differences(whole, parts) == []
 
 
+def test_an_interrupt_names_the_journal_of_the_members_done(tmp_path):
+    def interrupt_after_two(event):
+        if event["frames"] >= 2:
+            raise KeyboardInterrupt()
+    out = tmp_path / "e.h5"
+    with pytest.raises(KeyboardInterrupt, match=re.escape(f"the members done are in {out}.journal; the same call")):
+        normdyn.ensemble(CONFIG, axes=AXES, output=out, threads=1, progress=interrupt_after_two)
+    # Without an output nothing was kept, and the interrupt stays as it was raised.
+    with pytest.raises(KeyboardInterrupt, match="^$"):
+        normdyn.ensemble(CONFIG, axes=AXES, threads=1, progress=interrupt_after_two)
+
+
+def test_the_progress_bar_counts_members(capsys):
+    normdyn.ensemble(CONFIG, axes=AXES, threads=1, progress=True)
+    err = capsys.readouterr().err
+    assert re.search(r"normdyn.ensemble: 100%\|.*\| 8/8 members \[", err), err
+
+
 def test_over_none_makes_every_point_its_own_group():
     ds = normdyn.ensemble(CONFIG, axes={"model.beta": [1.0, 4.0], "init.seed": [1, 2]}, over=None)
     assert ds.pair_fraction.dims == ("beta", "seed", "time")
@@ -301,7 +319,9 @@ def test_under_mpirun_a_stop_on_rank_0_alone_is_keyboard_interrupt_on_the_other_
     p = subprocess.run([*mpirun, str(out), "400", "raise"], capture_output=True, text=True, timeout=300, env=env)
     lines = sorted(line for line in p.stdout.splitlines() if line != "started")
     assert p.returncode != 0
-    assert len(lines) == 2 and lines[0] == "KeyboardInterrupt: raised by the progress callback", p.stdout
+    assert len(lines) == 2 and lines[0] == (f"KeyboardInterrupt: raised by the progress callback: the members done are in "
+                                            f"{out}.journal; the same call (same configuration, axes and output) "
+                                            "continues from there"), p.stdout
     assert re.fullmatch(r"KeyboardInterrupt: rank 1: \d+ members integrated; the ensemble was interrupted; those done"
                         rf" are kept in {re.escape(str(out))}\.journal \(rank 0's\): run the same command again to"
                         " continue", lines[1]), lines[1]
