@@ -146,6 +146,52 @@ def test_the_progress_bar_counts_members(capsys):
     assert re.search(r"normdyn.ensemble: 100%\|.*\| 8/8 members \[", err), err
 
 
+def test_the_output_never_replaces_what_is_not_an_ensembles(tmp_path):
+    run = tmp_path / "run.h5"
+    normdyn.run(CONFIG, output=run)
+    before = run.read_bytes()
+    with pytest.raises(ValueError, match="is a normdyn run file; force=True replaces only an ensemble's file"):
+        normdyn.ensemble(CONFIG, axes=AXES, output=run, force=True)
+    assert run.read_bytes() == before
+    link = tmp_path / "link.h5"
+    link.symlink_to(run)
+    with pytest.raises(ValueError, match="not a regular file"):
+        normdyn.ensemble(CONFIG, axes=AXES, output=link, force=True)
+    assert link.is_symlink() and run.read_bytes() == before
+    fifo = tmp_path / "fifo.h5"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="not a regular file"):
+        normdyn.ensemble(CONFIG, axes=AXES, output=fifo, force=True)
+    # An earlier ensemble's file is replaced with force=True.
+    out = tmp_path / "e.h5"
+    normdyn.ensemble(CONFIG, axes=AXES, output=out, threads=1)
+    normdyn.ensemble(CONFIG, axes=AXES, output=out, threads=1, force=True, set={"model.beta": 3.0})
+
+
+def test_two_ensembles_on_one_output_the_second_is_refused(tmp_path):
+    out = tmp_path / "e.h5"
+    script = textwrap.dedent(f"""
+        import sys
+        import normdyn
+        config = {{"model": {{"n": 16, "d": 3, "beta": 2.0}}, "output": {{"samples": 11}},
+                  "solver": {{"method": "rk4", "dt": 0.01, "t_end": 400.0}}}}
+        def progress(event):
+            print("started", flush=True)
+            sys.stdin.readline()  # holds the ensemble (and its lock) until the test answers
+            raise KeyboardInterrupt()
+        normdyn.ensemble(config, axes={{"init.seed": range(4)}}, output=sys.argv[1], threads=1, progress=progress)
+    """)
+    first = subprocess.Popen([sys.executable, "-c", script, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert first.stdout.readline() == "started\n"
+        with pytest.raises(OSError, match=re.escape(str(out))):
+            normdyn.ensemble(CONFIG, axes=AXES, output=out, threads=1)
+    finally:
+        first.communicate("\n", timeout=120)
+    assert not out.exists()
+
+
 def test_over_none_makes_every_point_its_own_group():
     ds = normdyn.ensemble(CONFIG, axes={"model.beta": [1.0, 4.0], "init.seed": [1, 2]}, over=None)
     assert ds.pair_fraction.dims == ("beta", "seed", "time")
