@@ -28,15 +28,9 @@ class ProgressBar:
             self._bar.close()
 
 
-class MembersBar:
+class MembersBar(ProgressBar):
     """The bar of an ensemble: members finished of all (those kept from the journal included), with
     the rate and the ETA of this session's members."""
-
-    def __init__(self, description):
-        from tqdm.auto import tqdm
-        self._bar = None
-        self._tqdm = tqdm
-        self._description = description
 
     def update(self, event):
         # The ensemble's events count members in frames / total_frames.
@@ -47,7 +41,3 @@ class MembersBar:
                                               "[{elapsed}<{remaining}, {rate_fmt}]")
         self._bar.n = event["frames"]
         self._bar.refresh()
-
-    def close(self):
-        if self._bar is not None:
-            self._bar.close()
