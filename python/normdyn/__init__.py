@@ -92,14 +92,14 @@ def _threads(threads):
     return threads
 
 
-def _progress_listener(progress, description):
-    """(callback, close) for progress=True/False/a callable."""
+def _progress_listener(progress, description, members=False):
+    """(callback, close) for progress=True/False/a callable; members: the bar of an ensemble."""
     if not progress:
         return None, lambda: None
     if callable(progress):
         return progress, lambda: None
-    from ._progress import ProgressBar
-    bar = ProgressBar(description)
+    from ._progress import MembersBar, ProgressBar
+    bar = (MembersBar if members else ProgressBar)(description)
     return bar.update, bar.close
 
 
@@ -181,10 +181,14 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
       cluster_epsilon), one_minus_mean_cosine and mean_radius (means; *_quantiles at `quantiles`);
       per member: status, t_sync, final_cluster_count, t_reached, steps.
     output: also write the ensemble file (HDF5, opens in xarray); refuses an existing file unless
-      force=True. Interrupted (Ctrl-C: KeyboardInterrupt), the same call continues where it stopped.
+      force=True. Interrupted (Ctrl-C: KeyboardInterrupt, whose message names the journal
+      OUTPUT.journal of the members done), the same call continues where it stopped.
     trajectories: point indices whose full trajectories (direction, radius) are kept.
     threads: members integrated at once (0: every core); each member is single-threaded and equals
       normdyn.run of its configuration with solver.threads = 1, bit for bit.
+    progress: True shows a bar of members ("37/120 members", rate and ETA; tqdm: a widget in a
+      notebook, a line on a terminal); a callable receives every event (a dict: frames = members
+      finished, total_frames = members in all, done = the last event).
     Under an MPI launcher (`mpirun -n P python3 script.py`, every process making the same call) the
       members are spread over the processes as by `mpirun normdyn ensemble`, with the same
       statistics: rank 0 returns the Dataset (and writes `output`), the other processes return None.
@@ -206,11 +210,18 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
     points = [] if trajectories is None else [int(p) for p in trajectories]
     if any(p < 0 for p in points):
         raise ValueError(f"trajectories: point indices are >= 0, got {points}")
-    callback, close = _progress_listener(progress, "normdyn.ensemble")
+    callback, close = _progress_listener(progress, "normdyn.ensemble", members=True)
     try:
         with _TerminateAsInterrupt(_core.processes() > 1, output):
             result = _core.ensemble(sweep, "normdyn.ensemble", output, bool(force), threads, quantiles, points,
                                     callback, 0.2, _main_thread(), _command_line("normdyn.ensemble"))
+    except KeyboardInterrupt as e:
+        journal = None if output is None else output + ".journal"
+        if journal is None or journal in str(e) or not os.path.exists(journal):
+            raise
+        said = f"{e}: " if str(e) else ""
+        raise KeyboardInterrupt(f"{said}the members done are in {journal}; the same call (same configuration, "
+                                "axes and output) continues from there") from e
     finally:
         close()
     return None if result is None else _ensemble.dataset(result)
