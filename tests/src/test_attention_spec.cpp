@@ -68,15 +68,6 @@ RowMatrix kernel_attention(const RowMatrix& x, const AttentionMatrices& m, doubl
   return a;
 }
 
-AttentionMatrices random_qkv(Index d, std::uint64_t seed) {
-  AttentionMatrices m;
-  m.identity = false;
-  m.Q = test::random_matrix(d, d, seed, 1.0 / std::sqrt(double(d)));
-  m.K = test::random_matrix(d, d, seed + 1, 1.0 / std::sqrt(double(d)));
-  m.V = test::random_matrix(d, d, seed + 2, 1.0 / std::sqrt(double(d)));
-  return m;
-}
-
 const std::vector<std::string> kMasks{"none", "causal", "strictly_causal"};
 const std::vector<std::string> kNormalizers{"softmax", "uniform"};
 
@@ -86,7 +77,7 @@ BOOST_AUTO_TEST_CASE(every_combination_matches_the_definition) {
   const Index d = 5;
   for (Index n : {1, 2, 9, 300}) {  // 300 tokens: several row blocks, blocks of one causal row range each
     const RowMatrix x = test::random_tokens(n, d, 3).theta;
-    const AttentionMatrices general = random_qkv(d, 11);
+    const AttentionMatrices general = test::random_qkv(d, 11);
     Vector masses = Vector::Random(n).array().abs() + 0.1;
     for (const auto& mask : kMasks)
       for (double lambda : {0.0, 3.0})
