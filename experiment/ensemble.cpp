@@ -17,7 +17,6 @@
 #include <thread>
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "normdyn/analysis/ensemble.hpp"
@@ -26,6 +25,7 @@
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/recorder.hpp"
 #include "normdyn/experiment/team.hpp"
+#include "normdyn/io/atomic_file.hpp"
 #include "normdyn/io/file_lock.hpp"
 #include "normdyn/io/run_file.hpp"
 #include "normdyn/resources.hpp"
@@ -302,7 +302,7 @@ class Journal {
     std::filesystem::remove(rewritten_path(), ec);  // a rewrite cut short
     const std::string header = header_text();
     // Never read or write through a FIFO, a device or a link left where the journal goes.
-    if (struct stat st {}; ::lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    if (is_special_entry(path_))
       throw InputError(output_name, path_.string() + " exists and is not a regular file; remove it (or use " +
                                         force_name + " to start over)");
     if (std::filesystem::exists(path_, ec)) {
@@ -463,9 +463,9 @@ std::string number_text(double x) {
 // FIFO, a device, a directory or a symbolic link, which the rename would replace or the checks
 // follow), and never a run file, which is not an ensemble's to replace.
 void require_replaceable_output(const EnsembleOptions& options) {
-  struct stat st {};
-  if (::lstat(options.output.c_str(), &st) != 0) return;  // nothing there
-  if (!S_ISREG(st.st_mode))
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(options.output, ec))) return;  // nothing there
+  if (is_special_entry(options.output))
     throw InputError(options.output_name, options.output.string() +
                                               " exists and is not a regular file (a FIFO, device, directory or "
                                               "symbolic link); an ensemble replaces only regular files");

@@ -214,14 +214,20 @@ std::vector<double> read_float_array(const toml::node& n, const std::string& key
   return out;
 }
 
+// The error of a word that is none of a key's choices: the choices, and the nearest one if any.
+[[noreturn]] void unknown_choice(const std::string& key, std::string_view what, const std::string& word,
+                                 const std::vector<std::string>& names) {
+  std::string msg = "unknown " + std::string(what) + " " + in_quotes(word) + "; valid: " + join(names);
+  if (auto guess = did_you_mean(word, names)) msg += " (did you mean " + in_quotes(*guess) + "?)";
+  throw InputError(key, msg);
+}
+
 template <class E>
 E read_enum(const toml::node& n, const std::string& key) {
   const std::string word = read_string(n, key);
   for (const auto& [value, name] : EnumNames<E>::values)
     if (name == word) return value;
-  std::string msg = "unknown value " + in_quotes(word) + "; valid: " + join(enum_names<E>());
-  if (auto guess = did_you_mean(word, enum_names<E>())) msg += " (did you mean " + in_quotes(*guess) + "?)";
-  throw InputError(key, msg);
+  unknown_choice(key, "value", word, enum_names<E>());
 }
 
 Scheme read_scheme(const toml::node& n, const std::string& key) {
@@ -229,9 +235,7 @@ Scheme read_scheme(const toml::node& n, const std::string& key) {
   if (auto s = make_scheme(word)) return *s;
   std::vector<std::string> names;
   for (auto k : scheme_keys()) names.emplace_back(k);
-  std::string msg = "unknown scheme " + in_quotes(word) + "; valid: " + join(names);
-  if (auto guess = did_you_mean(word, names)) msg += " (did you mean " + in_quotes(*guess) + "?)";
-  throw InputError(key, msg);
+  unknown_choice(key, "scheme", word, names);
 }
 
 std::string scheme_list_needing(std::string_view param) {
@@ -575,9 +579,7 @@ Key attention_choice_row(std::string path, std::string doc, List AttentionSpec::
       c.attention.*member = *a;
       return;
     }
-    std::string msg = "unknown value " + in_quotes(word) + "; valid: " + join(names);
-    if (auto guess = did_you_mean(word, names)) msg += " (did you mean " + in_quotes(*guess) + "?)";
-    throw InputError(key, msg);
+    unknown_choice(key, "value", word, names);
   };
   k.value = [member](const RunConfig& c) -> std::optional<ConfigScalar> {
     return std::string(alternative_key(c.attention.*member));
@@ -608,7 +610,7 @@ Key alibi_row() {
     return 0.0;
   };
   k.applies = [](const RunConfig& c) {
-    if (c.model.kind == ModelKind::meanfield && std::holds_alternative<Alibi>(c.attention.bias))
+    if (c.model.kind == ModelKind::meanfield && !alternative_traits(c.attention.bias).meanfield)
       return std::string("does not apply to model.kind = \"meanfield\" (the mean-field solver has no token positions)");
     return std::string();
   };

@@ -1,6 +1,7 @@
 #include "normdyn/io/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -86,6 +87,11 @@ void replace_file_atomically(const std::filesystem::path& target,
     throw;
   }
   if (on_staging) on_staging({});
+}
+
+bool is_special_entry(const std::filesystem::path& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
 }
 
 }  // namespace normdyn

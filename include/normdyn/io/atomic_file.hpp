@@ -17,4 +17,9 @@ void replace_file_atomically(const std::filesystem::path& target,
                              bool copy_existing = false,
                              const std::function<void(const std::filesystem::path&)>& on_staging = {});
 
+// Whether something that is not a regular file stands at `p` (a FIFO, a device, a directory or a
+// symbolic link, which is not followed): an output is never replaced, and a side file never read,
+// through such an entry.
+bool is_special_entry(const std::filesystem::path& p);
+
 }  // namespace normdyn
