@@ -19,6 +19,7 @@
 #include "normdyn/dynamics.hpp"
 #include "normdyn/experiment/recorder.hpp"
 #include "normdyn/io/run_file.hpp"
+#include "normdyn/solvers/integrator.hpp"
 
 namespace normdyn {
 
@@ -80,6 +81,8 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
 
 // The pieces of a run, built from a validated configuration (they read input files; they write
 // nothing).
+// The integrator settings of a configuration's [solver] section (every method but "discrete").
+IntegratorOptions integrator_options(const SolverConfig& solver);
 AttentionDynamics make_dynamics(const RunConfig& config);
 // The attention matrices of the run (reads model.qkv_file, if any).
 QkvSource make_qkv(const ModelConfig& model);
