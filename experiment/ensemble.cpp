@@ -1,6 +1,8 @@
 #include "normdyn/experiment/ensemble.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -15,6 +17,8 @@
 #include <span>
 #include <stdexcept>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -161,6 +165,9 @@ void for_each_group_slice(EnsembleResult& r, std::size_t g, const std::vector<st
   for (auto* v : {&r.status, &r.final_cluster_count, &r.accepted_steps, &r.rhs_evaluations, &r.rate_law, &r.rate_problem})
     slice(*v, g * M, M);
   for (auto* v : {&r.t_sync, &r.t_reached, &r.rate_parameter, &r.rate_stderr}) slice(*v, g * M, M);
+  slice(r.member_frames, g * M, M);
+  for (auto* v : {&r.member_pair_fraction, &r.member_cluster_count, &r.member_one_minus_mean_cosine, &r.member_mean_radius})
+    slice(*v, g * M * T, M * T);
   for (std::size_t k : kept) {
     slice(r.trajectory_direction, k * D, D);
     slice(r.trajectory_radius, k * R, R);
@@ -459,21 +466,140 @@ std::string number_text(double x) {
   return buf;
 }
 
-// The output may be created, or replaced with force: never an entry that is not a regular file (a
-// FIFO, a device, a directory or a symbolic link, which the rename would replace or the checks
-// follow), and never a run file, which is not an ensemble's to replace.
-void require_replaceable_output(const EnsembleOptions& options) {
+// The output may be created, or replaced: never an entry that is not a regular file (a FIFO, a
+// device, a directory or a symbolic link, which the rename would replace or the checks follow), and
+// never a run file, which is not an ensemble's to replace. Returns whether there is an output whose
+// members may be reused (it exists, and force does not start over).
+bool require_replaceable_output(const EnsembleOptions& options) {
   std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(options.output, ec))) return;  // nothing there
+  if (!std::filesystem::exists(std::filesystem::symlink_status(options.output, ec))) return false;  // nothing there
   if (is_special_entry(options.output))
     throw InputError(options.output_name, options.output.string() +
                                               " exists and is not a regular file (a FIFO, device, directory or "
                                               "symbolic link); an ensemble replaces only regular files");
-  if (!options.force)
-    throw InputError(options.output_name, options.output.string() + " exists (" + options.force_name + " replaces it)");
   if (is_run_file(options.output))
-    throw InputError(options.output_name, options.output.string() + " is a normdyn run file; " + options.force_name +
-                                              " replaces only an ensemble's file: choose another output");
+    throw InputError(options.output_name, options.output.string() +
+                                              " is a normdyn run file, which an ensemble never replaces: choose another output");
+  return !options.force;
+}
+
+// The digest by which an ensemble recognizes a member of another: its resolved configuration as
+// the member runs it (single-threaded, no file), with the figure options. Distinct configurations
+// share a digest with probability about 2^-64 per pair.
+std::uint64_t member_digest(RunConfig config, const EnsembleSpec& e) {
+  config.solver.threads = 1;
+  config.output.path.clear();
+  config.output.observables = false;
+  config.output.flush_frames = OutputConfig{}.flush_frames;
+  config.output.flush_seconds = OutputConfig{}.flush_seconds;
+  config.output.compression = 0;
+  return text_hash(to_toml(config) + '\0' + number_text(e.pair_cosine) + ' ' + number_text(e.cluster_epsilon));
+}
+
+// The members an existing output holds, by digest, with the kept trajectories.
+struct PriorMembers {
+  std::unordered_map<std::uint64_t, EnsembleRecord> members;  // without trajectories
+  std::unordered_map<std::uint64_t, std::pair<std::vector<double>, std::vector<double>>> trajectories;
+  std::string identity;
+};
+
+// Reads the members of the existing output, refusing it (InputError naming the output) unless
+// every one of them is a member of this ensemble (`digests`), with its trajectory kept here if the
+// file keeps it (`kept`): what it holds is then all in the file that replaces it.
+PriorMembers read_prior(const EnsembleOptions& options, const std::vector<std::uint64_t>& digests,
+                        const std::vector<std::uint64_t>& kept) {
+  const std::string refused = options.output.string() + " exists";
+  const std::string replace = "; " + options.force_name + " replaces it, or choose another output";
+  GridFile file;
+  try {
+    file = read_grid_file(options.output);
+  } catch (const IoError&) {
+    throw InputError(options.output_name, refused + " and is not an ensemble's file" + replace);
+  }
+  auto attribute = [&](const std::string& name) -> std::string {
+    for (const auto& [key, value] : file.attributes)
+      if (key == name && std::holds_alternative<std::string>(value)) return std::get<std::string>(value);
+    return {};
+  };
+  auto variable = [&]<class T>(const std::string& name, T*) -> const std::vector<T>* {
+    for (const auto& v : file.variables)
+      if (v.name == name) return std::get_if<std::vector<T>>(&v.values);
+    return nullptr;
+  };
+  constexpr double* f64 = nullptr;
+  constexpr std::int64_t* i64 = nullptr;
+  if (attribute("schema") != "normdyn.ensemble/1")
+    throw InputError(options.output_name, refused + " and is not an ensemble's file" + replace);
+  const auto* config = variable("member_config", i64);
+  const auto* frames = variable("member_frames", i64);
+  const auto* status = variable("status", i64);
+  const auto* steps = variable("accepted_steps", i64);
+  const auto* rhs = variable("rhs_evaluations", i64);
+  const auto* reached = variable("t_reached", f64);
+  const std::array series{variable("member_pair_fraction", f64), variable("member_cluster_count", f64),
+                          variable("member_one_minus_mean_cosine", f64), variable("member_mean_radius", f64)};
+  const auto* time = [&]() -> const std::vector<double>* {
+    for (const auto& d : file.dimensions)
+      if (d.name == "time") return std::get_if<std::vector<double>>(&d.coordinate);
+    return nullptr;
+  }();
+  if (!config || !frames || !status || !steps || !rhs || !reached || !time ||
+      std::any_of(series.begin(), series.end(), [](auto* v) { return v == nullptr; }))
+    throw InputError(options.output_name, refused + " and holds an ensemble without its members' figures (written by "
+                                                    "an earlier normdyn), which cannot be extended" + replace);
+  const std::size_t members = config->size(), T = time->size();
+  if (frames->size() != members || status->size() != members || steps->size() != members || rhs->size() != members ||
+      reached->size() != members || std::any_of(series.begin(), series.end(), [&](auto* v) { return v->size() != members * T; }))
+    throw InputError(options.output_name, refused + " and is damaged (its members' arrays disagree)" + replace);
+
+  const std::unordered_set<std::uint64_t> here(digests.begin(), digests.end());
+  std::size_t missing = 0;
+  for (const std::int64_t c : *config) missing += here.count(std::bit_cast<std::uint64_t>(c)) == 0;
+  const auto* trajectory_config = variable("trajectory_config", i64);
+  const std::unordered_set<std::uint64_t> kept_here(kept.begin(), kept.end());
+  std::size_t missing_trajectories = 0;
+  if (trajectory_config)
+    for (const std::int64_t c : *trajectory_config) missing_trajectories += kept_here.count(std::bit_cast<std::uint64_t>(c)) == 0;
+  if (missing > 0 || missing_trajectories > 0) {
+    std::string what = std::to_string(missing) + " of its " + std::to_string(members) + " members are not members here";
+    if (missing_trajectories > 0)
+      what += (missing > 0 ? ", and " : "; ") + std::to_string(missing_trajectories) + " of its kept trajectories are not kept here";
+    throw InputError(options.output_name, refused + " and holds another ensemble (" + what + ")" + replace);
+  }
+
+  PriorMembers prior;
+  prior.identity = attribute("identity");
+  for (std::size_t i = 0; i < members; ++i) {
+    const auto f = static_cast<std::size_t>(std::clamp<std::int64_t>((*frames)[i], 0, static_cast<std::int64_t>(T)));
+    EnsembleRecord r;
+    r.status = static_cast<RunStatus>((*status)[i]);
+    r.t_reached = (*reached)[i];
+    r.accepted_steps = (*steps)[i];
+    r.rhs_evaluations = (*rhs)[i];
+    std::vector<double>* out[] = {&r.pair_fraction, &r.cluster_count, &r.one_minus_mean_cosine, &r.mean_radius};
+    for (std::size_t k = 0; k < series.size(); ++k)
+      out[k]->assign(series[k]->begin() + static_cast<std::ptrdiff_t>(i * T),
+                     series[k]->begin() + static_cast<std::ptrdiff_t>(i * T + f));
+    prior.members.emplace(std::bit_cast<std::uint64_t>((*config)[i]), std::move(r));
+  }
+  const auto* direction = variable("direction", f64);
+  const auto* radius = variable("radius", f64);
+  if (trajectory_config && direction && radius && !trajectory_config->empty()) {
+    const std::size_t K = trajectory_config->size(), D = direction->size() / K, R = radius->size() / K;
+    for (std::size_t k = 0; k < K; ++k) {
+      const std::uint64_t c = std::bit_cast<std::uint64_t>((*trajectory_config)[k]);
+      const auto member = prior.members.find(c);
+      if (member == prior.members.end()) continue;
+      // Only the frames the member reached (NaN after its end in the file).
+      const std::size_t f = member->second.frames();
+      const std::size_t per_d = T ? D / T : 0, per_r = T ? R / T : 0;
+      prior.trajectories.emplace(c, std::pair{std::vector<double>(direction->begin() + static_cast<std::ptrdiff_t>(k * D),
+                                                                  direction->begin() + static_cast<std::ptrdiff_t>(k * D + f * per_d)),
+                                              std::vector<double>(radius->begin() + static_cast<std::ptrdiff_t>(k * R),
+                                                                  radius->begin() + static_cast<std::ptrdiff_t>(k * R + f * per_r))});
+    }
+  }
+  return prior;
 }
 
 // Everything the journal's records depend on: a journal is reused only by the same ensemble.
@@ -563,6 +689,17 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     keep[p] = 1;
   }
   res.trajectory_points = options.trajectories;
+  std::vector<std::uint64_t> digests(points.size());
+  for (const auto& p : points) digests[p.index] = member_digest(p.config, spec.ensemble);
+  std::vector<std::uint64_t> kept_digests;
+  for (std::size_t p : options.trajectories) kept_digests.push_back(digests[p]);
+  {
+    std::string id = identity_of(spec, points, options) + " quantiles";
+    for (double q : options.quantiles) id += ' ' + number_text(q);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(text_hash(id)));
+    res.identity = hex;
+  }
 
   check_resources(first, options.output, false);
   Team* team = options.team && options.team->size() > 1 ? options.team : nullptr;
@@ -571,11 +708,12 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   std::optional<Journal> journal;
   Journal::Contents kept;
   std::optional<WriterLock> output_lock;
+  std::optional<PriorMembers> prior;
   if (root && !options.output.empty()) {
     // The output's writer lock first, held until the file is published: another ensemble or a live
     // run on the same path is refused, and the checks below stay true until the rename.
     output_lock.emplace(WriterLock::acquire(options.output));
-    require_replaceable_output(options);
+    if (require_replaceable_output(options)) prior = read_prior(options, digests, kept_digests);
     std::error_code ec;
     const std::filesystem::path journal_path = journal_path_of(options.output);
     if (options.force) std::filesystem::remove(journal_path, ec);
@@ -625,6 +763,13 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   res.rate_problem.assign(G * M, 0);
   res.rate_parameter.assign(G * M, kNaN);
   res.rate_stderr.assign(G * M, kNaN);
+  for (auto* v : {&res.member_pair_fraction, &res.member_cluster_count, &res.member_one_minus_mean_cosine,
+                  &res.member_mean_radius})
+    v->assign(G * M * frames, kNaN);
+  res.member_frames.assign(G * M, 0);
+  res.member_config.assign(G * M, 0);
+  for (const auto& p : points) res.member_config[group_of(p) * M + member_of(p)] = std::bit_cast<std::int64_t>(digests[p.index]);
+  for (std::uint64_t c : kept_digests) res.trajectory_config.push_back(std::bit_cast<std::int64_t>(c));
   const std::size_t per_frame = static_cast<std::size_t>(res.n * res.d);
   res.trajectory_direction.assign(options.trajectories.size() * frames * per_frame, kNaN);
   res.trajectory_radius.assign(options.trajectories.size() * frames * static_cast<std::size_t>(res.n), kNaN);
@@ -652,6 +797,27 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     ++outcome.resumed;
   }
   kept = {};
+  // What the existing output holds: read back, not integrated again.
+  if (prior) {
+    for (std::size_t p = 0; p < points.size(); ++p) {
+      if (done[p]) continue;
+      const auto member = prior->members.find(digests[p]);
+      if (member == prior->members.end()) continue;
+      EnsembleRecord rec = std::move(member->second);
+      if (keep[p]) {
+        const auto t = prior->trajectories.find(digests[p]);
+        if (t == prior->trajectories.end()) continue;
+        rec.direction = std::move(t->second.first);
+        rec.radius = std::move(t->second.second);
+      }
+      records[p] = std::move(rec);
+      done[p] = 1;
+      --remaining[group_of(points[p])];
+      ++outcome.read_back;
+    }
+    prior->members.clear();
+    prior->trajectories.clear();
+  }
 
   std::mutex mutex;
   std::vector<std::vector<char>> pending;  // rank 0: records to journal; others: records to send
@@ -672,6 +838,14 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
       s.pair_fraction = r.pair_fraction;
       members[m] = analysis::EnsembleMember{&s, r.status == RunStatus::synchronized};
       const std::size_t at = g * M + m;
+      res.member_frames[at] = static_cast<std::int64_t>(r.frames());
+      {
+        const std::vector<double>* from[] = {&r.pair_fraction, &r.cluster_count, &r.one_minus_mean_cosine, &r.mean_radius};
+        std::vector<double>* to[] = {&res.member_pair_fraction, &res.member_cluster_count,
+                                     &res.member_one_minus_mean_cosine, &res.member_mean_radius};
+        for (std::size_t k = 0; k < 4; ++k)
+          std::copy(from[k]->begin(), from[k]->end(), to[k]->begin() + static_cast<std::ptrdiff_t>(at * frames));
+      }
       res.status[at] = static_cast<std::int64_t>(r.status);
       res.accepted_steps[at] = r.accepted_steps;
       res.rhs_evaluations[at] = r.rhs_evaluations;
@@ -757,7 +931,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::exception_ptr failure;
-  std::size_t finished = outcome.resumed, running_workers = 0;
+  std::size_t finished = outcome.resumed + outcome.read_back, running_workers = 0;
   const analysis::FigureOptions figures{spec.ensemble.cluster_epsilon, spec.ensemble.pair_cosine};
 
   auto take = [&]() -> std::optional<std::size_t> {
@@ -979,7 +1153,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
       }
       if (options.progress && Clock::now() - last_progress >= std::chrono::duration<double>(options.progress_interval)) {
         last_progress = Clock::now();
-        const EnsembleProgress e{finished, outcome.resumed, points.size(), seconds(), false};
+        const EnsembleProgress e{finished, outcome.resumed + outcome.read_back, points.size(), seconds(), false};
         lock.unlock();
         options.progress(e);
         lock.lock();
@@ -995,7 +1169,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   for (auto& t : pool) t.join();
   if (journal) journal->sync();
   if (failure) std::rethrow_exception(failure);
-  outcome.integrated = finished - outcome.resumed;
+  outcome.integrated = finished - outcome.resumed - outcome.read_back;
   outcome.seconds = seconds();
   if (team && !root) {
     // Rank 0's outcome, once it wrote the file (or stopped); assignments still in flight are dropped.
@@ -1016,7 +1190,8 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }
-  if (options.progress) options.progress(EnsembleProgress{finished, outcome.resumed, points.size(), outcome.seconds, true});
+  if (options.progress)
+    options.progress(EnsembleProgress{finished, outcome.resumed + outcome.read_back, points.size(), outcome.seconds, true});
   // A stop asked for at the very end (or by the last progress event) still publishes nothing: the
   // caller sees an interrupted ensemble, and the next run writes the file from the journal.
   if (!stop && options.stop_requested && options.stop_requested() != 0) stop = true;
@@ -1032,12 +1207,23 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
     }
     for (std::int64_t s : res.status)
       if (is_numerical_failure(static_cast<RunStatus>(s))) ++res.failed;
-    if (!options.output.empty()) {
-      write_grid_file(options.output, ensemble_grid(res));
+    // An output that is this ensemble already is returned as it is, with its own provenance.
+    outcome.unchanged = prior && prior->identity == res.identity && outcome.read_back == points.size();
+    if (outcome.unchanged) {
       journal->remove();
+      outcome.message = options.output.string() + " already holds this ensemble: its " + std::to_string(points.size()) +
+                        " members were read back, none integrated, the file left as it was";
+    } else {
+      if (!options.output.empty()) {
+        write_grid_file(options.output, ensemble_grid(res));
+        journal->remove();
+      }
+      outcome.message = std::to_string(points.size()) + " members (" + std::to_string(outcome.resumed) +
+                        " kept from an earlier session";
+      if (outcome.read_back > 0)
+        outcome.message += ", " + std::to_string(outcome.read_back) + " read back from the existing output";
+      outcome.message += ')';
     }
-    outcome.message = std::to_string(points.size()) + " members (" + std::to_string(outcome.resumed) +
-                      " kept from an earlier session)";
     if (team) {
       outcome.per_process[0] = outcome.integrated;
       for (std::size_t r = 1; r < outcome.per_process.size(); ++r) outcome.per_process[0] -= outcome.per_process[r];
@@ -1081,6 +1267,7 @@ GridFile ensemble_grid(const EnsembleResult& r) {
                    {"cluster_epsilon", r.cluster_epsilon},
                    {"members", static_cast<std::int64_t>(r.members())},
                    {"failed_members", static_cast<std::int64_t>(r.failed)},
+                   {"identity", r.identity},
                    {"set", set_text},
                    {"reproduce", "normdyn ensemble SWEEP_FILE" + set_flags +
                                      " (SWEEP_FILE: the `sweep` attribute; `set`: the overrides given besides it, one "
@@ -1142,6 +1329,19 @@ GridFile ensemble_grid(const EnsembleResult& r) {
     f.variables.back().attributes.emplace_back("flag_values", "0.." + std::to_string(std::size(analysis::kProblemTokens)));
   }
   add("t_reached", with({r.over.dimension}), r.t_reached, "time reached");
+  // What a later ensemble needs to reuse the members: their figures per frame, compressed (they
+  // repeat for long stretches), and the digests of their configurations.
+  add("member_frames", with({r.over.dimension}), r.member_frames, "frames the member recorded");
+  add("member_config", with({r.over.dimension}), r.member_config,
+      "digest (64-bit FNV-1a, as a signed integer) of the member's resolved configuration and the figure options");
+  const std::pair<const std::vector<double>*, const char*> member_series[] = {
+      {&r.member_pair_fraction, "pair_fraction"}, {&r.member_cluster_count, "cluster_count"},
+      {&r.member_one_minus_mean_cosine, "one_minus_mean_cosine"}, {&r.member_mean_radius, "mean_radius"}};
+  for (const auto& [values, figure] : member_series) {
+    add(std::string("member_") + figure, with({r.over.dimension, "time"}), *values,
+        std::string("the member's ") + figure + " per sample time (NaN after its last frame)");
+    f.variables.back().deflate_level = 4;
+  }
   add("accepted_steps", with({r.over.dimension}), r.accepted_steps, "accepted steps");
   add("rhs_evaluations", with({r.over.dimension}), r.rhs_evaluations, "right-hand side evaluations");
   if (!r.trajectory_points.empty()) {
@@ -1155,6 +1355,7 @@ GridFile ensemble_grid(const EnsembleResult& r) {
     add("direction", {"trajectory", "time", "token", "component"}, r.trajectory_direction,
         "token directions of the kept members (NaN after a member's end)");
     add("radius", {"trajectory", "time", "token"}, r.trajectory_radius, "token radii of the kept members");
+    add("trajectory_config", {"trajectory"}, r.trajectory_config, "member_config of the kept member");
   }
   return f;
 }

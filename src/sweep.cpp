@@ -456,9 +456,9 @@ std::string problem_of(const InputError& e) {
   return !e.key().empty() && what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
 }
 
-std::uint64_t text_hash(std::string_view text) { return fnv1a(text); }
-
 }  // namespace
+
+std::uint64_t text_hash(std::string_view text) { return fnv1a(text); }
 
 void add_overrides(SweepSpec& spec, const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) {

@@ -180,8 +180,13 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
       pair_cosine), sync_probability, cluster_count (mean; clusters join at cosine > 1 -
       cluster_epsilon), one_minus_mean_cosine and mean_radius (means; *_quantiles at `quantiles`);
       per member: status, t_sync, final_cluster_count, t_reached, steps.
-    output: also write the ensemble file (HDF5, opens in xarray); refuses an existing file unless
-      force=True. Interrupted (Ctrl-C: KeyboardInterrupt, whose message names the journal
+    output: also write the ensemble file (HDF5, opens in xarray). An existing output holding this
+      ensemble is returned without integrating anything; one holding a part of it (fewer seeds,
+      fewer values of an axis) is extended: its members are read back, the others integrated, and
+      the file replaced by the whole (the same statistics as the ensemble run at once, bit for bit);
+      one holding members this call lacks is refused (ValueError) unless force=True, which starts
+      over. Per member the file keeps its figures per time (member_*) and a digest of its
+      configuration (member_config), by which it is recognized. Interrupted (Ctrl-C: KeyboardInterrupt, whose message names the journal
       OUTPUT.journal of the members done), the same call continues where it stopped.
     trajectories: point indices whose full trajectories (direction, radius) are kept.
     threads: members integrated at once (0: every core); each member is single-threaded and equals
