@@ -545,8 +545,9 @@ PriorMembers read_prior(const EnsembleOptions& options, const std::vector<std::u
   }();
   if (!config || !frames || !status || !steps || !rhs || !reached || !time ||
       std::any_of(series.begin(), series.end(), [](auto* v) { return v == nullptr; }))
-    throw InputError(options.output_name, refused + " and holds an ensemble without its members' figures (written by "
-                                                    "an earlier normdyn), which cannot be extended" + replace);
+    throw InputError(options.output_name, refused + " and holds an ensemble written without its members' figures (by "
+                                                    "an earlier normdyn or without member figures), which cannot be "
+                                                    "reused" + replace);
   const std::size_t members = config->size(), T = time->size();
   if (frames->size() != members || status->size() != members || steps->size() != members || rhs->size() != members ||
       reached->size() != members || std::any_of(series.begin(), series.end(), [&](auto* v) { return v->size() != members * T; }))
@@ -611,7 +612,7 @@ std::string identity_of(const SweepSpec& spec, const std::vector<SweepPoint>& po
     for (const auto& v : a.values) id += v + ',';
     id += '\0';
   }
-  id += to_toml(points.front().config) + '\0' + std::to_string(points.size()) + ' ' +
+  id += to_toml(points.front().config) + '\0' + std::to_string(points.size()) + (options.member_figures ? " figures " : " ") +
         number_text(spec.ensemble.pair_cosine) + ' ' + number_text(spec.ensemble.cluster_epsilon) + " trajectories";
   for (auto p : options.trajectories) id += ' ' + std::to_string(p);
   return id;
@@ -634,6 +635,7 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   res.pair_cosine = spec.ensemble.pair_cosine;
   res.cluster_epsilon = spec.ensemble.cluster_epsilon;
   res.quantiles = options.quantiles;
+  res.member_figures = options.member_figures;
   res.sweep_text = spec.text;
   res.command_line = options.command_line;
   res.set = options.set;
@@ -1338,6 +1340,7 @@ GridFile ensemble_grid(const EnsembleResult& r) {
       {&r.member_pair_fraction, "pair_fraction"}, {&r.member_cluster_count, "cluster_count"},
       {&r.member_one_minus_mean_cosine, "one_minus_mean_cosine"}, {&r.member_mean_radius, "mean_radius"}};
   for (const auto& [values, figure] : member_series) {
+    if (!r.member_figures) break;
     add(std::string("member_") + figure, with({r.over.dimension, "time"}), *values,
         std::string("the member's ") + figure + " per sample time (NaN after its last frame)");
     f.variables.back().deflate_level = 4;

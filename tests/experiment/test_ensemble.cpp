@@ -406,4 +406,16 @@ BOOST_AUTO_TEST_CASE(an_existing_output_is_returned_or_extended_never_overwritte
   BOOST_CHECK_EQUAL(replaced.read_back, 0u);
   BOOST_CHECK_EQUAL(replaced.integrated, 2u);
   BOOST_CHECK(same_grid(read_grid_file(o.output), read_grid_file(dir.path / "whole.h5")) == false);
+
+  // Without the members' figures the file is smaller and cannot be reused.
+  o.force = false;
+  o.member_figures = false;
+  o.output = dir.path / "small.h5";
+  BOOST_REQUIRE(run_ensemble(part, o).status == RunStatus::ok);
+  const GridFile small = read_grid_file(o.output);
+  BOOST_CHECK(std::none_of(small.variables.begin(), small.variables.end(),
+                           [](const GridVariable& v) { return v.name == "member_one_minus_mean_cosine"; }));
+  BOOST_CHECK(std::any_of(small.variables.begin(), small.variables.end(),
+                          [](const GridVariable& v) { return v.name == "member_config"; }));
+  refused(part, o, "without its members' figures");
 }
