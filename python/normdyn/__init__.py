@@ -186,10 +186,11 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
       fewer values of an axis) is extended: its members are read back, the others integrated, and
       the file replaced by the whole (the same statistics as the ensemble run at once, bit for bit);
       one holding members this call lacks is refused (ValueError) unless force=True, which starts
-      over. Per member the file keeps its figures per time (member_*) and a digest of its
-      configuration (member_config), by which it is recognized; member_figures=False leaves the
-      figures out (about 1.4 kB per member at 200 sample times: a much smaller file for large
-      ensembles, which a later call can then neither return nor extend). Interrupted (Ctrl-C: KeyboardInterrupt, whose message names the journal
+      over. Per member the file keeps its figures per time (member_pair_fraction and three more)
+      and a digest of its configuration (member_config), by which it is recognized;
+      member_figures=False leaves the figures out (about 1.4 kB per member at 200 sample times: a
+      much smaller file for large ensembles, which a later call can then neither return nor
+      extend). Interrupted (Ctrl-C: KeyboardInterrupt, whose message names the journal
       OUTPUT.journal of the members done), the same call continues where it stopped.
     trajectories: point indices whose full trajectories (direction, radius) are kept.
     threads: members integrated at once (0: every core); each member is single-threaded and equals

@@ -207,7 +207,7 @@ BOOST_AUTO_TEST_CASE(an_ensemble_spreads_its_members_over_the_processes) {
   for (const char* f : {"a.h5", "b.h5", "a.h5.journal", "b.h5.journal"}) BOOST_TEST(!std::filesystem::exists(s / f), f);
   // An output holding this ensemble is returned by rank 0, nothing integrated; one that is not an
   // ensemble's file is refused once, by rank 0.
-  const auto same = s.shell(mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o two.h5");
+  const auto same = s.shell(mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o two.h5" + steps);
   BOOST_TEST(same.exit_code == 0, same.err);
   BOOST_TEST(contains(same.err, "two.h5 already holds this ensemble"), same.err);
   BOOST_TEST(same.err.find("normdyn:") == same.err.rfind("normdyn:"), same.err);
