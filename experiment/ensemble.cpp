@@ -1142,7 +1142,14 @@ void EnsembleRun::exchange(std::unique_lock<std::mutex>& lock) {
     } else if (m.tag == kRequestTag) {
       std::string reply;
       if (!stop_) {
-        const std::size_t count = std::clamp<std::size_t>(std::stoull(m.text), 1, 4096);
+        // Guided self-scheduling: a share of what is left, at least what was asked for. A request
+        // and its answer cost a few milliseconds of polling on each side, as much as a small member:
+        // asking for a couple at a time left the other processes waiting most of the time (rank 0
+        // integrated 84 % of the members of 2 processes). The shares shrink toward the end, so the
+        // processes finish together.
+        const std::size_t asked = std::clamp<std::size_t>(std::stoull(m.text), 1, 4096);
+        const std::size_t left = todo_.size() - std::min(next_.load(), todo_.size());
+        const std::size_t count = std::max(asked, left / (2 * static_cast<std::size_t>(team_->size())));
         const std::size_t from = next_.fetch_add(count);
         for (std::size_t i = from; i < std::min(from + count, todo_.size()); ++i) {
           const std::uint64_t p = todo_[i];

@@ -9,13 +9,8 @@
 // ParamSpec lists, so a new scheme parameter needs no change here.
 #include "normdyn/config.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -29,6 +24,7 @@
 #include <toml++/toml.h>
 
 #include "normdyn/errors.hpp"
+#include "normdyn/io/text_file.hpp"
 #include "toml_text.hpp"
 
 namespace normdyn {
@@ -1164,53 +1160,9 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
 }
 }  // namespace
 
-namespace {
-
-// A configuration is a few kilobytes; anything near this is not one (e.g. /dev/zero).
-constexpr std::size_t kMaxConfigBytes = std::size_t{4} << 20;
-
-// Reads at most kMaxConfigBytes from `fd` (a regular file or standard input).
-std::string read_capped(int fd, const std::string& name) {
-  std::string text;
-  char buffer[65536];
-  for (;;) {
-    const ssize_t got = ::read(fd, buffer, sizeof buffer);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      throw IoError(name + ": cannot read the configuration: " + std::strerror(errno));
-    }
-    if (got == 0) return text;
-    text.append(buffer, static_cast<std::size_t>(got));
-    if (text.size() > kMaxConfigBytes)
-      throw InputError(name, "larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB: not a configuration file");
-  }
-}
-
-}  // namespace
-
 RunConfig load_config(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
-  // "-": standard input, under the same cap.
-  if (file == "-") return parse_config(read_capped(STDIN_FILENO, "standard input"), "standard input", overrides);
-  // Non-blocking, so that a FIFO cannot hold the open; only regular files are read.
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
-    const int err = errno;
-    if (err == ENOENT) throw InputError(file.string(), "no such configuration file");
-    throw IoError(file.string() + ": cannot read the configuration file: " + std::strerror(err));
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw IoError(file.string() + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    throw InputError(file.string(), S_ISDIR(st.st_mode) ? "is a directory, not a configuration file"
-                                                       : "not a regular file (give a TOML file, or - for standard input)");
-  if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigBytes)
-    throw InputError(file.string(), "larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB: not a configuration file");
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  return parse_config(read_capped(fd, file.string()), file.string(), overrides);
+  const std::string source = file == "-" ? "standard input" : file.string();
+  return parse_config(read_text_file(file, source, "configuration file"), source, overrides);
 }
 
 namespace {

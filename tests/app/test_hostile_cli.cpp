@@ -607,6 +607,7 @@ BOOST_AUTO_TEST_CASE(fifos_devices_and_directories_as_inputs) {
   Scratch s;
   s.write("small.toml", kSmall);
   BOOST_REQUIRE(s.shell("mkfifo fifo && mkdir dir").exit_code == 0);
+  s.write("fifo_base.toml", "base = \"fifo\"\n[axes]\n\"init.seed\" = [1, 2]\n");
   struct Case {
     std::string args, message;
   };
@@ -618,6 +619,13 @@ BOOST_AUTO_TEST_CASE(fifos_devices_and_directories_as_inputs) {
       {"run small.toml -q -o x.h5 --set model.qkv=file --set model.qkv_file=dir", "model.qkv_file: dir: not a regular file"},
       {"analyze fifo -q", "fifo: not a regular file"},
       {"run --resume fifo -q", "--resume: fifo: not a regular file"},
+      // Sweep files and their base: a FIFO would block the read, /dev/zero would fill the memory.
+      {"sweep fifo -o sw", "fifo: not a regular file (a FIFO or device), not a sweep file"},
+      {"sweep /dev/zero -o sw", "/dev/zero: not a regular file (a FIFO or device), not a sweep file"},
+      {"ensemble fifo -o e.h5", "fifo: not a regular file (a FIFO or device), not a sweep file"},
+      {"ensemble /dev/zero -o e.h5", "/dev/zero: not a regular file (a FIFO or device), not a sweep file"},
+      {"ensemble dir -o e.h5", "dir: is a directory, not a sweep file"},
+      {"ensemble fifo_base.toml -o e.h5", "base: fifo: not a regular file (a FIFO or device), not a configuration file"},
   };
   for (const Case& c : cases) {
     const auto r = bounded(s, c.args);
@@ -625,7 +633,7 @@ BOOST_AUTO_TEST_CASE(fifos_devices_and_directories_as_inputs) {
     BOOST_TEST(r.exit_code == 2);
     BOOST_TEST(contains(r.err, c.message));
   }
-  BOOST_TEST(!fs::exists(s / "x.h5"));
+  for (const char* output : {"x.h5", "sw", "e.h5", "e.h5.journal"}) BOOST_TEST(!fs::exists(s / output), output);
 }
 
 BOOST_AUTO_TEST_CASE(configuration_on_standard_input_under_the_size_cap) {
