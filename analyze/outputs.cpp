@@ -41,6 +41,13 @@ void check_outputs(const AnalyzeRequest& request, const std::optional<fs::path>&
     if (request.write_observables && same_file(*request.json, observables))
       throw InputError(label, request.json->string() + " is also the observables file");
     require_writable_target(*request.json, label, true);
+    // A report replaces an earlier report (or an empty file), never another file.
+    std::error_code ec;
+    if (fs::is_regular_file(*request.json, ec) && fs::file_size(*request.json, ec) > 0 && !ec &&
+        !is_analysis_report(*request.json))
+      throw InputError(label, request.json->string() +
+                                  " exists and is not a normdyn analysis report, which is all a report replaces: "
+                                  "choose another path or remove it");
   }
   if (!request.write_observables) return;
   const std::string label = request.observables_file ? request.label("observables_file") : "run";

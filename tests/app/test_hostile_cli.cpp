@@ -247,6 +247,17 @@ BOOST_AUTO_TEST_CASE(analyze_outputs_never_overwrite_an_input_or_another_run) {
   BOOST_TEST(ok.exit_code == 0, ok.err);
   BOOST_TEST(bytes_of(s / "r.h5") == run);
   BOOST_TEST(fs::exists(s / "r.observables.h5"));
+  // The report replaces an earlier report, never another file: not the configuration, not notes.
+  BOOST_TEST(bounded(s, "analyze r.h5 -q --json r.json").exit_code == 0);
+  const std::string config = bytes_of(s / "small.toml");
+  const auto clobber = bounded(s, "analyze r.h5 -q --json small.toml");
+  BOOST_TEST(clobber.exit_code == 2);
+  BOOST_TEST(contains(clobber.err, "--json: small.toml exists and is not a normdyn analysis report"), clobber.err);
+  BOOST_TEST(bytes_of(s / "small.toml") == config);
+  s.write("other.json", "{\"schema\": \"someone.else/1\"}\n");
+  BOOST_TEST(bounded(s, "analyze r.h5 -q --json other.json").exit_code == 2);
+  s.write("empty.json", "");
+  BOOST_TEST(bounded(s, "analyze r.h5 -q --json empty.json").exit_code == 0);
 }
 
 BOOST_AUTO_TEST_CASE(an_interrupted_analysis_leaves_the_run_readable) {
