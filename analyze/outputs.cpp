@@ -16,13 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool same_file(const fs::path& a, const fs::path& b) {
-  std::error_code ec;
-  if (fs::equivalent(a, b, ec)) return true;
-  const fs::path ca = fs::weakly_canonical(a, ec), cb = fs::weakly_canonical(b, ec);
-  return !ca.empty() && ca == cb;
-}
-
 // An output may be absent, a regular file, or (for the report) a character device such as
 // /dev/stdout; a FIFO would block, a directory cannot be written.
 void require_writable_target(const fs::path& p, const std::string& label, bool device_ok) {

@@ -215,7 +215,8 @@ RunConfig parse(const std::string& toml_text, const std::string& source, const s
 
 py::dict run(const std::string& toml_text, const std::string& source, const std::vector<std::string>& overrides,
              std::optional<std::string> output, bool force, std::optional<int> threads, py::object progress,
-             double progress_interval, bool main_thread, const std::string& command_line) {
+             double progress_interval, bool main_thread, const std::string& command_line,
+             const std::string& config_file) {
   RunConfig config = parse(toml_text, source, overrides);
   if (threads) {
     if (*threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(*threads));
@@ -225,6 +226,7 @@ py::dict run(const std::string& toml_text, const std::string& source, const std:
   options.write_file = output.has_value();
   if (output) config.output.path = *output;
   options.force = force;
+  options.config_file = config_file;
   options.command_line = command_line;
   options.resume_hint = output ? "normdyn.resume(\"" + *output + "\")" : "";
   options.progress_interval = progress_interval;
@@ -409,7 +411,7 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("run", &run, py::arg("toml"), py::arg("source"), py::arg("overrides"), py::arg("output"), py::arg("force"),
         py::arg("threads"), py::arg("progress"), py::arg("progress_interval"), py::arg("main_thread"),
-        py::arg("command_line"));
+        py::arg("command_line"), py::arg("config_file") = "");
   m.def("resume", &resume, py::arg("path"), py::arg("threads"), py::arg("progress"), py::arg("progress_interval"),
         py::arg("main_thread"), py::arg("command_line"));
   m.def("ensemble", &ensemble, py::arg("sweep_text"), py::arg("source"), py::arg("output"), py::arg("force"),

@@ -160,8 +160,10 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
             raise OSError(f"{output}: open in this process (close the Dataset of normdyn.load first: ds.close())")
     callback, close = _progress_listener(progress, "normdyn.run")
     try:
+        # The file the configuration came from: the run file never replaces it.
+        config_file = source if isinstance(config, (str, os.PathLike)) and source == os.fspath(config) else ""
         result = _core.run(text, source, overrides, output, bool(force), _threads(threads), callback, 0.2,
-                           _main_thread(), _command_line("normdyn.run"))
+                           _main_thread(), _command_line("normdyn.run"), config_file)
     finally:
         close()
     return _from_core(result, source=output)

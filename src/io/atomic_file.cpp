@@ -94,4 +94,11 @@ bool is_special_entry(const std::filesystem::path& p) {
   return ::lstat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
 }
 
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec)) return true;
+  const std::filesystem::path ca = std::filesystem::weakly_canonical(a, ec), cb = std::filesystem::weakly_canonical(b, ec);
+  return !ca.empty() && ca == cb;
+}
+
 }  // namespace normdyn

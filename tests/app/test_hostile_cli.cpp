@@ -226,6 +226,26 @@ BOOST_AUTO_TEST_CASE(no_replacement_without_force_and_force_replaces_regular_fil
     BOOST_TEST(!contains(entry.path().filename().string(), ".tmp"), entry.path());
 }
 
+// --force replaces an earlier output, never one of the run's inputs: its configuration file, its
+// initial tokens, its attention matrices.
+BOOST_AUTO_TEST_CASE(force_never_replaces_an_input_of_the_run) {
+  Scratch s;
+  small_run(s, "r.h5");
+  const std::string config = bytes_of(s / "small.toml"), run = bytes_of(s / "r.h5");
+  const auto self = bounded(s, "run small.toml -q --force -o ./small.toml");
+  BOOST_TEST(self.exit_code == 2);
+  BOOST_TEST(contains(self.err, "output.path: ./small.toml is the configuration file of this run; the run file never "
+                                "replaces one of its inputs, not even with --force"), self.err);
+  BOOST_TEST(bytes_of(s / "small.toml") == config);
+  const auto tokens = bounded(s, "run small.toml -q --force -o r.h5 --set init.kind=file --set init.file=r.h5");
+  BOOST_TEST(tokens.exit_code == 2);
+  BOOST_TEST(contains(tokens.err, "r.h5 is this run's initial tokens (init.file)"), tokens.err);
+  BOOST_TEST(bytes_of(s / "r.h5") == run);
+  // Another output is fine, and --force still replaces an earlier run.
+  BOOST_TEST(bounded(s, "run small.toml -q --force -o r2.h5 --set init.kind=file --set init.file=r.h5").exit_code == 0);
+  BOOST_TEST(bounded(s, "run small.toml -q --force -o r.h5").exit_code == 0);
+}
+
 BOOST_AUTO_TEST_CASE(analyze_outputs_never_overwrite_an_input_or_another_run) {
   Scratch s;
   small_run(s, "r.h5");

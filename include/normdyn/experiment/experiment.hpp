@@ -51,6 +51,9 @@ struct ExperimentOptions {
   // it, only the recorders passed to run_experiment see the frames.
   bool write_file = true;
   bool force = false;
+  // The file the configuration was read from, if any: like the input files the configuration
+  // names (init.file, model.qkv_file), never replaced by the run file, even with force.
+  std::filesystem::path config_file;
   // Refuse (InputError naming the key) a run whose memory or run file would not fit the machine
   // (resources.hpp); off: run anyway.
   bool size_check = true;

@@ -22,4 +22,8 @@ void replace_file_atomically(const std::filesystem::path& target,
 // through such an entry.
 bool is_special_entry(const std::filesystem::path& p);
 
+// Whether two paths name the same file: the same inode, or (for a file not there yet) the same
+// canonical path, so that an output is recognized as one of the command's inputs however spelled.
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+
 }  // namespace normdyn
