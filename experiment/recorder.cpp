@@ -6,8 +6,8 @@ namespace normdyn {
 
 // ---- RunFileRecorder
 
-RunFileRecorder::RunFileRecorder(std::filesystem::path path, bool overwrite)
-    : path_(std::move(path)), overwrite_(overwrite) {}
+RunFileRecorder::RunFileRecorder(std::filesystem::path path, bool overwrite, std::string force_name)
+    : path_(std::move(path)), overwrite_(overwrite), force_name_(std::move(force_name)) {}
 
 RunFileRecorder::RunFileRecorder(std::filesystem::path path, RunWriter writer)
     : path_(std::move(path)), writer_(std::move(writer)) {}
@@ -24,6 +24,7 @@ void RunFileRecorder::begin(const RunLayout& layout) {
   if (writer_) return;  // reopened for a resume
   RunFileOptions options = layout.contents;
   options.overwrite = overwrite_;
+  options.force_name = force_name_;
   writer_.emplace(path_, *layout.config, layout.provenance, options);
 }
 

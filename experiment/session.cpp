@@ -91,7 +91,7 @@ void require_output_not_an_input(const RunConfig& config, const ExperimentOption
   auto refuse_if = [&](bool used, const std::filesystem::path& input, const std::string& what) {
     if (used && !input.empty() && same_file(out, input))
       throw InputError("output.path", out.string() + " is " + what + "; the run file never replaces one of its inputs" +
-                                          (options.force ? ", not even with --force" : "") + ": choose another output");
+                                          (options.force ? ", not even with " + options.force_name : std::string()) + ": choose another output");
   };
   refuse_if(true, options.config_file, "the configuration file of this run");
   refuse_if(config.init.kind == InitKind::file, config.init.file, "this run's initial tokens (init.file)");

@@ -84,7 +84,7 @@ void require_output_not_an_input(const RunConfig& config, const ExperimentOption
 inline std::unique_ptr<RunFileRecorder> fresh_file(const RunConfig& config, const ExperimentOptions& options) {
   if (!options.write_file) return nullptr;
   require_output_not_an_input(config, options);
-  return std::make_unique<RunFileRecorder>(config.output.path, options.force);
+  return std::make_unique<RunFileRecorder>(config.output.path, options.force, options.force_name);
 }
 
 }  // namespace normdyn

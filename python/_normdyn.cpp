@@ -226,6 +226,7 @@ py::dict run(const std::string& toml_text, const std::string& source, const std:
   options.write_file = output.has_value();
   if (output) config.output.path = *output;
   options.force = force;
+  options.force_name = "force=True";
   options.config_file = config_file;
   options.command_line = command_line;
   options.resume_hint = output ? "normdyn.resume(\"" + *output + "\")" : "";

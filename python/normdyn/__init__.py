@@ -57,6 +57,10 @@ def _config_text(config):
         # A string naming an existing file is a path; anything else is TOML text.
         if "\n" not in config and len(config) < 4096 and os.path.isfile(config):
             return _read_config(config)
+        # One line with neither a key nor a table is not TOML: a path to a file that is not there.
+        line = config.strip()
+        if line and "\n" not in line and not line.startswith("#") and "=" not in line and "[" not in line:
+            raise FileNotFoundError(f"{config}: no such configuration file")
         return config, "config"
     raise ValueError(f"config: expected a dict, a path or TOML text, got {type(config).__name__}")
 

@@ -452,6 +452,7 @@ struct RunWriter::Impl {
   // which another program could have pointed elsewhere meanwhile).
   int fd = -1;
   bool overwrite = false;
+  std::string force_name;
   h5::File file;
   bool particles = false;
   Element direction, radius;
@@ -511,17 +512,17 @@ struct RunWriter::Impl {
   void publish() {
     if (staging.empty()) return;
     if (overwrite) {
-      require_replaceable(path);
+      require_replaceable(path, force_name);
       if (::rename(staging.c_str(), path.c_str()) != 0)
         throw IoError(path.string() + ": cannot move the new run file into place: " + std::strerror(errno));
     } else if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
       const int err = errno;
-      if (err == EEXIST) throw InputError("output.path", path.string() + " exists; pass --force to overwrite it");
+      if (err == EEXIST) throw InputError("output.path", path.string() + " exists; pass " + force_name + " to overwrite it");
       if (err != EINVAL && err != ENOSYS)
         throw IoError(path.string() + ": cannot move the new run file into place: " + std::strerror(err));
       if (::link(staging.c_str(), path.c_str()) != 0) {
         const int link_err = errno;
-        if (link_err == EEXIST) throw InputError("output.path", path.string() + " exists; pass --force to overwrite it");
+        if (link_err == EEXIST) throw InputError("output.path", path.string() + " exists; pass " + force_name + " to overwrite it");
         throw IoError(path.string() + ": cannot move the new run file into place: " + std::strerror(link_err));
       }
       ::unlink(staging.c_str());
@@ -530,9 +531,9 @@ struct RunWriter::Impl {
   }
 
   // --force replaces regular files only (never a FIFO, a device, a directory or a symbolic link).
-  static void require_replaceable(const std::filesystem::path& p) {
+  static void require_replaceable(const std::filesystem::path& p, const std::string& force_name) {
     if (is_special_entry(p))
-      throw InputError("output.path", p.string() + " exists and is not a regular file; --force replaces only regular files");
+      throw InputError("output.path", p.string() + " exists and is not a regular file; " + force_name + " replaces only regular files");
   }
 
   // Reopens the file through its descriptor for the summary.
@@ -722,11 +723,13 @@ RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config,
   // The lock first: the existence check, the creation and the publication are then one writer's.
   impl->lock.emplace(WriterLock::acquire(path));
   if (std::filesystem::symlink_status(path, ec).type() != std::filesystem::file_type::not_found) {
-    if (!options.overwrite) throw InputError("output.path", path.string() + " exists; pass --force to overwrite it");
-    Impl::require_replaceable(path);
+    if (!options.overwrite)
+      throw InputError("output.path", path.string() + " exists; pass " + options.force_name + " to overwrite it");
+    Impl::require_replaceable(path, options.force_name);
   }
   impl->path = path;
   impl->overwrite = options.overwrite;
+  impl->force_name = options.force_name;
   // One name per output, not per process: the lock makes this writer its only user, and a file left
   // there by a run killed before its first flush is replaced (removed first: it could be a link).
   impl->staging = path;

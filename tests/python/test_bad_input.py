@@ -41,6 +41,9 @@ def test_python_arguments(tmp_path):
 def test_files(tmp_path):
     with pytest.raises(OSError):
         normdyn.run(tmp_path / "missing.toml")
+    # A string naming a file that is not there is not parsed as TOML.
+    with pytest.raises(FileNotFoundError, match="missing.toml: no such configuration file"):
+        normdyn.run(str(tmp_path / "missing.toml"))
     with pytest.raises(OSError):
         normdyn.load(tmp_path / "missing.h5")
     (tmp_path / "junk.h5").write_text("not hdf5")
@@ -56,8 +59,11 @@ def test_existing_output_is_not_overwritten(tmp_path):
     before = out.read_bytes()
     with pytest.raises((ValueError, OSError)) as error:
         normdyn.run({"model": {"n": 5}, "solver": {"t_end": 1.0}}, output=out)
-    assert "force" in str(error.value)
+    # In Python's words: the keyword, not the command line's flag.
+    assert "pass force=True to overwrite it" in str(error.value) and "--force" not in str(error.value)
     assert out.read_bytes() == before
+    with pytest.raises(ValueError, match="not a regular file; force=True replaces only regular files"):
+        normdyn.run({"model": {"n": 4}, "solver": {"t_end": 1.0}}, output=tmp_path, force=True)
     ds = normdyn.run({"model": {"n": 5}, "solver": {"t_end": 1.0}}, output=out, force=True)
     assert normdyn.load(out).sizes["token"] == 5 == ds.sizes["token"]
 

@@ -51,6 +51,7 @@ struct ExperimentOptions {
   // it, only the recorders passed to run_experiment see the frames.
   bool write_file = true;
   bool force = false;
+  std::string force_name = "--force";  // how the caller names `force` in messages (force=True)
   // The file the configuration was read from, if any: like the input files the configuration
   // names (init.file, model.qkv_file), never replaced by the run file, even with force.
   std::filesystem::path config_file;

@@ -53,7 +53,7 @@ class Recorder {
 // checked by then), or reopened for a resume before the run is set up.
 class RunFileRecorder final : public Recorder {
  public:
-  RunFileRecorder(std::filesystem::path path, bool overwrite);
+  RunFileRecorder(std::filesystem::path path, bool overwrite, std::string force_name = "--force");
   // An unfinished run file, reopened to continue it: `state` receives its checkpoint.
   static std::unique_ptr<RunFileRecorder> reopen(const std::filesystem::path& path, const Provenance& provenance,
                                                  ResumeState& state);
@@ -76,6 +76,7 @@ class RunFileRecorder final : public Recorder {
   RunFileRecorder(std::filesystem::path path, RunWriter writer);
   std::filesystem::path path_;
   bool overwrite_ = false;
+  std::string force_name_;
   std::optional<RunWriter> writer_;
 };
 

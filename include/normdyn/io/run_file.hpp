@@ -88,6 +88,7 @@ struct FieldSpec {
 // since SWMR mode admits no new datasets afterwards.
 struct RunFileOptions {
   bool overwrite = false;        // replace an existing file (--force)
+  std::string force_name = "--force";  // how the caller names `overwrite` in messages (force=True)
   bool particles = true;         // /particles/tokens (and /observables when output.observables)
   std::vector<double> masses;    // /particles/tokens/mass of weighted tokens; empty: equal masses
   std::vector<FieldSpec> fields; // /fields/<name> of mean-field runs
