@@ -33,6 +33,7 @@
 #include "normdyn/io/file_lock.hpp"
 #include "normdyn/io/run_file.hpp"
 #include "normdyn/resources.hpp"
+#include "normdyn/text_hash.hpp"
 #include "normdyn/version.hpp"
 
 namespace normdyn {
@@ -774,9 +775,7 @@ EnsembleRun::EnsembleRun(const SweepSpec& spec, const EnsembleOptions& options)
   {
     std::string id = identity_of(spec_, points_, options_) + " quantiles";
     for (double q : options_.quantiles) id += ' ' + number_text(q);
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(text_hash(id)));
-    res_.identity = hex;
+    res_.identity = text_hash_hex(id);
   }
 }
 

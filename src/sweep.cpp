@@ -16,6 +16,7 @@
 
 #include "normdyn/errors.hpp"
 #include "normdyn/io/text_file.hpp"
+#include "normdyn/text_hash.hpp"
 #include "toml_text.hpp"
 
 namespace normdyn {
@@ -97,12 +98,6 @@ double read_number(const toml::node& n, const std::string& key) {
 std::string read_string(const toml::node& n, const std::string& key) {
   if (const auto* s = n.as_string()) return s->get();
   throw InputError(key, "expected a string");
-}
-
-std::uint64_t fnv1a(std::string_view text) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  return h;
 }
 
 // The set = {...} and replace = {...} tables of an axis value or a [[point]], as overrides.
@@ -389,7 +384,7 @@ namespace {
 std::string name_label(const ConfigScalar& value) {
   if (const auto* a = std::get_if<std::vector<double>>(&value)) {
     char hex[24];
-    std::snprintf(hex, sizeof hex, "h%08llx", static_cast<unsigned long long>(fnv1a(value_label(*a)) & 0xffffffffull));
+    std::snprintf(hex, sizeof hex, "h%08llx", static_cast<unsigned long long>(text_hash(value_label(*a)) & 0xffffffffull));
     return hex;
   }
   std::string label = value_label(value);
@@ -397,7 +392,7 @@ std::string name_label(const ConfigScalar& value) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '+' || c == '-')) c = '-';
   if (label.size() > 48) {
     char hex[24];
-    std::snprintf(hex, sizeof hex, "h%08llx", static_cast<unsigned long long>(fnv1a(label) & 0xffffffffull));
+    std::snprintf(hex, sizeof hex, "h%08llx", static_cast<unsigned long long>(text_hash(label) & 0xffffffffull));
     label = label.substr(0, 32) + "-" + hex;
   }
   return label;
@@ -446,8 +441,6 @@ std::string problem_of(const InputError& e) {
 }
 
 }  // namespace
-
-std::uint64_t text_hash(std::string_view text) { return fnv1a(text); }
 
 void add_overrides(SweepSpec& spec, const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) {
@@ -532,9 +525,7 @@ std::string SweepPoints::name(std::size_t index) const {
   for (std::size_t a = 0; a < c.size(); ++a) parts.push_back(labels_[a][c[a]]);
   std::string name = parts.empty() ? "run" : join(parts, "_");
   if (name.size() > 200) {
-    char hex[24];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(name)));
-    name = name.substr(0, 180) + "_" + hex;
+    name = name.substr(0, 180) + "_" + text_hash_hex(name);
   }
   return name;
 }

@@ -22,6 +22,7 @@
 #include "normdyn/io/file_lock.hpp"
 #include "normdyn/version.hpp"
 #include "normdyn/stopwatch.hpp"
+#include "normdyn/text_hash.hpp"
 
 namespace normdyn {
 namespace {
@@ -57,7 +58,10 @@ std::vector<std::string> split_names(const std::string& joined) {
 
 void write_parameters(h5::File& file, const RunConfig& config, const Provenance& provenance) {
   h5::Group p = file.create_group("parameters");
-  p.set_attribute("config", to_toml(config));
+  const std::string config_text = to_toml(config);
+  p.set_attribute("config", config_text);
+  // Recognizes an edit of the stored configuration (a resume would continue another run).
+  p.set_attribute("config_hash", text_hash_hex(config_text));
   p.set_attribute("seed", static_cast<std::int64_t>(config.init.seed));
   p.set_attribute("normdyn_version", std::string(version()));
   p.set_attribute("normdyn_revision", std::string(revision()));
@@ -422,8 +426,14 @@ void validate_layout(const std::filesystem::path& path, const h5::File& file, co
 
 RunConfig stored_config(const std::filesystem::path& path, const h5::File& file) {
   if (!file.contains("parameters")) damaged(path, "/parameters", "is missing");
-  const auto text = file.open_group("parameters").attribute_string("config");
+  const h5::Group parameters = file.open_group("parameters");
+  const auto text = parameters.attribute_string("config");
   if (!text) damaged(path, "/parameters@config", "is missing");
+  // Files written before the hash was stored have none.
+  if (const auto hash = parameters.attribute_string("config_hash"); hash && *hash != text_hash_hex(*text))
+    damaged(path, "/parameters@config",
+            "was edited after the run was written (it no longer matches /parameters@config_hash): its frames "
+            "are not those of this configuration");
   try {
     return parse_config(*text, path.string() + ":/parameters/config");
   } catch (const InputError& e) {
@@ -798,6 +808,12 @@ void validate_checkpoint(const std::filesystem::path& path, const RunReader& rea
   const std::vector<double> samples = config.output.sample_times(t_end, config.solver.t_start);
   if (c.next_sample > samples.size())
     damaged(path, where, "points at sample " + std::to_string(c.next_sample) + " of " + std::to_string(samples.size()));
+  // The samples still to record lie ahead of the checkpoint. (Recorded ones may lie after it too:
+  // a dense-output step records the samples it spans and checkpoints its start.)
+  const double slack = 1e-12 * std::max(1.0, std::abs(c.t));
+  if (c.next_sample < samples.size() && samples[c.next_sample] < c.t - slack)
+    damaged(path, where, "holds t = " + toml_text::number_text(c.t) + " past sample " + std::to_string(c.next_sample) +
+                             " (t = " + toml_text::number_text(samples[c.next_sample]) + "), which it says is still to record");
   const std::size_t frames = reader.frames();
   if (c.next_sample > frames)
     damaged(path, where, "points at frame " + std::to_string(c.next_sample) + " but the file holds " +

@@ -330,9 +330,10 @@ BOOST_AUTO_TEST_SUITE(damaged_and_forged_files)
 BOOST_AUTO_TEST_CASE(shapes_that_contradict_the_configuration) {
   Scratch s;
   small_run(s, "r.h5");
-  // The stored configuration says n = 8; the data hold 16 tokens.
+  // The stored configuration says n = 8; the data hold 16 tokens. Its hash removed (as in a file
+  // written before it was stored), so that the shapes are what tells.
   python(s, "f = h5py.File('r.h5', 'r+'); g = f['parameters']\n"
-            "g.attrs['config'] = g.attrs['config'].replace('n = 16', 'n = 8')\n");
+            "g.attrs['config'] = g.attrs['config'].replace('n = 16', 'n = 8'); del g.attrs['config_hash']\n");
   const std::string before = bytes_of(s / "r.h5");
   for (const char* command : {"analyze r.h5 -q", "run --resume r.h5 -q"}) {
     const auto r = bounded(s, command);
@@ -389,6 +390,14 @@ BOOST_AUTO_TEST_CASE(resume_refuses_a_checkpoint_that_does_not_fit) {
        " 'particles/tokens/direction/step']]",
        "but the file holds 3 complete frames"},
       {"scheme.h5", "f['h5md/modules/normdyn'].attrs['scheme'] = 'pre'", "/h5md/modules/normdyn@scheme says \"pre\""},
+      // A checkpoint that says nothing was recorded yet, at a later time: its frames would be wrong.
+      {"rewound.h5",
+       "c = f['checkpoint/current']; s = 'ab'[c[0]]; f['checkpoint/' + s + '/record'][6] = 0; c[1] = 0",
+       "past sample 0 (t = 0), which it says is still to record"},
+      // An edited stored configuration: the frames are another configuration's.
+      {"edited.h5",
+       "import re; a = f['parameters'].attrs; a['config'] = re.sub(r'beta = [^\\n]*', 'beta = 2.5', a['config'])",
+       "/parameters@config was edited after the run was written"},
   };
   for (const Forgery& forgery : forgeries) {
     BOOST_TEST_CONTEXT(forgery.name) {

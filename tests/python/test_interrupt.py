@@ -19,7 +19,7 @@ LONG_RUN = {"model": {"scheme": "post", "n": 64, "d": 3, "beta": 4.0},
 # What differs between a resumed run's file and an uninterrupted one's besides the run: its sessions
 # (times, host, flushes, the resume log) and the output path in the stored configuration.
 NOT_OF_THE_RUN = {"command_line", "created_utc", "host", "wall_seconds", "flush_seconds", "write_seconds", "flushes",
-                  "config", "path", "resume_log", "message"}
+                  "config", "config_hash", "path", "resume_log", "message"}
 
 CHILD = textwrap.dedent("""
     import sys, time, normdyn
