@@ -117,17 +117,20 @@ def from_core(result, source=None):
 # ---- run files, lazily ----
 
 class _H5File:
-    """One h5py file shared by the lazy arrays of a Dataset, opened as a SWMR reader."""
+    """One h5py file shared by the lazy arrays of a Dataset: a finished file opened as a plain reader,
+    a file being written (which a plain reader cannot open) as a SWMR reader."""
 
     def __init__(self, path):
         import h5py
         self.path = os.fspath(path)
         self.lock = threading.Lock()
         try:
-            self.file = h5py.File(self.path, "r", swmr=True)
-        except OSError:
-            # Files whose writer never entered SWMR mode (none are written so) or is unknown.
+            # Plain first, as the command line reads: a SWMR reader retries a metadata read that
+            # fails its checksum a hundred times with growing sleeps, so a damaged file took minutes
+            # to be reported instead of failing at once.
             self.file = h5py.File(self.path, "r")
+        except OSError:
+            self.file = h5py.File(self.path, "r", swmr=True)
 
     def __getitem__(self, name):
         return self.file[name]
@@ -210,6 +213,17 @@ def load(path):
                           f" of a resume); no process is writing it: normdyn.resume({path!r}) recovers it, unless the"
                           " session had begun its final writes") from None
         raise OSError(f"{path}: cannot open as an HDF5 run file ({e})") from None
+    try:
+        return _from_file(h5, path)
+    except (KeyError, RuntimeError, OSError) as e:
+        # h5py's errors for metadata that fails its checksum or points nowhere.
+        h5.file.close()
+        raise OSError(f"{path}: damaged run file ({e})") from None
+
+
+def _from_file(h5, path):
+    """The Dataset of an open run file (load's body once the file is open)."""
+    import h5py
     f = h5.file
     if "parameters" not in f or "config" not in f["parameters"].attrs:
         h5.file.close()

@@ -72,3 +72,20 @@ def test_resume_refuses_a_finished_run(tmp_path):
     normdyn.run({"model": {"n": 4}, "solver": {"t_end": 1.0}}, output=tmp_path / "r.h5")
     with pytest.raises(ValueError):
         normdyn.resume(tmp_path / "r.h5")
+
+
+def test_a_damaged_object_header_fails_at_once(tmp_path):
+    import h5py
+    run = tmp_path / "r.h5"
+    normdyn.run({"model": {"n": 8, "d": 3}, "solver": {"t_end": 2.0}, "output": {"samples": 11}}, output=run)
+    with h5py.File(run, "r") as f:
+        header = h5py.h5o.get_info(f["parameters"].id).addr
+    data = bytearray(run.read_bytes())
+    data[header + 40] ^= 0x01  # inside /parameters' object header, under its checksum
+    damaged = tmp_path / "damaged.h5"
+    damaged.write_bytes(bytes(data))
+    # A SWMR reader would retry the failing read for minutes; load reads finished files plainly.
+    with pytest.raises(OSError, match="damaged run file"):
+        normdyn.load(damaged)
+    cli = run_cli("analyze", damaged, "-q", "--no-write", check=False)
+    assert cli.returncode == 3, cli.stderr
