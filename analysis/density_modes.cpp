@@ -11,6 +11,55 @@
 
 namespace normdyn::analysis {
 
+std::vector<DensityCluster> density_clusters(std::span<const double> cells, const DensityOptions& options) {
+  std::vector<DensityCluster> out;
+  const std::size_t m = cells.size();
+  if (m == 0) return out;
+  const double two_pi = 2.0 * std::numbers::pi;
+  const double width = two_pi / static_cast<double>(m);
+  double mass = 0.0;
+  for (double v : cells) mass += v * width;
+  if (!(mass > 0.0)) return out;
+  // Cyclic arcs above the level; an arc crossing φ = 0 is joined with its other end.
+  const double level = options.cluster_level * mass / two_pi;
+  std::vector<char> above(m);
+  for (std::size_t i = 0; i < m; ++i) above[i] = cells[i] > level;
+  // The whole circle above the level is impossible for a normalized density with level ≥ 1/(2π).
+  if (std::all_of(above.begin(), above.end(), [](char a) { return a; })) return out;
+  // Start the sweep just after a cell below the level, so that no arc is split.
+  std::size_t start = 0;
+  while (above[start]) ++start;
+  std::size_t i = 0;
+  while (i < m) {
+    if (!above[(start + i) % m]) {
+      ++i;
+      continue;
+    }
+    // Moments about the arc's first cell, in cells (the arc never wraps onto itself).
+    double arc_mass = 0.0, first = 0.0, second = 0.0, arc_peak = -1.0, arc_centre = 0.0;
+    for (double offset = 0.0; i < m && above[(start + i) % m]; ++i, offset += 1.0) {
+      const std::size_t j = (start + i) % m;
+      const double cell_mass = cells[j] * width;
+      arc_mass += cell_mass;
+      first += cell_mass * offset;
+      second += cell_mass * offset * offset;
+      if (cells[j] > arc_peak) arc_peak = cells[j], arc_centre = (static_cast<double>(j) + 0.5) * width;
+    }
+    if (arc_mass / mass < options.cluster_min_mass) continue;
+    const double mean = first / arc_mass;
+    const double variance_cells = std::max(0.0, second / arc_mass - mean * mean) + 1.0 / 12.0;
+    out.push_back({arc_mass / mass, arc_centre, std::sqrt(variance_cells) * width});
+  }
+  return out;
+}
+
+double narrowest_cluster_cells(std::span<const DensityCluster> clusters, std::size_t cells) {
+  double narrowest = std::numeric_limits<double>::infinity();
+  if (clusters.empty() || cells == 0) return narrowest;
+  for (const DensityCluster& c : clusters) narrowest = std::min(narrowest, c.width);
+  return narrowest * static_cast<double>(cells) / (2.0 * std::numbers::pi);
+}
+
 DensityFigures density_figures(std::span<const double> cells, const DensityOptions& options) {
   DensityFigures f;
   const std::size_t m = cells.size();
@@ -30,36 +79,13 @@ DensityFigures density_figures(std::span<const double> cells, const DensityOptio
     const double cell_factor = 2.0 * std::sin(0.5 * k * width) / k;
     f.mode_amplitude.push_back(mass > 0.0 ? std::abs(sum) * cell_factor / mass : 0.0);
   }
-  // Clusters: cyclic arcs above the level; an arc crossing φ = 0 is joined with its other end.
-  const double level = options.cluster_level * mass / two_pi;
-  std::vector<char> above(m);
-  for (std::size_t i = 0; i < m; ++i) above[i] = cells[i] > level;
-  if (std::all_of(above.begin(), above.end(), [](char a) { return a; })) {
-    // The whole circle above the level is impossible for a normalized density with level ≥ 1/(2π).
-  } else {
-    // Start the sweep just after a cell below the level, so that no arc is split.
-    std::size_t start = 0;
-    while (above[start]) ++start;
-    std::size_t i = 0;
-    while (i < m) {
-      const std::size_t c = (start + i) % m;
-      if (!above[c]) {
-        ++i;
-        continue;
-      }
-      double arc_mass = 0.0, arc_peak = -1.0, arc_centre = 0.0;
-      while (i < m && above[(start + i) % m]) {
-        const std::size_t j = (start + i) % m;
-        arc_mass += cells[j] * width;
-        if (cells[j] > arc_peak) arc_peak = cells[j], arc_centre = (static_cast<double>(j) + 0.5) * width;
-        ++i;
-      }
-      if (mass > 0.0 && arc_mass / mass >= options.cluster_min_mass) {
-        f.cluster_mass.push_back(arc_mass / mass);
-        f.cluster_centre.push_back(arc_centre);
-      }
-    }
+  const std::vector<DensityCluster> clusters = density_clusters(cells, options);
+  for (const DensityCluster& c : clusters) {
+    f.cluster_mass.push_back(c.mass);
+    f.cluster_centre.push_back(c.centre);
+    f.cluster_width.push_back(c.width);
   }
+  f.narrowest_cluster_cells = narrowest_cluster_cells(clusters, m);
   f.cluster_count = static_cast<int>(f.cluster_mass.size());
   CircleMeasure rho, uniform;
   rho.cells.assign(cells.begin(), cells.end());

@@ -3,11 +3,9 @@
 #include <glob.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <limits>
+#include <deque>
 
 #include "analyze.hpp"
 #include "normdyn/errors.hpp"
@@ -18,23 +16,16 @@
 namespace normdyn::app {
 namespace {
 
-// "T0:T1" → window; either side may be empty (open).
-analysis::TimeWindow parse_window(const std::string& text) {
-  const auto colon = text.find(':');
-  if (colon == std::string::npos) throw InputError("--fit-window", "expected T0:T1, got \"" + text + "\"");
-  auto parse = [&](const std::string& part, double fallback) {
-    if (part.empty()) return fallback;
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(part.c_str(), &end);
-    if (errno != 0 || end != part.c_str() + part.size() || !std::isfinite(v))
-      throw InputError("--fit-window", "\"" + part + "\" is not a number");
-    return v;
-  };
-  analysis::TimeWindow w{parse(text.substr(0, colon), 0.0),
-                         parse(text.substr(colon + 1), std::numeric_limits<double>::infinity())};
-  if (!(w.t_end > w.t_start)) throw InputError("--fit-window", "needs T0 < T1, got \"" + text + "\"");
-  return w;
+std::string flag_type_name(OptionType type) {
+  switch (type) {
+    case OptionType::real: return "FLOAT";
+    case OptionType::integer: return "INT";
+    case OptionType::choice: return "NAME";
+    case OptionType::window: return "T0:T1";
+    case OptionType::path: return "PATH";
+    case OptionType::flag: return "";
+  }
+  return "TEXT";
 }
 
 // The run files named on the command line, with quoted glob patterns expanded (for shells and
@@ -71,11 +62,15 @@ struct AnalysisCli::State {
   ReproduceRequest reproduce_request;
   std::string reproduce_dir;
 
-  AnalyzeRequest analyze_request;
+  // One entry per row of analyze_options(): what the command line gave.
+  struct AnalyzeFlag {
+    const AnalyzeOption* option = nullptr;
+    CLI::Option* cli = nullptr;
+    std::string text;
+    bool on = false;
+  };
+  std::deque<AnalyzeFlag> analyze_flags;
   std::vector<std::string> runs;
-  std::string json, observables_file, quantity = "one_minus_mean_cosine", law = "auto", window;
-  bool no_write = false, no_correction = false, no_velocity = false;
-  int threads = -1;
 
   PlotRequest plot_request;
   std::string plot_output;
@@ -90,72 +85,16 @@ struct AnalysisCli::State {
 
 AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   State& s = *state_;
-  AnalyzeRequest& a = s.analyze_request;
-  AnalyzeOptions& o = a.options;
-
   s.analyze = cli.add_subcommand("analyze", "Observables, clusters, plateaus, decay rate and theorem checks of a run");
   s.analyze->add_option("runs", s.runs, "HDF5 run files (quoted glob patterns are expanded)")->required();
-  s.analyze->add_option("--json", s.json,
-                        "write the report as JSON to this file (with several runs: into this folder, one RUN.json each)");
-  s.analyze->add_option("--observables-file", s.observables_file,
-                        "write the observables into this file (default: RUN.observables.h5 beside the run; "
-                        "never the run file or another run)");
-  s.analyze->add_flag("--no-write", s.no_write, "do not write observables anywhere");
-  s.analyze->add_option("--cluster-epsilon", o.clusters.epsilon,
-                        "join two tokens into a cluster when their cosine exceeds 1 - epsilon")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 2.0));
-  s.analyze->add_option("--rank-threshold", o.rank_threshold,
-                        "effective rank: count eigenvalues of the second-moment matrix above this fraction of its trace")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  s.analyze->add_option("--plateau-energy-tolerance", o.plateaus.energy_tolerance,
-                        "plateau: max E / min E <= 1 + tolerance")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  s.analyze->add_option("--plateau-min-frames", o.plateaus.min_frames, "plateau: at least this many frames")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 30));
-  s.analyze->add_option("--plateau-min-duration", o.plateaus.min_duration, "plateau: at least this long in t")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  s.analyze->add_option("--plateau-min-log-duration", o.plateaus.min_log_duration,
-                        "plateau: ln(t_end / t_start) at least this (metastable states live on geometric times)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  s.analyze->add_option("--quantity", s.quantity, "series whose decay is fitted")
-      ->capture_default_str()
-      ->check(CLI::IsMember(rate_quantity_names()));
-  s.analyze->add_option("--law", s.law, "decay law: auto (steadiest local exponent), exponential, power, stretched_exponential")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "exponential", "power", "stretched_exponential"}));
-  s.analyze->add_option("--fit-window", s.window, "fit window T0:T1 (either side may be empty; default: automatic)");
-  s.analyze->add_option("--fit-fraction", o.rate.late_fraction,
-                        "with a given law that has no steady stretch: this later fraction of the usable time range")
-      ->capture_default_str()
-      ->check(CLI::Range(0.01, 1.0));
-  s.analyze->add_option("--fit-floor", o.rate.floor, "values at or below this are not fitted (round-off)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  s.analyze->add_flag("--no-correction", s.no_correction, "report the plain fit, without fitting a shift of the time origin");
-  s.analyze->add_option("--energy-tolerance", o.checks.energy_tolerance,
-                        "energy check: largest allowed relative decrease between frames")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  s.analyze->add_flag("--no-velocity", s.no_velocity,
-                      "do not rebuild the run's dynamics: angular speed from finite differences, no <theta_j, A_j>");
-  s.analyze->add_option("--threads", s.threads,
-                        "threads of the attention kernel (0: all cores; default: 1 for small runs, else the run's)")
-      ->check(CLI::Range(0, 4096));
-  s.analyze->add_option("--modes", o.density.max_mode, "mean-field runs: Fourier modes k = 1..K of the density")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
-  s.analyze->add_option("--density-cluster-level", o.density.cluster_level,
-                        "mean-field runs: a cluster is an arc where the density exceeds this x uniform")
-      ->capture_default_str()
-      ->check(CLI::Range(1.0, 1e12));
-  s.analyze->add_flag("--fail-on-check", a.fail_on_check, "exit with code 1 if a theorem check fails");
-  s.analyze->add_flag("-q,--quiet", a.quiet, "no report on stdout");
+  // The flags are the rows of the option table (analyze/options.hpp), as normdyn.analyze's keywords.
+  for (const AnalyzeOption& o : analyze_options()) {
+    State::AnalyzeFlag& f = s.analyze_flags.emplace_back();
+    f.option = &o;
+    const std::string names = (o.short_flag.empty() ? "" : std::string(o.short_flag) + ",") + option_flag(o);
+    if (o.type == OptionType::flag) f.cli = s.analyze->add_flag(names, f.on, option_help(o));
+    else f.cli = s.analyze->add_option(names, f.text, option_help(o))->type_name(flag_type_name(o.type));
+  }
 
   PlotRequest& p = s.plot_request;
   s.plot = cli.add_subcommand("plot", "Figures (PNG, PDF, SVG) of run files and their observables (runs `normdyn analyze` output)");
@@ -278,16 +217,14 @@ int AnalysisCli::analyze_many(AnalyzeRequest request, const std::vector<std::fil
 int AnalysisCli::run() {
   State& s = *state_;
   if (s.analyze->parsed()) {
-    AnalyzeRequest request = s.analyze_request;
-    if (!s.json.empty()) request.json = s.json;
-    if (!s.observables_file.empty()) request.observables_file = s.observables_file;
-    request.write_observables = !s.no_write;
-    request.options.quantity = *rate_quantity_from_string(s.quantity);
-    if (s.law != "auto") request.options.rate.law = analysis::decay_law_from_string(s.law);
-    if (!s.window.empty()) request.options.rate.window = parse_window(s.window);
-    request.options.rate.correction = !s.no_correction;
-    request.options.use_velocity = !s.no_velocity;
-    if (s.threads >= 0) request.options.threads = s.threads;
+    AnalyzeRequest request = AnalyzeRequest::command_line();
+    // In the order of the table, whatever the order on the command line.
+    for (const State::AnalyzeFlag& f : s.analyze_flags) {
+      if (f.cli->count() == 0) continue;
+      const std::string flag = option_flag(*f.option);
+      const OptionValue value = f.option->type == OptionType::flag ? OptionValue(f.on) : parse_option_text(*f.option, f.text, flag);
+      apply_option(request, *f.option, value, flag);
+    }
     const std::vector<std::filesystem::path> runs = expand_runs(s.runs);
     if (runs.size() == 1) {
       request.run_file = runs.front();

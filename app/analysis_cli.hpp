@@ -1,15 +1,18 @@
 #pragma once
 // The command line of the analysis: `analyze`, `plot` and `study`. Flags are parsed here into the
-// typed requests of analyze.hpp, plot.hpp and study.hpp; nothing downstream sees a string option.
+// typed requests of the analysis library (its option table), plot.hpp and study.hpp; nothing
+// downstream sees a string option.
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace normdyn::app {
-
+namespace normdyn {
 struct AnalyzeRequest;
+}
+
+namespace normdyn::app {
 
 class AnalysisCli {
  public:

@@ -1,72 +1,13 @@
-// The analysis report: JSON with stable keys (documented in README.md, section "Analysis") and a
-// text summary for people.
+// The analysis report as text for people (the JSON report is the library's, analyze/report.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 
 #include "analyze.hpp"
 #include "normdyn/schemes.hpp"
 
 namespace normdyn::app {
 namespace {
-
-using nlohmann::json;
-
-// NaN and ±inf become null (JSON has no such numbers).
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-json law_fit_json(const analysis::LawFit& f) {
-  return {{"law", std::string(to_string(f.law))},
-          {"parameter", number(f.parameter)},
-          {"stderr", number(f.parameter_stderr)},
-          {"log_c", number(f.log_c)},
-          {"rss", number(f.rss)},
-          {"r_squared", number(f.r_squared)}};
-}
-
-json rate_fit_json(const analysis::RateFit& f, RateQuantity q) {
-  json j;
-  j["quantity"] = std::string(to_string(q));
-  // null only for a fit one can cite; else a token of analysis::kProblemTokens and a sentence.
-  j["problem"] = f.problem.empty() ? json(nullptr) : json(f.problem);
-  j["problem_detail"] = f.detail.empty() ? json(nullptr) : json(f.detail);
-  if (!f.ok) {
-    j["law"] = nullptr;
-    j["parameter"] = nullptr;
-    j["stderr"] = nullptr;
-    j["window"] = nullptr;
-    return j;
-  }
-  j["law"] = std::string(to_string(f.law));
-  j["parameter"] = number(f.parameter);
-  j["stderr"] = number(f.parameter_stderr);
-  j["window"] = {number(f.window.t_start), number(f.window.t_end)};
-  j["systematic"] = number(f.systematic);
-  j["law_automatic"] = f.law_automatic;
-  j["window_automatic"] = f.window_automatic;
-  j["points"] = f.points;
-  j["decay_factor"] = number(f.decay_factor);
-  j["usable_until"] = number(f.usable_until);
-  j["corrected"] = f.corrected;
-  j["origin_shift"] = number(f.origin);  // the law holds in t + origin_shift
-  j["correction_term"] = f.corrected ? "origin shift" : "";
-  j["correction_coefficient"] = number(f.correction);  // always 0 since schema 2 (kept for readers of 1)
-  j["half_window_parameter"] = number(f.half_window_parameter);
-  j["steady_decay"] = number(f.steady_decay);
-  j["runner_up_decay"] = number(f.runner_up_decay);
-  j["log_c"] = number(f.log_c);
-  j["uncorrected"] = law_fit_json(f.uncorrected);
-  json candidates = json::array();
-  for (const auto& c : f.candidates) candidates.push_back(law_fit_json(c));
-  j["candidates"] = candidates;
-  return j;
-}
-
-json event_json(const analysis::ClusterEvent& e) {
-  return {{"t_before", number(e.t_before)}, {"t", number(e.t)},       {"parts", e.parts},
-          {"part_sizes", e.part_sizes},     {"whole", e.whole},       {"whole_size", e.whole_size}};
-}
 
 // The value to the digit its uncertainty allows (two significant digits of the uncertainty).
 std::string with_uncertainty(double value, double uncertainty) {
@@ -90,157 +31,8 @@ const analysis::FrameObservables* last_frame(const AnalysisResult& r) {
   return r.frames.empty() ? nullptr : &r.frames.back();
 }
 
-json growth_json(const analysis::GrowthExponent& g) {
-  return {{"exponent", number(g.exponent)}, {"stderr", number(g.exponent_stderr)},
-          {"late_exponent", number(g.late_exponent)},
-          {"window", std::isfinite(g.t_start) ? json::array({number(g.t_start), number(g.t_end)}) : json(nullptr)},
-          {"points", g.points},           {"problem", g.problem.empty() ? json(nullptr) : json(g.problem)}};
-}
-
-// First, last, and (for discrete runs) mean over frames of a registry series; null where absent.
-json series_summary(const AnalysisResult& r, std::string_view name) {
-  const auto* s = r.observable(name);
-  if (!s || s->empty()) return nullptr;
-  double sum = 0.0;
-  std::size_t count = 0;
-  for (double v : *s)
-    if (std::isfinite(v)) sum += v, ++count;
-  return {{"first", number(s->front())}, {"last", number(s->back())},
-          {"mean", count ? number(sum / double(count)) : json(nullptr)}};
-}
-
-// The observables of the paper's figures (README, "Analysis").
-json trajectory_json(const AnalysisResult& r) {
-  json j;
-  j["mean_cosine"] = series_summary(r, "mean_cosine");
-  j["mean_cosine_rate"] = series_summary(r, "mean_cosine_rate");
-  j["layer_angle"] = series_summary(r, "layer_angle");
-  j["mean_cosine_layer_rate"] = series_summary(r, "mean_cosine_layer_rate");
-  j["mean_radius"] = series_summary(r, "mean_radius");
-  j["radius_growth"] = growth_json(r.radius_growth);
-  if (r.clock) {
-    const auto& c = *r.clock;
-    j["clock"] = {{"t_final", number(c.t_final)},
-                  {"clock_min_final", number(c.clock_min_final)},
-                  {"clock_median_final", number(c.clock_median_final)},
-                  {"min_radial_speed_final", number(c.min_radial_speed_final)},
-                  {"min_radial_speed_min", number(c.min_radial_speed_min)},
-                  {"clock_growth", growth_json(c.clock_growth)},
-                  {"verdict", c.verdict}};
-  } else {
-    j["clock"] = nullptr;
-  }
-  return j;
-}
-
-}  // namespace
-
-std::string report_json(const AnalysisResult& r, const AnalyzeRequest& request, const ObservablesDestination& where) {
-  const AnalyzeOptions& o = request.options;
-  json j;
-  j["schema"] = "normdyn.analysis/2";
-  json run = {{"file", request.run_file.string()},
-              {"scheme", std::string(scheme_key(r.config.model.scheme))},
-              {"n", r.config.model.n},
-              {"d", r.config.model.d},
-              {"beta", r.config.model.beta},
-              {"qkv", std::string(to_string(r.config.model.qkv))},
-              {"init", std::string(to_string(r.config.init.kind))},
-              {"method", std::string(to_string(r.config.solver.method))},
-              {"frames", r.t.size()},
-              {"t_first", r.t.empty() ? json(nullptr) : number(r.t.front())},
-              {"t_last", r.t.empty() ? json(nullptr) : number(r.t.back())},
-              {"revision", r.revision}};
-  run["status"] = r.summary ? json(std::string(to_string(r.summary->status))) : json(nullptr);
-  j["run"] = run;
-  j["observables"] = {{"file", where.file.empty() ? json(nullptr) : json(where.file.string())},
-                      {"in_run_file", where.in_run_file},
-                      {"series", where.series},
-                      {"angular_speed_method", r.angular_speed_method}};
-  j["options"] = {{"cluster_epsilon", o.clusters.epsilon},
-                  {"rank_threshold", o.rank_threshold},
-                  {"plateau_energy_tolerance", o.plateaus.energy_tolerance},
-                  {"plateau_min_frames", o.plateaus.min_frames},
-                  {"plateau_min_duration", o.plateaus.min_duration},
-                  {"plateau_min_log_duration", o.plateaus.min_log_duration},
-                  {"fit_floor", o.rate.floor},
-                  {"fit_late_fraction", o.rate.late_fraction},
-                  {"fit_correction", o.rate.correction},
-                  {"energy_tolerance", o.checks.energy_tolerance}};
-  if (const auto* f = last_frame(r)) {
-    j["final"] = {{"t", number(r.t.back())},
-                  {"one_minus_mean_cosine", number(f->one_minus_mean_cosine)},
-                  {"one_minus_min_cosine", number(f->one_minus_min_cosine)},
-                  {"variance", number(f->variance)},
-                  {"diameter", number(f->diameter)},
-                  {"energy", number(f->energy)},
-                  {"normalized_energy", number(f->normalized_energy)},
-                  {"mean_radius", number(f->mean_radius)},
-                  {"mean_angular_speed", number(r.mean_angular_speed.back())},
-                  {"effective_rank", f->effective_rank},
-                  {"cluster_count", r.clusters.back().count()}};
-  } else {
-    j["final"] = nullptr;
-  }
-  j["rate_fit"] = rate_fit_json(r.rate_fit, r.quantity);
-
-  json clusters = json::array();
-  for (std::size_t i = 0; i < r.clusters.size(); ++i)
-    clusters.push_back({{"t", number(r.t[i])}, {"count", r.clusters[i].count()}, {"sizes", r.clusters[i].sizes}});
-  j["clusters"] = clusters;
-  json final_clusters = json::array();
-  if (!r.clusters.empty()) {
-    const auto& c = r.clusters.back();
-    for (std::size_t k = 0; k < c.count(); ++k) {
-      std::vector<double> centre(c.centres.row(static_cast<Index>(k)).data(),
-                                 c.centres.row(static_cast<Index>(k)).data() + c.centres.cols());
-      final_clusters.push_back({{"id", c.ids[k]}, {"size", c.sizes[k]}, {"centre", centre}});
-    }
-  }
-  j["final_clusters"] = final_clusters;
-  json merges = json::array(), splits = json::array();
-  for (const auto& e : r.events) (e.kind == analysis::ClusterEvent::Kind::merge ? merges : splits).push_back(event_json(e));
-  j["merges"] = merges;
-  j["splits"] = splits;
-
-  json plateaus = json::array();
-  for (const auto& p : r.plateaus)
-    plateaus.push_back({{"t_start", number(p.t_start)},
-                        {"t_end", number(p.t_end)},
-                        {"duration", number(p.duration())},
-                        {"count", p.count},
-                        {"first_frame", p.first_frame},
-                        {"last_frame", p.last_frame},
-                        {"energy_start", number(p.energy_start)},
-                        {"energy_end", number(p.energy_end)}});
-  j["plateaus"] = plateaus;
-  j["staircase"] = analysis::staircase(r.plateaus);
-
-  json checks = json::array();
-  for (const auto& c : r.checks.checks) {
-    json details = json::object();
-    for (const auto& [k, v] : c.details) details[k] = number(v);
-    checks.push_back({{"name", c.name},
-                      {"statement", c.statement},
-                      {"criterion", c.criterion},
-                      {"theory", number(c.theory)},
-                      {"measured", number(c.measured)},
-                      {"ok", c.outcome == analysis::Outcome::not_asymptotic ? json(nullptr) : json(c.ok)},
-                      {"outcome", std::string(to_string(c.outcome))},
-                      {"details", details},
-                      {"note", c.note}});
-  }
-  j["checks"] = checks;
-  json skipped = json::array();
-  for (const auto& s : r.checks.skipped) skipped.push_back({{"name", s.name}, {"reason", s.reason}});
-  j["skipped_checks"] = skipped;
-  j["trajectory"] = trajectory_json(r);
-  j["notes"] = r.notes;
-  return j.dump(2);
-}
-
 // The observables of the paper's figures, one line each.
-static void print_trajectory(std::FILE* out, const AnalysisResult& r) {
+void print_trajectory(std::FILE* out, const AnalysisResult& r) {
   if (const auto* g = r.observable("mean_cosine"); g && !g->empty())
     std::fprintf(out, "gamma (mean cosine): %.6g -> %.6g", g->front(), g->back());
   if (const auto* s = r.observable("mean_cosine_rate"); s && !s->empty())
@@ -268,8 +60,8 @@ static void print_trajectory(std::FILE* out, const AnalysisResult& r) {
                  r.clock->clock_median_final, r.clock->t_final, r.clock->verdict.c_str());
 }
 
-void print_report(std::FILE* out, const AnalysisResult& r, const AnalyzeRequest& request,
-                  const ObservablesDestination& where) {
+void print_particles(std::FILE* out, const AnalysisResult& r, const AnalyzeRequest& request,
+                     const ObservablesDestination& where) {
   const auto& m = r.config.model;
   std::fprintf(out, "normdyn analyze %s: scheme %s, n = %lld, d = %lld, beta = %g, %zu frames, t = %g..%g\n",
                request.run_file.c_str(), std::string(scheme_key(m.scheme)).c_str(), static_cast<long long>(m.n),
@@ -324,6 +116,44 @@ void print_report(std::FILE* out, const AnalysisResult& r, const AnalyzeRequest&
                  c.name.c_str(), c.theory, c.measured,
                  c.outcome == analysis::Outcome::not_asymptotic ? ("not asymptotic yet: " + c.note).c_str() : c.note.c_str());
   for (const auto& s : r.checks.skipped) std::fprintf(out, "  --   %-32s skipped: %s\n", s.name.c_str(), s.reason.c_str());
+}
+
+void print_meanfield(std::FILE* out, const MeanFieldAnalysis& a, const AnalyzeRequest& request) {
+  std::fprintf(out, "normdyn analyze %s: mean field, scheme %s, beta = %g, grid %lld, %zu frames, t = %g..%g\n",
+               request.run_file.c_str(), std::string(scheme_key(a.config.model.scheme)).c_str(), a.config.model.beta,
+               static_cast<long long>(a.config.meanfield.grid), a.t.size(), a.t.empty() ? 0.0 : a.t.front(),
+               a.t.empty() ? 0.0 : a.t.back());
+  for (const auto& note : a.notes) std::fprintf(out, "note: %s\n", note.c_str());
+  if (a.frames.empty()) return;
+  const auto& f = a.frames.back();
+  std::fprintf(out, "last frame t = %g: %d clusters (density > %g x uniform), W1 to uniform = %.6g rad, max density = %.6g /rad\n",
+               a.t.back(), f.cluster_count, request.options.density.cluster_level, f.w1_to_uniform, f.max_density);
+  if (f.cluster_count > 0)
+    std::fprintf(out, "narrowest cluster: %.3g grid cells (second-moment width; under-resolved below %g)\n",
+                 f.narrowest_cluster_cells, analysis::kResolvedClusterCells);
+  std::fprintf(out, "cluster count: %d -> %d\n", a.frames.front().cluster_count, f.cluster_count);
+  std::fprintf(out, "modes (amplitude |c_k|/c_0; growth rate in the linear regime, while every amplitude <= 0.05):\n");
+  for (std::size_t k = 0; k < a.measured.size(); ++k) {
+    const auto& m = a.measured[k];
+    std::fprintf(out, "  k = %-2zu amplitude %.3e -> %.3e  rate: theory %-11.6g measured %-11.6g", k + 1,
+                 a.frames.front().mode_amplitude[k], f.mode_amplitude[k], a.theory[k], m.rate);
+    if (m.points) std::fprintf(out, " over [%g, %g] (%zu frames)\n", m.t_start, m.t_end, m.points);
+    else std::fprintf(out, " (fewer than 3 frames in the linear regime)\n");
+    if (!a.problems[k].empty()) std::fprintf(out, "         warning: not the linear rate: %s\n", a.problems[k].c_str());
+  }
+}
+
+
+void print_warnings(std::FILE* out, const std::vector<AnalysisWarning>& warnings) {
+  for (const auto& w : warnings) std::fprintf(out, "warning %s: %s\n", w.code.c_str(), w.message.c_str());
+}
+
+}  // namespace
+
+void print_report(std::FILE* out, const AnalysisOutcome& outcome, const AnalyzeRequest& request) {
+  if (outcome.analysis.particles) print_particles(out, *outcome.analysis.particles, request, outcome.observables);
+  else print_meanfield(out, *outcome.analysis.meanfield, request);
+  print_warnings(out, outcome.analysis.warnings());
 }
 
 }  // namespace normdyn::app

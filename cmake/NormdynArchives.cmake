@@ -11,7 +11,7 @@
 #
 # A final target chooses with its property NORMDYN_STATIC_ARCHIVES (the program sets it from the
 # option of that name, see app/CMakeLists.txt); libgomp has its own, NORMDYN_STATIC_OPENMP, which
-# the program always sets (its passive waiting needs the archive, app/passive_wait.cpp).
+# the program sets with the option (its passive waiting then differs, app/CMakeLists.txt).
 #
 #   normdyn_dependency(<name> [PROPERTY <property>] [REQUIRED] <library file>...)
 #

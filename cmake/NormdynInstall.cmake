@@ -36,11 +36,15 @@ install(TARGETS normdyn RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET normdyn_mpi)
   install(TARGETS normdyn_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
-# The program needs no shared library of the project (the MPI module is opened by its path), so it has
-# no RUNPATH, in the build tree either: CMake's default build RUNPATH lists the directory of every
-# library linked by full path (Debian's openmpi/lib and hdf5/serial), and the loader probed each of
-# them for every library the program needs, at every start.
-set_target_properties(normdyn PROPERTIES SKIP_BUILD_RPATH ON INSTALL_RPATH "")
+# The program's RUNPATH is set in app/CMakeLists.txt: none with the archives, else the one directory of
+# libnormdyn_passive_wait.so. CMake's default build RUNPATH would list the directory of every library
+# linked by full path (Debian's openmpi/lib and hdf5/serial), and the loader probed each of them for
+# every library the program needs, at every start.
+if(NORMDYN_STATIC_ARCHIVES)
+  set_target_properties(normdyn PROPERTIES SKIP_BUILD_RPATH ON INSTALL_RPATH "")
+else()
+  install(TARGETS normdyn_passive_wait LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/normdyn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 install(EXPORT normdynTargets NAMESPACE normdyn:: DESTINATION ${NORMDYN_INSTALL_CMAKEDIR})

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "normdyn/analysis/ensemble.hpp"
@@ -25,6 +26,8 @@
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/recorder.hpp"
 #include "normdyn/experiment/team.hpp"
+#include "normdyn/io/file_lock.hpp"
+#include "normdyn/io/run_file.hpp"
 #include "normdyn/resources.hpp"
 #include "normdyn/version.hpp"
 
@@ -298,6 +301,10 @@ class Journal {
     std::error_code ec;
     std::filesystem::remove(rewritten_path(), ec);  // a rewrite cut short
     const std::string header = header_text();
+    // Never read or write through a FIFO, a device or a link left where the journal goes.
+    if (struct stat st {}; ::lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      throw InputError(output_name, path_.string() + " exists and is not a regular file; remove it (or use " +
+                                        force_name + " to start over)");
     if (std::filesystem::exists(path_, ec)) {
       std::vector<char> bytes = read_all();
       if (bytes.size() < header.size() || std::memcmp(bytes.data(), header.data(), header.size()) != 0)
@@ -305,13 +312,13 @@ class Journal {
                                           force_name + " to start over");
       const std::size_t good = header.size() + parse_records(bytes.data() + header.size(), bytes.size() - header.size(),
                                                              max_frames, out.members, &out.groups);
-      fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
       if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(good)) != 0 || ::lseek(fd_, 0, SEEK_END) < 0)
         throw IoError(path_.string() + ": cannot reopen the journal: " + std::strerror(errno));
       size_ = good;
       return out;
     }
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd_ < 0) throw IoError(path_.string() + ": cannot create the journal: " + std::strerror(errno));
     created_ = true;
     write(std::vector<char>(header.begin(), header.end()));
@@ -452,6 +459,23 @@ std::string number_text(double x) {
   return buf;
 }
 
+// The output may be created, or replaced with force: never an entry that is not a regular file (a
+// FIFO, a device, a directory or a symbolic link, which the rename would replace or the checks
+// follow), and never a run file, which is not an ensemble's to replace.
+void require_replaceable_output(const EnsembleOptions& options) {
+  struct stat st {};
+  if (::lstat(options.output.c_str(), &st) != 0) return;  // nothing there
+  if (!S_ISREG(st.st_mode))
+    throw InputError(options.output_name, options.output.string() +
+                                              " exists and is not a regular file (a FIFO, device, directory or "
+                                              "symbolic link); an ensemble replaces only regular files");
+  if (!options.force)
+    throw InputError(options.output_name, options.output.string() + " exists (" + options.force_name + " replaces it)");
+  if (is_run_file(options.output))
+    throw InputError(options.output_name, options.output.string() + " is a normdyn run file; " + options.force_name +
+                                              " replaces only an ensemble's file: choose another output");
+}
+
 // Everything the journal's records depend on: a journal is reused only by the same ensemble.
 std::string identity_of(const SweepSpec& spec, const std::vector<SweepPoint>& points, const EnsembleOptions& options) {
   std::string id = spec.text + '\0' + spec.base_text + '\0';
@@ -546,10 +570,13 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
   // Output and journal (rank 0's), before anything runs.
   std::optional<Journal> journal;
   Journal::Contents kept;
+  std::optional<WriterLock> output_lock;
   if (root && !options.output.empty()) {
+    // The output's writer lock first, held until the file is published: another ensemble or a live
+    // run on the same path is refused, and the checks below stay true until the rename.
+    output_lock.emplace(WriterLock::acquire(options.output));
+    require_replaceable_output(options);
     std::error_code ec;
-    if (std::filesystem::exists(options.output, ec) && !options.force)
-      throw InputError(options.output_name, options.output.string() + " exists (" + options.force_name + " replaces it)");
     const std::filesystem::path journal_path = journal_path_of(options.output);
     if (options.force) std::filesystem::remove(journal_path, ec);
     journal.emplace(journal_path, identity_of(spec, points, options));

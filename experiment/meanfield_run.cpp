@@ -3,6 +3,7 @@
 #include <limits>
 #include <numbers>
 
+#include "normdyn/analysis/density_modes.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/experiment/setup.hpp"
 #include "normdyn/io/inputs.hpp"
@@ -12,12 +13,55 @@
 namespace normdyn {
 namespace {
 
-// Records the density frames with the checkpoint of the solver state, and tracks mass and positivity.
+// The field holding the resolution of every frame.
+constexpr const char* kResolutionField = "narrowest_cluster_cells";
+
+// The resolution of the clusters over a run's frames: the narrowest cluster of the angular density
+// in grid cells (analysis::narrowest_cluster_cells), per frame, and when it first fell below
+// analysis::kResolvedClusterCells.
+class ClusterResolution {
+ public:
+  // `recorded`: the run records the value of every frame as the field kResolutionField.
+  explicit ClusterResolution(bool recorded = true) : recorded_(recorded) {}
+  bool recorded() const { return recorded_; }
+
+  // The value of one frame (+inf, the minimum over no cluster, when there is none).
+  double add(double t, std::span<const double> angular_density) {
+    const double cells =
+        analysis::narrowest_cluster_cells(analysis::density_clusters(angular_density), angular_density.size());
+    narrowest_ = std::min(narrowest_, cells);
+    if (cells < analysis::kResolvedClusterCells && !under_resolved_since_) under_resolved_since_ = t;
+    return cells;
+  }
+
+  // /summary@narrowest_cluster_cells (over every frame; +inf without clusters) and
+  // @under_resolved_since (+inf: never), and a warning appended to the summary's message.
+  void summarize(RunSummary& summary, std::int64_t grid) const {
+    summary.extra.emplace_back("narrowest_cluster_cells", narrowest_);
+    summary.extra.emplace_back("under_resolved_since",
+                               under_resolved_since_.value_or(std::numeric_limits<double>::infinity()));
+    if (!under_resolved_since_) return;
+    char buffer[300];
+    std::snprintf(buffer, sizeof buffer,
+                  "warning under_resolved: clusters narrower than %g grid cell from t = %g (narrowest %.2f), merges "
+                  "may come late: check with meanfield.grid = %lld",
+                  analysis::kResolvedClusterCells, *under_resolved_since_, narrowest_, static_cast<long long>(2 * grid));
+    summary.message += std::string("; ") + buffer;
+  }
+
+ private:
+  bool recorded_ = true;
+  double narrowest_ = std::numeric_limits<double>::infinity();
+  std::optional<double> under_resolved_since_;
+};
+
+// Records the density frames with the checkpoint of the solver state, and tracks mass, positivity
+// and the resolution of the clusters.
 class FieldSession final : public Session {
  public:
   FieldSession(Recorder* recorder, const MeanFieldCircle& system, const ExperimentOptions& options,
-               const SessionClock& clock)
-      : Session(recorder, options, clock), system_(system) {}
+               const SessionClock& clock, ClusterResolution& resolution)
+      : Session(recorder, options, clock), system_(system), resolution_(resolution) {}
 
   std::optional<RunStatus> on_sample(std::size_t index, double t, std::int64_t step, std::span<const double> x,
                                      const CheckpointView& checkpoint) override {
@@ -31,6 +75,11 @@ class FieldSession final : public Session {
       angular = system_.angular_density(x.data());
       values.push_back(angular);
       moving = {centres, {}};
+    }
+    const double narrowest = resolution_.add(t, system_.has_radius() ? angular : density);
+    if (resolution_.recorded()) {
+      values.emplace_back(&narrowest, 1);
+      moving.emplace_back();
     }
     if (recorder_) recorder_->field_frame(t, step, values, moving, checkpoint, integration_seconds());
     const double mass = system_.mass(x.data());
@@ -47,6 +96,7 @@ class FieldSession final : public Session {
 
  private:
   const MeanFieldCircle& system_;
+  ClusterResolution& resolution_;
   std::optional<double> initial_mass_;
   double mass_drift_ = 0.0;
   double min_density_ = std::numeric_limits<double>::infinity();
@@ -62,9 +112,16 @@ std::vector<FieldSpec> field_layout(const RunConfig& config, const MeanFieldCirc
   const FieldAxis phi{"phi", "rad", "cell centres (i + 1/2) 2 pi / M of the angle phi = atan2(theta_2, theta_1); "
                                     "cell i is [i, i + 1) 2 pi / M",
                       m, system.phi(), false};
+  // A scalar per frame, stored beside the density it describes.
+  const FieldSpec resolution{
+      kResolutionField,
+      "second-moment width, in grid cells, of the narrowest cluster of the angular density (an arc above twice the "
+      "uniform density holding at least 1 % of the mass); +inf without clusters; below 1 the cluster is under-resolved",
+      "1", {}};
   if (!system.has_radius())
     return {FieldSpec{"density", "cell averages of the density of tokens in phi, scheme " + scheme + "; integrates to 1",
-                      "1/rad", {phi}}};
+                      "1/rad", {phi}},
+            resolution};
   const auto mr = static_cast<std::size_t>(system.radial_cells());
   return {FieldSpec{"density",
                     "cell averages of the density of tokens in (phi, r), scheme " + scheme +
@@ -72,7 +129,8 @@ std::vector<FieldSpec> field_layout(const RunConfig& config, const MeanFieldCirc
                     "1/(rad * radius)",
                     {phi, FieldAxis{"r", "radius", "cell centres in the radius r", mr, {}, true}}},
           FieldSpec{"angular_density", "cell averages of the density of tokens in phi (the marginal of /fields/density)",
-                    "1/rad", {phi}}};
+                    "1/rad", {phi}},
+          resolution};
 }
 
 namespace {
@@ -80,9 +138,10 @@ namespace {
 // Integrates (fresh or from a checkpoint) into the recorder and ends it.
 RunSummary integrate_field(Recorder* recorder, const RunConfig& config, MeanFieldCircle& system,
                            const std::vector<double>& x0, const Checkpoint* resume, double earlier_wall_seconds,
-                           const ExperimentOptions& options) {
+                           const ExperimentOptions& options, ClusterResolution resolution = ClusterResolution()) {
   const std::vector<double> samples = config.output.sample_times(config.solver.t_end, config.solver.t_start);
-  FieldSession session(recorder, system, options, SessionClock::of(samples, config.solver.t_start, resume, earlier_wall_seconds));
+  FieldSession session(recorder, system, options,
+                       SessionClock::of(samples, config.solver.t_start, resume, earlier_wall_seconds), resolution);
   const IntegrationResult result =
       integrate(system, x0, config.solver.t_start, samples, integrator_options(config.solver), session, resume);
   RunSummary summary = session.summarize(result, config);
@@ -91,6 +150,7 @@ RunSummary integrate_field(Recorder* recorder, const RunConfig& config, MeanFiel
   summary.extra = {{"mass_drift", session.mass_drift()},
                    {"min_density", session.min_density()},
                    {"max_negative_density", result.counters.max_constraint_drift}};
+  resolution.summarize(summary, config.meanfield.grid);
   if (recorder) recorder->end(summary);
   return summary;
 }
@@ -161,18 +221,55 @@ RunSummary run_meanfield(const RunConfig& config, const ExperimentOptions& optio
   return integrate_field(out.get(), config, *setup.system, setup.x0, nullptr, 0.0, options);
 }
 
+namespace {
+
+// What a resumed run needs of the frames its file holds, read before the file is reopened for
+// writing: whether it records the resolution (files written before it was recorded do not), and the
+// angular densities with their times. No frames if they cannot be read now (a file that only the
+// reopening recovers): the resolution then covers the resumed frames only.
+struct StoredFrames {
+  bool records_resolution = true;
+  std::vector<double> times;
+  std::vector<std::vector<double>> angular_densities;
+};
+
+StoredFrames stored_frames(const std::filesystem::path& path, const RunConfig& config) {
+  StoredFrames out;
+  try {
+    const RunReader reader(path);
+    const auto names = reader.field_names();
+    out.records_resolution = std::find(names.begin(), names.end(), kResolutionField) != names.end();
+    out.times = reader.times();
+    const std::string field = scheme_has_radius(config.model.scheme) ? "angular_density" : "density";
+    for (std::size_t i = 0; i < std::min(reader.frames(), out.times.size()); ++i)
+      out.angular_densities.push_back(reader.field_frame(field, i));
+  } catch (const std::exception&) {
+    out.times.clear();
+    out.angular_densities.clear();
+  }
+  return out;
+}
+
+}  // namespace
+
 RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& config,
                             const ExperimentOptions& options) {
   MeanFieldSetup setup = make_meanfield(config);
+  const StoredFrames stored = stored_frames(path, config);
   ResumeState state;
   auto file = RunFileRecorder::reopen(path, Provenance{options.command_line, 1}, state);
+  ClusterResolution resolution(stored.records_resolution);
+  if (state.checkpoint)
+    for (std::size_t i = 0; i < std::min(state.checkpoint->next_sample, stored.angular_densities.size()); ++i)
+      resolution.add(stored.times[i], stored.angular_densities[i]);
   if (state.checkpoint && state.checkpoint->x.size() != setup.system->size())
     throw IoError(path.string() + ": checkpoint state has the wrong size");
   file->begin(RunLayout{&config, Provenance{options.command_line, 1}, field_contents(config, *setup.system),
                         config.output.sample_times(config.solver.t_end, config.solver.t_start)});
-  if (!state.checkpoint) return integrate_field(file.get(), config, *setup.system, setup.x0, nullptr, 0.0, options);
+  if (!state.checkpoint)
+    return integrate_field(file.get(), config, *setup.system, setup.x0, nullptr, 0.0, options, std::move(resolution));
   return integrate_field(file.get(), config, *setup.system, state.checkpoint->x, &*state.checkpoint,
-                         state.wall_seconds, options);
+                         state.wall_seconds, options, std::move(resolution));
 }
 
 bool uses_density_tokens(const RunConfig& c) {

@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "analyze.hpp"
 #include "normdyn/config.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/experiment/ensemble.hpp"
@@ -35,6 +34,9 @@
 
 namespace py = pybind11;
 using namespace normdyn;
+
+// normdyn.analyze, observables, analyze_options and schemes (_analyze.cpp).
+void bind_analysis(py::module_& m);
 
 namespace {
 
@@ -258,153 +260,6 @@ py::dict resume(const std::string& path, std::optional<int> threads, py::object 
   return out;
 }
 
-// A run file of frames held in memory (a Dataset of normdyn.run without output), so that the
-// analysis, which reads run files, can see it. Its checkpoints are the frames themselves.
-void write_run_file(const std::string& path, const std::string& toml_text, py::array_t<double, py::array::c_style> time,
-                    py::array_t<std::int64_t, py::array::c_style> step,
-                    py::array_t<double, py::array::c_style> direction, py::array_t<double, py::array::c_style> radius,
-                    std::optional<py::array_t<double, py::array::c_style>> mass, py::dict observables,
-                    py::dict summary) {
-  RunConfig config = parse_config(toml_text, "config");
-  config.output.path = path;
-  if (direction.ndim() != 3 || radius.ndim() != 2) throw InputError("direction", "expected [time, token, component]");
-  const auto frames = static_cast<std::size_t>(direction.shape(0));
-  const Index n = direction.shape(1), d = direction.shape(2);
-  RunFileOptions contents;
-  contents.overwrite = true;
-  if (mass) contents.masses.assign(mass->data(), mass->data() + mass->size());
-  const auto& names = frame_observable_names();
-  std::vector<py::array_t<double, py::array::c_style>> series;
-  for (const auto& name : names)
-    if (observables.contains(name)) series.push_back(observables[py::str(name)].cast<py::array_t<double, py::array::c_style>>());
-  const bool with_observables = config.output.observables && series.size() == names.size();
-  RunSummary s;
-  s.status = run_status_from_string(summary["status"].cast<std::string>()).value_or(RunStatus::ok);
-  s.message = summary.contains("message") ? summary["message"].cast<std::string>() : "";
-  auto get = [&](const char* key, auto fallback) {
-    return summary.contains(key) ? summary[key].cast<decltype(fallback)>() : fallback;
-  };
-  s.t_reached = get("t_reached", 0.0);
-  s.accepted_steps = get("accepted_steps", std::int64_t{0});
-  s.rejected_steps = get("rejected_steps", std::int64_t{0});
-  s.rhs_evaluations = get("rhs_evaluations", std::int64_t{0});
-  s.wall_seconds = get("wall_seconds", 0.0);
-  s.max_norm_drift = get("max_norm_drift", 0.0);
-  s.frames = static_cast<std::int64_t>(frames);
-  py::gil_scoped_release release;
-  RunWriter writer(config.output.path, config, Provenance{"normdyn.analyze (in-memory run)", 1, 1}, contents);
-  const StateLayout layout{n, d};
-  std::vector<double> x(layout.size()), values(names.size());
-  for (std::size_t i = 0; i < frames; ++i) {
-    Tokens tokens{RowMatrix(Eigen::Map<const RowMatrix>(direction.data(static_cast<py::ssize_t>(i)), n, d)),
-                  Vector(Eigen::Map<const Vector>(radius.data(static_cast<py::ssize_t>(i)), n))};
-    layout.pack(tokens, x.data());
-    for (std::size_t k = 0; with_observables && k < names.size(); ++k) values[k] = series[k].at(static_cast<py::ssize_t>(i));
-    const CheckpointView checkpoint{time.at(static_cast<py::ssize_t>(i)), config.solver.dt, x, Counters{}, i + 1};
-    writer.append_frame(time.at(static_cast<py::ssize_t>(i)), step.at(static_cast<py::ssize_t>(i)), tokens,
-                        with_observables ? std::span<const double>(values) : std::span<const double>(), checkpoint, 0.0);
-  }
-  writer.finish(s);
-}
-
-std::string analyze(const std::string& path, py::dict o) {
-  app::AnalyzeRequest request;
-  request.run_file = path;
-  request.quiet = true;
-  request.write_observables = false;
-  app::AnalyzeOptions& a = request.options;
-  auto range = [](const char* key, double v, double lo, double hi) {
-    if (!(v >= lo && v <= hi))
-      throw InputError(key, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(v));
-    return v;
-  };
-  for (auto [k, v] : o) {
-    const std::string key = k.cast<std::string>();
-    if (key == "cluster_epsilon") a.clusters.epsilon = range("cluster_epsilon", v.cast<double>(), 0.0, 2.0);
-    else if (key == "rank_threshold") a.rank_threshold = range("rank_threshold", v.cast<double>(), 0.0, 1.0);
-    else if (key == "plateau_energy_tolerance") a.plateaus.energy_tolerance = range(key.c_str(), v.cast<double>(), 0.0, HUGE_VAL);
-    else if (key == "plateau_min_frames") a.plateaus.min_frames = static_cast<decltype(a.plateaus.min_frames)>(range(key.c_str(), v.cast<double>(), 1, 1 << 30));
-    else if (key == "plateau_min_duration") a.plateaus.min_duration = range(key.c_str(), v.cast<double>(), 0.0, HUGE_VAL);
-    else if (key == "quantity") {
-      const auto q = app::rate_quantity_from_string(v.cast<std::string>());
-      if (!q) throw InputError("quantity", "unknown quantity \"" + v.cast<std::string>() + "\"");
-      a.quantity = *q;
-    } else if (key == "law") {
-      const std::string law = v.cast<std::string>();
-      if (law != "auto") {
-        if (law != "exponential" && law != "power" && law != "stretched_exponential")
-          throw InputError("law", "expected auto, exponential, power or stretched_exponential, got \"" + law + "\"");
-        a.rate.law = analysis::decay_law_from_string(law);
-      }
-    } else if (key == "fit_window") {
-      const auto w = v.cast<std::pair<double, double>>();
-      if (!(w.second > w.first)) throw InputError("fit_window", "needs t0 < t1");
-      a.rate.window = analysis::TimeWindow{w.first, w.second};
-    } else if (key == "fit_fraction") a.rate.late_fraction = range(key.c_str(), v.cast<double>(), 0.01, 1.0);
-    else if (key == "fit_floor") a.rate.floor = range(key.c_str(), v.cast<double>(), 0.0, HUGE_VAL);
-    else if (key == "no_correction") a.rate.correction = !v.cast<bool>();
-    else if (key == "energy_tolerance") a.checks.energy_tolerance = range(key.c_str(), v.cast<double>(), 0.0, HUGE_VAL);
-    else if (key == "no_velocity") a.use_velocity = !v.cast<bool>();
-    else if (key == "threads") a.threads = static_cast<int>(range("threads", v.cast<double>(), 0, 4096));
-    else if (key == "json") request.json = v.cast<std::string>();
-    else if (key == "observables_file") {
-      request.observables_file = v.cast<std::string>();
-      request.write_observables = true;
-    } else if (key == "no_write") request.write_observables = request.write_observables || !v.cast<bool>();
-    else throw InputError(key, "unknown option of normdyn.analyze");
-  }
-  py::gil_scoped_release release;
-  if (!request.write_observables && !request.json) {
-    const RunReader reader(request.run_file);
-    const app::AnalysisResult result = app::analyze_run(reader, request.options);
-    return app::report_json(result, request, app::ObservablesDestination{});
-  }
-  // Writing: the command's own path, so that the files are those `normdyn analyze` writes.
-  const std::filesystem::path json = request.json ? *request.json : std::filesystem::path(path + ".report.json.tmp");
-  const bool temporary = !request.json;
-  request.json = json;
-  app::analyze_command(request);
-  std::string text;
-  {
-    std::FILE* f = std::fopen(json.c_str(), "rb");
-    if (!f) throw IoError(json.string() + ": cannot read the report");
-    char buffer[65536];
-    for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, got);
-    std::fclose(f);
-  }
-  if (temporary) std::filesystem::remove(json);
-  return text;
-}
-
-py::list schemes() {
-  py::list out;
-  for_each_scheme([&](auto s) {
-    using S = decltype(s);
-    py::dict d;
-    d["key"] = std::string(S::key);
-    d["title"] = std::string(S::title);
-    py::dict formulas;
-    formulas["speed"] = std::string(S::speed_formula);
-    formulas["radial_rate"] = std::string(S::radial_formula);
-    formulas["layer_map"] = std::string(S::layer_formula);
-    d["formulas"] = formulas;
-    d["has_radius"] = S::has_radius;
-    py::list params;
-    for (const auto& p : S::params) {
-      py::dict param;
-      param["key"] = "model." + std::string(p.key);
-      param["default"] = s.*(p.member);
-      param["description"] = std::string(p.doc);
-      param["lower"] = p.lower;
-      param["lower_inclusive"] = p.lower_inclusive;
-      params.append(param);
-    }
-    d["parameters"] = params;
-    out.append(d);
-  });
-  return out;
-}
-
 py::list reference() {
   py::list out;
   for (const auto& k : config_reference()) {
@@ -563,9 +418,7 @@ PYBIND11_MODULE(_core, m) {
         "the processes of this launch (1 without an MPI launcher); starts MPI under one");
   m.def("needs_recovery", [](const std::string& path) { return needs_recovery(path); },
         "whether a writer killed outside SWMR mode left `path` unreadable until a resume recovers it");
-  m.def("write_run_file", &write_run_file);
-  m.def("analyze", &analyze, py::arg("path"), py::arg("options"));
-  m.def("schemes", &schemes);
+  bind_analysis(m);
   m.def("config_reference", &reference);
   m.def("resolve_config", [](const std::string& toml_text, const std::string& source,
                              const std::vector<std::string>& overrides) { return to_toml(parse(toml_text, source, overrides)); });

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Hardening checks that CI runs after the default test suite:
-#  1. the unit tests (label "unit": fast tests, end-to-end CLI runs, crash safety) built with
-#     AddressSanitizer + UndefinedBehaviorSanitizer, in build-asan/; any report fails the test;
+#  1. the tests of memory-unsafe code (label "memory": I/O, parsers, the attention kernel, the
+#     program end to end, crash safety) built with AddressSanitizer + UndefinedBehaviorSanitizer, in
+#     build-asan/; any report fails the test;
 #  2. the libFuzzer harness of the configuration parser for 60 s (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # -g1 (line tables only): the reports keep file:line, the build spends less time on debug info.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-  -DNORMDYN_SANITIZE=ON -DNORMDYN_NATIVE=OFF -DNORMDYN_BUILD_BENCH=OFF -DNORMDYN_PYTHON=OFF > /dev/null
+  -DNORMDYN_SANITIZE=ON -DNORMDYN_BUILD_TESTS=ON -DNORMDYN_NATIVE=OFF -DNORMDYN_BUILD_BENCH=OFF -DNORMDYN_PYTHON=OFF > /dev/null
 cmake --build build-asan -j "$(nproc)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --test-dir build-asan -L unit --output-on-failure -j 2 --timeout 1800
+ctest --test-dir build-asan -L memory --output-on-failure -j 2 --timeout 1800
 bash scripts/fuzz.sh "${NORMDYN_FUZZ_SECONDS:-60}"

@@ -23,6 +23,8 @@ packages=(
   # the Python package normdyn (python/): bindings, progress bars, its tests and example notebook
   pybind11-dev python3-pybind11 python3-pytest python3-tqdm python3-ipywidgets
   python3-nbclient python3-nbformat python3-ipykernel
+  # the documentation site (scripts/docs.sh): Sphinx, Markdown pages, executed notebooks, a theme
+  python3-sphinx python3-myst-parser python3-nbsphinx furo pandoc
 )
 if [[ -z ${NORMDYN_SKIP_APT_UPDATE:-} ]]; then $SUDO apt-get update -qq; fi
 $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}"

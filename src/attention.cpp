@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
+#include <variant>
 
 #include "normdyn/thread_team.hpp"
 
@@ -43,8 +45,8 @@ const char* gemm_backend() {
 #endif
 }
 
-AttentionKernel::AttentionKernel(KernelOptions options)
-    : options_(options), threads_(options.threads > 0 ? options.threads : omp_get_max_threads()) {
+AttentionKernel::AttentionKernel(KernelOptions options, AttentionSpec spec)
+    : options_(options), spec_(std::move(spec)), threads_(options.threads > 0 ? options.threads : omp_get_max_threads()) {
   // The kernel parallelizes over blocks itself; nested GEMM threading would only contend.
   Eigen::setNbThreads(1);
 #ifdef NORMDYN_OPENBLAS
@@ -72,7 +74,7 @@ void AttentionKernel::compute(Eigen::Ref<const RowMatrix> theta, const Attention
                               const Vector& masses, Eigen::Ref<RowMatrix> attention) {
   assert(attention.rows() == theta.rows() && attention.cols() == theta.cols());
   assert(masses.size() == 0 || masses.size() == theta.rows());
-  if (qkv.identity && options_.symmetric && theta.rows() > 0) {
+  if (qkv.identity && options_.symmetric && spec_.is_default() && theta.rows() > 0) {
     half_norms_.noalias() = (0.5 * beta) * theta.rowwise().squaredNorm();
     if (half_norms_.maxCoeff() - half_norms_.minCoeff() <= kMaxHalfNormSpread) {
       last_path_ = KernelPath::symmetric;
@@ -119,6 +121,10 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
     values_.col(d).setOnes();
   }
   sums_.resize(count, d + 1);
+  if (!spec_.is_default()) {
+    composed_blocks(theta, qkv.identity, beta, masses, begin, end, attention);
+    return;
+  }
 
   const Index block = block_rows(n, KernelPath::general);
   const Index blocks = (count + block - 1) / block;
@@ -145,6 +151,95 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
     }
     sums_.middleRows(first, rows).noalias() = scores * values_;
     for (Index i = first; i < first + rows; ++i) attention.row(i) = sums_.row(i).head(d) / sums_(i, d);
+  }
+  };
+  run_in_team(threads, run_blocks);
+}
+
+// The general path's blocks under a mask, a bias or another normalizer. Row i (global index) has the
+// keys [first_i, last_i); a block computes its scores against the union of its rows' ranges only,
+// and the entries of a row outside its own range get weight 0.
+void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool identity, double beta,
+                                      const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention) {
+  const Index n = theta.rows();
+  const Index d = theta.cols();
+  const Index count = end - begin;
+  const bool weighted = masses.size() == n;
+  const bool biased = !std::holds_alternative<NoBias>(spec_.bias);
+  const bool needs_reference = std::visit([](const auto& z) { return z.needs_reference_sum; }, spec_.normalizer);
+  const Index block = block_rows(n, KernelPath::general);
+  const Index blocks = (count + block - 1) / block;
+  const int threads = threads_for(count, n, d, blocks);
+  const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> theta_map(theta.data(), n, d,
+                                                                       Eigen::OuterStride<>(theta.outerStride()));
+  const auto range = [&](Index i) { return std::visit([&](const auto& m) { return m.keys(i, n); }, spec_.mask); };
+  const auto bias = [&](Index i, Index j) { return std::visit([&](const auto& b) { return b.bias(i, j, n); }, spec_.bias); };
+
+  auto run_blocks = [&] {
+#pragma omp for schedule(dynamic, 1)
+  for (Index b = 0; b < blocks; ++b) {
+    const Index first = b * block;  // in [0, count)
+    const Index rows = std::min(block, count - first);
+    Index key_first = n, key_last = 0;
+    for (Index i = 0; i < rows; ++i) {
+      const KeyRange k = range(begin + first + i);
+      if (k.first < k.last) {
+        key_first = std::min(key_first, k.first);
+        key_last = std::max(key_last, k.last);
+      }
+    }
+    if (key_first >= key_last) {  // no row of the block has a key
+      attention.middleRows(first, rows).setZero();
+      continue;
+    }
+    const Index keys = key_last - key_first;
+    Vector& buffer = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+    if (buffer.size() < block * n) buffer.resize(block * n);
+    Eigen::Map<RowMatrix> scores(buffer.data(), rows, keys);
+    if (identity)
+      scores.noalias() = theta_map.middleRows(begin + first, rows) * theta_map.middleRows(key_first, keys).transpose();
+    else
+      scores.noalias() = queries_.middleRows(first, rows) * keys_.middleRows(key_first, keys).transpose();
+    std::vector<double> row_max(static_cast<std::size_t>(rows)), reference(static_cast<std::size_t>(rows), 0.0);
+    for (Index i = 0; i < rows; ++i) {
+      const Index g = begin + first + i;
+      const KeyRange k = range(g);
+      const Index lo = std::max(k.first, key_first) - key_first, hi = std::min(k.last, key_last) - key_first;
+      auto row = scores.row(i);
+      if (lo >= hi) {
+        row.setZero();
+        continue;
+      }
+      double top = -std::numeric_limits<double>::infinity();
+      for (Index j = lo; j < hi; ++j) {
+        row(j) = beta * row(j) + (biased ? bias(g, key_first + j) : 0.0);
+        top = std::max(top, row(j));
+      }
+      row.head(lo).setZero();
+      row.segment(hi, keys - hi).setZero();
+      row.segment(lo, hi - lo) = (row.segment(lo, hi - lo).array() - top).exp();
+      row_max[static_cast<std::size_t>(i)] = top;
+      if (needs_reference) {
+        double z = 0.0;
+        for (Index j = lo; j < hi; ++j)
+          z += (weighted ? masses(key_first + j) : 1.0) * (biased ? std::exp(bias(g, key_first + j)) : 1.0);
+        reference[static_cast<std::size_t>(i)] = z;
+      }
+    }
+    sums_.middleRows(first, rows).noalias() = scores * values_.middleRows(key_first, keys);
+    for (Index i = 0; i < rows; ++i) {
+      const KeyRange k = range(begin + first + i);
+      if (k.first >= k.last) {
+        attention.row(first + i).setZero();
+        continue;
+      }
+      const double factor = std::visit(
+          [&](const auto& z) {
+            return z.factor(row_max[static_cast<std::size_t>(i)], sums_(first + i, d), reference[static_cast<std::size_t>(i)]);
+          },
+          spec_.normalizer);
+      attention.row(first + i) = factor * sums_.row(first + i).head(d);
+    }
   }
   };
   run_in_team(threads, run_blocks);

@@ -559,6 +559,62 @@ Key scheme_key_row() {
   return k;
 }
 
+// The rows of the [attention] table: one per list of attention_spec.hpp, its choices from the list.
+// A choice that the mean-field solver does not implement is refused there, naming the setting.
+template <class List>
+Key attention_choice_row(std::string path, std::string doc, List AttentionSpec::*member) {
+  std::vector<std::string> names;
+  for (auto k : alternative_keys<List>()) names.emplace_back(k);
+  Key k;
+  k.path = path;
+  k.type = "string";
+  k.doc = doc + ": " + join(names, " | ");
+  k.read = [member, names](const toml::node& n, RunConfig& c, const std::string& key) {
+    const std::string word = read_string(n, key);
+    if (auto a = make_alternative<List>(word)) {
+      c.attention.*member = *a;
+      return;
+    }
+    std::string msg = "unknown value " + in_quotes(word) + "; valid: " + join(names);
+    if (auto guess = did_you_mean(word, names)) msg += " (did you mean " + in_quotes(*guess) + "?)";
+    throw InputError(key, msg);
+  };
+  k.value = [member](const RunConfig& c) -> std::optional<ConfigScalar> {
+    return std::string(alternative_key(c.attention.*member));
+  };
+  k.applies = [member](const RunConfig& c) {
+    if (c.model.kind == ModelKind::meanfield && !alternative_traits(c.attention.*member).meanfield)
+      return in_quotes(alternative_key(c.attention.*member)) + " does not apply to model.kind = \"meanfield\" (the mean-field solver implements softmax attention "
+             "over all tokens, without positions)";
+    return std::string();
+  };
+  return k;
+}
+
+Key alibi_row() {
+  Key k;
+  k.path = "attention.alibi";
+  k.type = "float";
+  k.doc = "ALiBi slope lambda >= 0: scores beta <Q x_i, K x_j> - lambda |i - j| / n, i and j the tokens' "
+          "positions (their indices in the initial tokens); 0: no bias";
+  k.read = [](const toml::node& n, RunConfig& c, const std::string& key) {
+    const double lambda = read_float(n, key);
+    at_least(0).check(lambda, key);
+    if (lambda > 0) c.attention.bias = Alibi{lambda};
+    else c.attention.bias = NoBias{};
+  };
+  k.value = [](const RunConfig& c) -> std::optional<ConfigScalar> {
+    if (const auto* a = std::get_if<Alibi>(&c.attention.bias)) return a->lambda;
+    return 0.0;
+  };
+  k.applies = [](const RunConfig& c) {
+    if (c.model.kind == ModelKind::meanfield && std::holds_alternative<Alibi>(c.attention.bias))
+      return std::string("does not apply to model.kind = \"meanfield\" (the mean-field solver has no token positions)");
+    return std::string();
+  };
+  return k;
+}
+
 // A key with a check of the whole configuration section after it is read.
 Key then(Key k, std::function<void(RunConfig&, const std::string& key)> after) {
   k.read = [read = k.read, after](const toml::node& n, RunConfig& c, const std::string& key) {
@@ -694,6 +750,15 @@ const std::vector<Key>& keys() {
               [](const C& c) { return only_for("model.qkv", c.model.qkv, {QkvKind::file}); }),
     };
     for (Key& p : scheme_parameter_keys()) k.push_back(std::move(p));
+    // ---- [attention]
+    k.push_back(attention_choice_row("attention.mask",
+                                     "keys each token attends to, by position (its index in the initial tokens)",
+                                     &AttentionSpec::mask));
+    k.push_back(alibi_row());
+    k.push_back(attention_choice_row("attention.normalizer",
+                                     "how a row's weights are normalized (softmax: they sum to 1; uniform: USA, "
+                                     "e^{s_ij} over the sum of e^{b_ij} of the allowed keys)",
+                                     &AttentionSpec::normalizer));
 
     const std::vector<Key> rest{
         // ---- [meanfield]

@@ -6,7 +6,7 @@
 namespace normdyn {
 
 AttentionDynamics::AttentionDynamics(DynamicsSpec spec, QkvSource qkv, Index n, Index d)
-    : spec_(std::move(spec)), qkv_(std::move(qkv)), layout_{n, d}, kernel_(spec_.kernel), attention_(n, d) {}
+    : spec_(std::move(spec)), qkv_(std::move(qkv)), layout_{n, d}, kernel_(spec_.kernel, spec_.attention), attention_(n, d) {}
 
 const RowMatrix& AttentionDynamics::attention(Eigen::Ref<const RowMatrix> theta, double t_regime) {
   kernel_.compute(theta, qkv_.at(t_regime), spec_.beta, spec_.masses, attention_);

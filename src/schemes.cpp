@@ -2,23 +2,11 @@
 
 namespace normdyn {
 
-std::vector<std::string_view> scheme_keys() {
-  std::vector<std::string_view> keys;
-  for_each_scheme([&](auto s) { keys.push_back(decltype(s)::key); });
-  return keys;
-}
+std::vector<std::string_view> scheme_keys() { return alternative_keys<Scheme>(); }
 
-std::optional<Scheme> make_scheme(std::string_view key) {
-  std::optional<Scheme> found;
-  for_each_scheme([&](auto s) {
-    if (decltype(s)::key == key) found = s;
-  });
-  return found;
-}
+std::optional<Scheme> make_scheme(std::string_view key) { return make_alternative<Scheme>(key); }
 
-std::string_view scheme_key(const Scheme& s) {
-  return std::visit([](const auto& x) { return std::decay_t<decltype(x)>::key; }, s);
-}
+std::string_view scheme_key(const Scheme& s) { return alternative_key(s); }
 
 bool scheme_has_radius(const Scheme& s) {
   return std::visit([](const auto& x) { return std::decay_t<decltype(x)>::has_radius; }, s);
@@ -49,13 +37,7 @@ std::optional<SchemeTheory> scheme_theory(const Scheme& s) {
 }
 
 std::vector<std::pair<std::string_view, double>> scheme_parameters(const Scheme& s) {
-  return std::visit(
-      [](const auto& x) {
-        std::vector<std::pair<std::string_view, double>> out;
-        for (const auto& p : std::decay_t<decltype(x)>::params) out.emplace_back(p.key, x.*(p.member));
-        return out;
-      },
-      s);
+  return alternative_parameters(s);
 }
 
 }  // namespace normdyn

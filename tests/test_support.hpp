@@ -43,6 +43,16 @@ inline RowMatrix random_matrix(Index rows, Index cols, std::uint64_t seed, doubl
 RowMatrix random_rotation(Index d, std::uint64_t seed);
 
 // Attention by the definition, in long double, one token at a time.
+// Random Q, K, V of one head, entries of standard deviation 1/sqrt(d).
+inline AttentionMatrices random_qkv(Index d, std::uint64_t seed) {
+  AttentionMatrices m;
+  m.identity = false;
+  m.Q = random_matrix(d, d, seed, 1.0 / std::sqrt(double(d)));
+  m.K = random_matrix(d, d, seed + 1, 1.0 / std::sqrt(double(d)));
+  m.V = random_matrix(d, d, seed + 2, 1.0 / std::sqrt(double(d)));
+  return m;
+}
+
 inline RowMatrix naive_attention(const RowMatrix& theta, const AttentionMatrices& m, double beta,
                                  const Vector& masses = Vector()) {
   const Index n = theta.rows(), d = theta.cols();

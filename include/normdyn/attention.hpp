@@ -22,8 +22,14 @@
 // the number of threads, bit for bit: every block (general) or tile (symmetric) is computed the
 // same way whichever thread owns it, and the symmetric path adds the tiles of a row block in a
 // fixed order (a round-robin schedule in which each round touches every row block at most once).
+//
+// A specification other than the default (attention_spec.hpp: a mask, a score bias, another
+// normalizer) takes the general path, which then computes each row block's scores only against the
+// keys its rows may attend to (the union of their ranges: a causal block skips the later keys, about
+// half the work), adds the bias, and applies the normalizer's factor.
 #include <vector>
 
+#include "normdyn/attention_spec.hpp"
 #include "normdyn/tokens.hpp"
 
 namespace normdyn {
@@ -53,7 +59,7 @@ const char* gemm_backend();
 
 class AttentionKernel {
  public:
-  explicit AttentionKernel(KernelOptions options = {});
+  explicit AttentionKernel(KernelOptions options = {}, AttentionSpec spec = {});
 
   // Writes A (n×d). `masses` is empty (equal masses) or holds n positive values.
   void compute(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
@@ -68,6 +74,7 @@ class AttentionKernel {
                     const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
 
   int threads() const { return threads_; }
+  const AttentionSpec& spec() const { return spec_; }
   // The path the last call of compute() took.
   KernelPath last_path() const { return last_path_; }
   // The block size compute() uses for n tokens on the given path.
@@ -78,6 +85,9 @@ class AttentionKernel {
                        const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
   void compute_symmetric(Eigen::Ref<const RowMatrix> theta, double beta, const Vector& masses,
                          Eigen::Ref<RowMatrix> attention);
+  // The general path's blocks under a specification other than the default.
+  void composed_blocks(Eigen::Ref<const RowMatrix> theta, bool identity, double beta, const Vector& masses,
+                       Index begin, Index end, Eigen::Ref<RowMatrix> attention);
   void fused_tile(Index b0, Index rb, Index c0, Index rc, bool both, double beta, Vector& buffer);
   // Threads for `rows` rows against n keys: one below the work that pays for a team.
   int threads_for(Index rows, Index n, Index d, Index parallel_tasks) const;
@@ -90,6 +100,7 @@ class AttentionKernel {
   const std::vector<Task>& tile_schedule(Index blocks);
 
   KernelOptions options_;
+  AttentionSpec spec_;
   int threads_;
   KernelPath last_path_ = KernelPath::general;
   RowMatrix queries_, keys_;       // ΘQᵀ, ΘKᵀ when the matrices are not the identity

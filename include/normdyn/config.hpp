@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "normdyn/attention_spec.hpp"
 #include "normdyn/schemes.hpp"
 #include "normdyn/steppers.hpp"
 #include "normdyn/tokens.hpp"
@@ -103,6 +104,7 @@ struct OutputConfig {
 
 struct RunConfig {
   ModelConfig model;
+  AttentionSpec attention;  // [attention]: mask, score bias, normalizer
   MeanFieldConfig meanfield;
   InitConfig init;
   SolverConfig solver;

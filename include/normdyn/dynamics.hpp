@@ -20,6 +20,7 @@ struct DynamicsSpec {
   double beta = 1.0;
   Vector masses;  // empty: equal masses
   KernelOptions kernel;
+  AttentionSpec attention;  // mask, score bias, normalizer (default: the paper's softmax attention)
 };
 
 class AttentionDynamics final : public OdeSystem {

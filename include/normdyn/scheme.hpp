@@ -6,20 +6,23 @@
 //   static constexpr std::string_view speed_formula, radial_formula, layer_formula
 //   static constexpr bool has_radius             whether r_j evolves
 //   static constexpr std::array<ParamSpec<S>, N> params   its typed parameters (model.<key>)
+//   Traits traits() const                             what it preserves (optional; alternatives.hpp)
 //   double speed(const TokenContext&) const          s_j in  dθ_j/dt = P_θj A_j / s_j
 //   double radial_rate(const TokenContext&) const    ρ_j in  dr_j/dt = ρ_j
 //   LayerUpdate layer(const TokenContext&) const     its discrete layer map (spec section 3)
 //   std::vector<double> breakpoints() const          times where it switches regime
 //   std::optional<SchemeTheory> theory() const       what the paper proves of it (optional member)
 //
-// and is listed once in schemes.hpp. The recipe is in docs/ARCHITECTURE.md, "Adding a scheme". Everything else (the attention kernel, the right-hand side,
+// and is listed once in schemes.hpp: the scheme list is one of the lists of alternatives of
+// alternatives.hpp. The recipe is in docs/ARCHITECTURE.md, "Adding a scheme". Everything else (the attention kernel, the right-hand side,
 // the discrete maps, the registry, validation, the conformance tests) is written once for all.
 #include <array>
 #include <concepts>
-#include <limits>
 #include <optional>
 #include <string_view>
 #include <vector>
+
+#include "normdyn/alternatives.hpp"
 
 namespace normdyn {
 
@@ -40,17 +43,6 @@ struct LayerUpdate {
   bool renormalized = true;
   double coef_attention = 1.0;  // a
   double coef_theta = 0.0;      // c
-};
-
-// A real-valued scheme parameter, read from model.<key>; valid when value > lower
-// (or >= lower when `lower_inclusive`).
-template <class Scheme>
-struct ParamSpec {
-  std::string_view key;
-  double Scheme::*member;
-  std::string_view doc;
-  double lower = -std::numeric_limits<double>::infinity();
-  bool lower_inclusive = true;
 };
 
 // What the paper proves of a scheme, as far as the analysis needs more than speed() and

@@ -34,9 +34,7 @@ using Scheme = std::variant<PostLN, PreLN, MixLN, PeriLN, NGPT, LNScaling NORMDY
 // Calls f(S{}) once for every scheme type S, in the order of the list.
 template <class F>
 void for_each_scheme(F&& f) {
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (f(std::variant_alternative_t<I, Scheme>{}), ...);
-  }(std::make_index_sequence<std::variant_size_v<Scheme>>{});
+  for_each_alternative<Scheme>(std::forward<F>(f));
 }
 
 std::vector<std::string_view> scheme_keys();

@@ -5,20 +5,20 @@
     ds.direction.sel(time=10.0)          # (token, component)
     ds.energy.plot()
     report = normdyn.analyze(ds)         # the JSON report of `normdyn analyze`, as a dict
+    series = normdyn.observables(ds)     # its per-frame series, as a Dataset
 
 The runs are the command line's: same configuration, validation, integrators and run files
-(`normdyn.run(c, output="r.h5")` writes what `normdyn run c -o r.h5` writes). Bad input raises
+(`normdyn.run(c, output="r.h5")` writes what `normdyn run c -o r.h5` writes); normdyn.ensemble
+integrates a whole grid of configurations in one call and keeps their statistics. Bad input raises
 ValueError with the command line's one-line message naming the key; file problems raise OSError;
 a numerical failure is the Dataset's `status` attribute, not an exception.
 """
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Mapping
 
@@ -33,9 +33,11 @@ from . import _core, _toml  # noqa: E402
 from ._dataset import from_core as _from_core, load as _load, open_in_this_process as _open_here
 from ._sweep import load_sweep as _load_sweep
 from . import _ensemble
+from ._analysis import analyze, analyze_options, observables, schemes
 
 __version__ = _core.__version__
-__all__ = ["run", "resume", "ensemble", "load", "load_sweep", "analyze", "schemes", "config_reference", "to_toml"]
+__all__ = ["run", "resume", "ensemble", "load", "load_sweep", "analyze", "observables", "analyze_options", "schemes",
+           "config_reference", "to_toml"]
 
 
 def to_toml(config: Mapping) -> str:
@@ -90,14 +92,14 @@ def _threads(threads):
     return threads
 
 
-def _progress_listener(progress, description):
-    """(callback, close) for progress=True/False/a callable."""
+def _progress_listener(progress, description, members=False):
+    """(callback, close) for progress=True/False/a callable; members: the bar of an ensemble."""
     if not progress:
         return None, lambda: None
     if callable(progress):
         return progress, lambda: None
-    from ._progress import ProgressBar
-    bar = ProgressBar(description)
+    from ._progress import MembersBar, ProgressBar
+    bar = (MembersBar if members else ProgressBar)(description)
     return bar.update, bar.close
 
 
@@ -179,10 +181,14 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
       cluster_epsilon), one_minus_mean_cosine and mean_radius (means; *_quantiles at `quantiles`);
       per member: status, t_sync, final_cluster_count, t_reached, steps.
     output: also write the ensemble file (HDF5, opens in xarray); refuses an existing file unless
-      force=True. Interrupted (Ctrl-C: KeyboardInterrupt), the same call continues where it stopped.
+      force=True. Interrupted (Ctrl-C: KeyboardInterrupt, whose message names the journal
+      OUTPUT.journal of the members done), the same call continues where it stopped.
     trajectories: point indices whose full trajectories (direction, radius) are kept.
     threads: members integrated at once (0: every core); each member is single-threaded and equals
       normdyn.run of its configuration with solver.threads = 1, bit for bit.
+    progress: True shows a bar of members ("37/120 members", rate and ETA; tqdm: a widget in a
+      notebook, a line on a terminal); a callable receives every event (a dict: frames = members
+      finished, total_frames = members in all, done = the last event).
     Under an MPI launcher (`mpirun -n P python3 script.py`, every process making the same call) the
       members are spread over the processes as by `mpirun normdyn ensemble`, with the same
       statistics: rank 0 returns the Dataset (and writes `output`), the other processes return None.
@@ -204,11 +210,18 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
     points = [] if trajectories is None else [int(p) for p in trajectories]
     if any(p < 0 for p in points):
         raise ValueError(f"trajectories: point indices are >= 0, got {points}")
-    callback, close = _progress_listener(progress, "normdyn.ensemble")
+    callback, close = _progress_listener(progress, "normdyn.ensemble", members=True)
     try:
         with _TerminateAsInterrupt(_core.processes() > 1, output):
             result = _core.ensemble(sweep, "normdyn.ensemble", output, bool(force), threads, quantiles, points,
                                     callback, 0.2, _main_thread(), _command_line("normdyn.ensemble"))
+    except KeyboardInterrupt as e:
+        journal = None if output is None else output + ".journal"
+        if journal is None or journal in str(e) or not os.path.exists(journal):
+            raise
+        said = f"{e}: " if str(e) else ""
+        raise KeyboardInterrupt(f"{said}the members done are in {journal}; the same call (same configuration, "
+                                "axes and output) continues from there") from e
     finally:
         close()
     return None if result is None else _ensemble.dataset(result)
@@ -245,71 +258,6 @@ def load_sweep(directory):
     attributes), the per-run results and series, and the ensemble statistics. Failed points hold
     NaN and their status."""
     return _load_sweep(directory)
-
-
-def analyze(ds_or_path, **options):
-    """The report of `normdyn analyze` as a dict.
-
-    ds_or_path: a run file, or a Dataset of normdyn.run / normdyn.load.
-    options: the command line's long options with underscores (cluster_epsilon=1e-3,
-      quantity="variance", law="power", fit_window=(t0, t1), no_velocity=True, threads=1, ...).
-      Nothing is written unless asked: json=PATH writes the report, observables_file=PATH (or
-      no_write=False: into the run file) writes the observables.
-    """
-    if "fit_window" in options:
-        options["fit_window"] = _window(options["fit_window"])
-    for key in ("json", "observables_file"):
-        if key in options:
-            options[key] = os.fspath(options[key])
-    if isinstance(ds_or_path, (str, os.PathLike)):
-        return json.loads(_core.analyze(os.fspath(ds_or_path), options))
-    import xarray as xr
-    if not isinstance(ds_or_path, xr.Dataset):
-        raise ValueError(f"ds_or_path: expected a run file or a Dataset, got {type(ds_or_path).__name__}")
-    ds = ds_or_path
-    source = ds.attrs.get("source")
-    if source and os.path.exists(source):
-        return json.loads(_core.analyze(source, options))
-    if "direction" not in ds:
-        raise ValueError("ds_or_path: the analysis reads particle runs (this Dataset has no direction)")
-    # A run held in memory: the analysis reads run files, so give it one for the moment.
-    with tempfile.TemporaryDirectory(prefix="normdyn-analyze-") as tmp:
-        path = os.path.join(tmp, "run.h5")
-        import numpy as np
-        summary = {k: ds.attrs[k] for k in ("status", "message", "t_reached", "accepted_steps", "rejected_steps",
-                                            "rhs_evaluations", "wall_seconds", "max_norm_drift") if k in ds.attrs}
-        observables = {n: np.ascontiguousarray(ds[n].values, dtype=float)
-                       for n in ("energy", "variance", "min_cosine") if n in ds}
-        mass = np.ascontiguousarray(ds["mass"].values, dtype=float) if "mass" in ds else None
-        _core.write_run_file(path, ds.attrs["config"], np.ascontiguousarray(ds["time"].values, dtype=float),
-                             np.ascontiguousarray(ds["step"].values, dtype=np.int64),
-                             np.ascontiguousarray(ds["direction"].values, dtype=float),
-                             np.ascontiguousarray(ds["radius"].values, dtype=float), mass, observables, summary)
-        report = json.loads(_core.analyze(path, {k: v for k, v in options.items()
-                                                 if k not in ("no_write", "observables_file")}))
-    return report
-
-
-def _window(w):
-    if isinstance(w, str):
-        t0, sep, t1 = w.partition(":")
-        if not sep:
-            raise ValueError(f'fit_window: expected T0:T1, got "{w}"')
-        try:
-            return (float(t0) if t0 else 0.0, float(t1) if t1 else float("inf"))
-        except ValueError:
-            raise ValueError(f'fit_window: "{w}" is not T0:T1 with numbers') from None
-    try:
-        t0, t1 = w
-        return (float(t0), float(t1))
-    except (TypeError, ValueError):
-        raise ValueError(f"fit_window: expected (t0, t1) or 'T0:T1', got {w!r}") from None
-
-
-def schemes():
-    """Every scheme: a list of dicts with key, title, formulas (speed, radial_rate, layer_map),
-    has_radius and parameters (key, default, description)."""
-    return _core.schemes()
 
 
 def config_reference():

@@ -26,3 +26,18 @@ class ProgressBar:
     def close(self):
         if self._bar is not None:
             self._bar.close()
+
+
+class MembersBar(ProgressBar):
+    """The bar of an ensemble: members finished of all (those kept from the journal included), with
+    the rate and the ETA of this session's members."""
+
+    def update(self, event):
+        # The ensemble's events count members in frames / total_frames.
+        if self._bar is None:
+            self._bar = self._tqdm(total=event["total_frames"], initial=event["frames"], desc=self._description,
+                                   unit=" members", dynamic_ncols=True, file=sys.stderr,
+                                   bar_format="{desc}: {percentage:3.0f}%|{bar}| {n}/{total} members "
+                                              "[{elapsed}<{remaining}, {rate_fmt}]")
+        self._bar.n = event["frames"]
+        self._bar.refresh()

@@ -397,7 +397,8 @@ void validate_layout(const std::filesystem::path& path, const h5::File& file, co
     for (const auto& name : names) {
       const std::string base = std::string(kFields) + "/" + name;
       if (!file.contains(base + "/value")) damaged(path, base + "/value", "is missing");
-      if (file.open_dataset(base + "/value").shape().size() < 2) damaged(path, base + "/value", "has no cell axis");
+      // A field has a frame axis and one per grid axis; a scalar per frame has none beside it.
+      if (file.open_dataset(base + "/value").shape().empty()) damaged(path, base + "/value", "has no frame axis");
       expect_shape(path, file, base + "/time", {-1}, ElementType::f64);
       expect_shape(path, file, base + "/step", {-1}, ElementType::i64);
     }
@@ -1108,6 +1109,20 @@ std::vector<double> RunReader::observable(const std::string& name) const {
   const std::string p = "/observables/" + name + "/value";
   if (!impl_->file.contains(p)) return {};
   return impl_->file.open_dataset(p).read_doubles();
+}
+
+std::vector<std::string> RunReader::field_names() const {
+  if (!impl_->file.contains(kFields)) return {};
+  return split_names(impl_->file.open_group(kFields).attribute_string("order").value_or(""));
+}
+
+std::vector<double> RunReader::field_frame(const std::string& name, std::size_t index) const {
+  const std::string p = std::string(kFields) + "/" + name + "/value";
+  if (!impl_->file.contains(p)) throw IoError(impl_->path.string() + ": no field " + name);
+  if (index >= frames())
+    throw IoError(impl_->path.string() + ": frame " + std::to_string(index) + " of " + p + " out of range (" +
+                  std::to_string(frames()) + " frames)");
+  return impl_->file.open_dataset(p).read_frames(index, 1);
 }
 
 std::optional<RunSummary> RunReader::summary() const {

@@ -60,6 +60,36 @@ BOOST_AUTO_TEST_CASE(two_bumps_are_two_clusters_and_a_point_mass_has_unit_modes)
   BOOST_TEST(p.w1_to_uniform == kPi / 2, boost::test_tools::tolerance(1e-3));
 }
 
+BOOST_AUTO_TEST_CASE(cluster_widths_are_second_moments_in_cells) {
+  // A block of L equal cells above the level has the width of the uniform law on L h: L h/sqrt(12)
+  // (the piecewise-constant density, exactly); one cell: h/sqrt(12). Blocks across φ = 0 count whole.
+  const int m = 360;
+  const double h = 2 * kPi / m;
+  std::vector<double> rho(m, 0.0);
+  for (int i = 100; i < 130; ++i) rho[i] = 1.0;  // 30 cells
+  rho[200] = 2.0;                                  // one cell, more mass than the level allows to miss
+  for (int i : {355, 356, 357, 358, 359, 0, 1, 2, 3, 4}) rho[i] = 0.5;  // 10 cells across φ = 0
+  const std::vector<DensityCluster> c = density_clusters(rho);
+  BOOST_REQUIRE(c.size() == 3u);
+  // Arcs in the order of the sweep, which starts after the first cell below the level (cell 5).
+  BOOST_TEST(c[0].width == 30 * h / std::sqrt(12.0), boost::test_tools::tolerance(normdyn::test::kRoundoff));
+  BOOST_TEST(c[1].width == h / std::sqrt(12.0), boost::test_tools::tolerance(normdyn::test::kRoundoff));
+  BOOST_TEST(c[2].width == 10 * h / std::sqrt(12.0), boost::test_tools::tolerance(normdyn::test::kRoundoff));
+  BOOST_TEST(narrowest_cluster_cells(c, m) == 1 / std::sqrt(12.0), boost::test_tools::tolerance(normdyn::test::kRoundoff));
+  const DensityFigures f = density_figures(rho);
+  BOOST_TEST(f.narrowest_cluster_cells == 1 / std::sqrt(12.0), boost::test_tools::tolerance(normdyn::test::kRoundoff));
+  BOOST_TEST(f.cluster_width.size() == 3u);
+  // A smooth bump of standard deviation σ = 8 cells: the width within the arc above twice the
+  // uniform density (|φ − c| < 3.1σ here) is σ up to the truncated tails (−1 %).
+  const int fine = 4096;
+  const double sigma = 8 * 2 * kPi / fine;
+  const DensityFigures g = density_figures(cells(fine, [&](double p) { return std::exp(-0.5 * std::pow((p - 2.0) / sigma, 2)); }));
+  BOOST_REQUIRE(g.cluster_count == 1);
+  BOOST_TEST(g.narrowest_cluster_cells == 8.0, boost::test_tools::tolerance(0.02));
+  // No cluster: +inf, the minimum over no cluster.
+  BOOST_TEST(std::isinf(density_figures(std::vector<double>(64, 1.0)).narrowest_cluster_cells));
+}
+
 BOOST_AUTO_TEST_CASE(linear_rate_of_an_exponential_mode) {
   std::vector<double> t, a;
   for (int i = 0; i < 100; ++i) t.push_back(0.1 * i), a.push_back(1e-6 * std::exp(1.7 * 0.1 * i));

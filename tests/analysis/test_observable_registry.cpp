@@ -1,6 +1,7 @@
 // The registry of per-frame observables: every entry has its function, the run file's list is the
-// registry's, the README lists every entry, the threaded pairwise pass equals the plain one, and
-// the trajectory observables (layer angle, clocks, radial speed) on planted trajectories.
+// registry's, the observables reference page lists every entry, the threaded pairwise pass equals
+// the plain one, and the trajectory observables (layer angle, clocks, radial speed) on planted
+// trajectories.
 #define BOOST_TEST_MODULE analysis_observable_registry
 #include <boost/test/unit_test.hpp>
 
@@ -67,8 +68,8 @@ BOOST_AUTO_TEST_CASE(the_run_file_writes_the_registry_entries_marked_during_run)
              boost::test_tools::per_element());
 }
 
-BOOST_AUTO_TEST_CASE(readme_lists_every_observable) {
-  std::ifstream in(std::string(NORMDYN_SOURCE_DIR) + "/README.md");
+BOOST_AUTO_TEST_CASE(the_reference_lists_every_observable) {
+  std::ifstream in(std::string(NORMDYN_SOURCE_DIR) + "/docs/reference/observables.md");
   BOOST_REQUIRE(in);
   std::stringstream text;
   text << in.rdbuf();

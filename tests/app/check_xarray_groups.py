@@ -91,6 +91,8 @@ def check_run_group(where, group, ds, h5group):
             fail(f"{where}: the last frame differs from h5py's")
     if group.startswith("fields/") and "value" in ds:
         dims = ds["value"].dims
+        if dims == ("time",):  # a scalar per frame (the clusters' resolution)
+            return
         if dims[:2] != ("time", "phi") or len(dims) > 3:
             fail(f"{where}/value: dimensions {dims}")
         if len(dims) == 3:  # the moving radial grid: centres r on (time, r_cell), a coordinate

@@ -201,9 +201,10 @@ BOOST_AUTO_TEST_CASE(informational_commands) {
     BOOST_TEST(schemes.out.find(k) != std::string::npos);
   const auto ref = s.normdyn("config-reference");
   BOOST_TEST(ref.exit_code == 0);
-  // The README's configuration reference is this table, verbatim.
-  const std::string readme = Scratch::slurp(std::filesystem::path(NORMDYN_SOURCE_DIR) / "README.md");
-  BOOST_TEST(readme.find(ref.out) != std::string::npos, "README.md is out of date: paste `normdyn config-reference`");
+  // The documentation's configuration reference is this table: the page generates it at the site's
+  // build (tests/docs/check_reference.py checks that it covers every key).
+  const std::string page = Scratch::slurp(std::filesystem::path(NORMDYN_SOURCE_DIR) / "docs/reference/config.md");
+  BOOST_TEST(page.find("```{normdyn-output} config-reference") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(help_version_and_defaults) {

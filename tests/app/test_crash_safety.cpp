@@ -41,12 +41,16 @@ std::string python_compare(const Scratch& s, const std::string& run, const std::
   return r.out;
 }
 
-// Runs `config` into `output` and sends `sig` once the run has used 0.1 CPU-s (about a fifth of
-// kLong): timed by its own progress, since a wall-clock wait outlasts the whole run on a fast
-// machine and not under load.
+// Runs `config` into `output` and sends `sig` once the run has used 0.1 CPU-s after its output
+// file appeared (about a fifth of kLong): timed by its own progress, since a wall-clock wait
+// outlasts the whole run on a fast machine and not under load, and counted from the file since
+// the set-up alone (loading under the sanitizers) can take more than that before the handlers exist.
 test::ChildExit signal_a_fifth_in(const Scratch& s, const std::string& config, const std::string& output, int sig) {
   const test::Child child = test::spawn_normdyn(s.dir(), {"run", config, "-q", "-o", output});
-  for (int i = 0; i < 12000 && test::child_progress(child).cpu_seconds < 0.1; ++i)
+  for (int i = 0; i < 12000 && !std::filesystem::exists(s / output); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const double started = test::child_progress(child).cpu_seconds;
+  for (int i = 0; i < 12000 && test::child_progress(child).cpu_seconds < started + 0.1; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ::kill(child.pid, sig);
   return test::wait_child(child);

@@ -1,5 +1,5 @@
 // A corpus of simulated runs with known answers, analyzed in-process as `normdyn analyze` does
-// (run_experiment, then analyze_run on the run file): for each, the fitted parameter is within 5 %
+// (run_experiment, then analyze_particles on the run file): for each, the fitted parameter is within 5 %
 // of the truth, or the fit carries a problem flag; never an unflagged wrong fit. The theorem checks
 // are exercised on runs that meet their hypotheses, identity and non-identity Q, K, V (Theorems 4.2
 // and 4.3 assume norms, not identities), and on runs that do not, where they must skip with the reason.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analyze.hpp"
+#include "normdyn/analyze/analyze.hpp"
 #include "cli_harness.hpp"
 #include "io/h5.hpp"
 #include "normdyn/analysis/theorems.hpp"
@@ -32,7 +32,7 @@ struct Truth {
   double parameter;
 };
 
-app::AnalysisResult simulate(const Scratch& s, const std::string& name, const std::string& toml,
+AnalysisResult simulate(const Scratch& s, const std::string& name, const std::string& toml,
                              const std::vector<std::string>& overrides = {}) {
   RunConfig config = parse_config(toml, name, overrides);
   config.output.path = s / (name + ".h5");
@@ -40,18 +40,18 @@ app::AnalysisResult simulate(const Scratch& s, const std::string& name, const st
   ExperimentOptions options;
   const RunSummary summary = run_experiment(config, options);
   BOOST_REQUIRE_MESSAGE(summary.status == RunStatus::ok, name << ": " << summary.message);
-  app::AnalyzeOptions analyze;
+  AnalyzeOptions analyze;
   analyze.threads = 1;
-  return app::analyze_run(RunReader(config.output.path), analyze);
+  return analyze_particles(RunFileSource(config.output.path), analyze);
 }
 
-const analysis::Check* find_check(const app::AnalysisResult& r, const std::string& name) {
+const analysis::Check* find_check(const AnalysisResult& r, const std::string& name) {
   for (const auto& c : r.checks.checks)
     if (c.name == name) return &c;
   return nullptr;
 }
 
-const analysis::SkippedCheck* find_skipped(const app::AnalysisResult& r, const std::string& name) {
+const analysis::SkippedCheck* find_skipped(const AnalysisResult& r, const std::string& name) {
   for (const auto& c : r.checks.skipped)
     if (c.name == name) return &c;
   return nullptr;
@@ -65,7 +65,7 @@ void print_fit(const std::string& name, const analysis::RateFit& f) {
 }
 
 // The corpus' rule. Returns whether the fit was citable.
-bool right_or_flagged(const std::string& name, const app::AnalysisResult& r, const Truth& truth) {
+bool right_or_flagged(const std::string& name, const AnalysisResult& r, const Truth& truth) {
   const analysis::RateFit& f = r.rate_fit;
   print_fit(name, f);
   BOOST_TEST_CONTEXT(name) {

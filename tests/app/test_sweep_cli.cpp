@@ -205,19 +205,20 @@ BOOST_AUTO_TEST_CASE(failed_runs_are_recorded_and_the_sweep_goes_on) {
 }
 
 
-BOOST_AUTO_TEST_CASE(the_readme_reads_the_index_as_written) {
-  // The fenced block after `<!-- readme-example: sweep-index -->`, run against a small sweep.
-  const std::string readme = Scratch::slurp(std::filesystem::path(NORMDYN_SOURCE_DIR) / "README.md");
-  const auto at = readme.find("<!-- readme-example: sweep-index -->");
+BOOST_AUTO_TEST_CASE(the_documentation_reads_the_index_as_written) {
+  // The fenced block after `<!-- docs-example: sweep-index -->` of the page on loading results, run
+  // against a small sweep, with its output checked.
+  const std::string page = Scratch::slurp(std::filesystem::path(NORMDYN_SOURCE_DIR) / "docs/howto/load.md");
+  const auto at = page.find("<!-- docs-example: sweep-index -->");
   BOOST_REQUIRE(at != std::string::npos);
-  const auto open = readme.find("```python\n", at);
-  const auto close = readme.find("```", open + 10);
+  const auto open = page.find("```python\n", at);
+  const auto close = page.find("```", open + 10);
   Scratch s;
   s.write("base.toml", kBase);
   s.write("sweep.toml", "base = \"base.toml\"\n[axes]\n\"model.beta\" = [1.0, 30.0]\n\"init.seed\" = [1, 2]\n");
   BOOST_REQUIRE_EQUAL(s.normdyn("sweep sweep.toml -o runs/sweep_beta -q").exit_code, 0);
-  s.write("readme_sweep.py", readme.substr(open + 10, close - open - 10));
-  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " readme_sweep.py");
+  s.write("docs_sweep.py", page.substr(open + 10, close - open - 10));
+  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " docs_sweep.py");
   BOOST_TEST(r.exit_code == 0, r.err);
   BOOST_TEST(contains(r.out, "4 runs: {'ok': 4}\n"), r.out);
   BOOST_TEST(contains(r.out, "beta = 1: P(synchronized by t = 10) = "), r.out);

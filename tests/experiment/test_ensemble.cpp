@@ -2,6 +2,7 @@
 // statistics are those of the members' own trajectories; an interrupted ensemble resumes to the
 // file of the uninterrupted one; bad input is refused before anything runs.
 #define BOOST_TEST_MODULE ensemble
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
@@ -16,6 +17,7 @@
 #include "normdyn/experiment/ensemble.hpp"
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/recorder.hpp"
+#include "normdyn/io/file_lock.hpp"
 #include "tolerances.hpp"
 
 namespace fs = std::filesystem;
@@ -270,4 +272,52 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_before_anything_runs) {
   // Members must share their sample times.
   const SweepSpec times = parse_sweep("[axes]\n\"solver.t_end\" = [1.0, 2.0]\n", "t.toml");
   BOOST_CHECK_THROW(run_ensemble(times, EnsembleOptions{}), InputError);
+}
+
+// The output is created or replaced only as a regular file of its own: never through a FIFO, a
+// device, a directory or a symbolic link (nor their journal), and never while another writer holds
+// the output's lock.
+BOOST_AUTO_TEST_CASE(the_output_replaces_only_regular_files_and_takes_the_writer_lock) {
+  TempDir dir;
+  const SweepSpec spec = small_sweep();
+  auto refused = [&](const fs::path& output, bool force, const std::string& says) {
+    EnsembleOptions o;
+    o.output = output;
+    o.force = force;
+    try {
+      run_ensemble(spec, o);
+    } catch (const std::exception& e) {
+      BOOST_CHECK_MESSAGE(std::string(e.what()).find(says) != std::string::npos, e.what());
+      return;
+    }
+    BOOST_ERROR(output.string() + ": not refused");
+  };
+  const fs::path fifo = dir.path / "fifo.h5";
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  refused(fifo, true, "not a regular file");
+  BOOST_CHECK(fs::is_fifo(fs::symlink_status(fifo)));
+  const fs::path target = dir.path / "target.h5";
+  std::ofstream(target) << "kept";
+  const fs::path link = dir.path / "link.h5";
+  fs::create_symlink(target, link);
+  refused(link, true, "not a regular file");
+  BOOST_CHECK(fs::is_symlink(fs::symlink_status(link)));
+  BOOST_CHECK_EQUAL(fs::file_size(target), 4u);
+  refused(dir.path, true, "not a regular file");
+  // A journal that is a FIFO is neither read (which would wait forever) nor written.
+  const fs::path journaled = dir.path / "j.h5";
+  BOOST_REQUIRE(::mkfifo((dir.path / "j.h5.journal").c_str(), 0644) == 0);
+  refused(journaled, false, "j.h5.journal exists and is not a regular file");
+  // Another writer of the same output (a live run, a concurrent ensemble) holds its lock.
+  const fs::path locked = dir.path / "locked.h5";
+  {
+    const WriterLock held = WriterLock::acquire(locked);
+    refused(locked, true, "locked.h5");
+    BOOST_CHECK(!fs::exists(locked));
+  }
+  EnsembleOptions o;
+  o.output = locked;
+  BOOST_CHECK(run_ensemble(spec, o).status == RunStatus::ok);
+  BOOST_CHECK(fs::is_regular_file(fs::symlink_status(locked)));
+  BOOST_CHECK(!fs::exists(WriterLock::lock_path(locked)));
 }

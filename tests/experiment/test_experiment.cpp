@@ -179,9 +179,12 @@ BOOST_AUTO_TEST_CASE(meanfield_fields_in_memory) {
   MemoryRecorder memory;
   run_experiment(config, ExperimentOptions{}, {&memory});
   BOOST_TEST(!memory.particles());
-  BOOST_TEST_REQUIRE(memory.fields.size() == 2u);  // density on (phi, r) and its angular marginal
+  // The density on (phi, r), its angular marginal and the resolution of its clusters (one per frame).
+  BOOST_TEST_REQUIRE(memory.fields.size() == 3u);
   BOOST_TEST(memory.fields[0].values.size() == 5u * 64u * 8u);
   BOOST_TEST_REQUIRE(memory.fields[0].moving.size() == 1u);
   BOOST_TEST(memory.fields[0].moving[0].size() == 5u * 8u);
   BOOST_TEST(memory.fields[1].values.size() == 5u * 64u);
+  BOOST_TEST(memory.fields[2].spec.name == "narrowest_cluster_cells");
+  BOOST_TEST(memory.fields[2].values.size() == 5u);
 }

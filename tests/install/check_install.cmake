@@ -1,5 +1,5 @@
-# Installs the build tree into a temporary prefix, then configures, builds and runs the consumer
-# project against it. cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DCXX=... [-DLAUNCHER=...] -P
+# Configures, builds and runs the consumer project against the installed tree PREFIX (the fixture
+# install/prefix made it). cmake -DPREFIX=... -DSOURCE_DIR=... -DWORK_DIR=... -DCXX=... [-DLAUNCHER=...] -P
 function(run what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -9,8 +9,7 @@ function(run what)
 endfunction()
 
 file(REMOVE_RECURSE ${WORK_DIR})
-set(prefix ${WORK_DIR}/prefix)
-run("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+set(prefix ${PREFIX})
 foreach(f bin/normdyn include/normdyn/config.hpp include/normdyn/solvers/integrator.hpp lib/cmake/normdyn/normdynConfig.cmake)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")

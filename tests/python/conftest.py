@@ -1,6 +1,7 @@
-"""The package under test is the installed one: the session installs the build into a temporary
-prefix (`cmake --install BUILD --prefix TMP --component python`) and imports normdyn from there,
-so that the install rules are tested with everything else.
+"""The package under test is the installed one: under CTest the tree that the fixture install/prefix
+installed (NORMDYN_INSTALLED_PREFIX), else the session installs the build into a temporary prefix
+(`cmake --install BUILD --prefix TMP --component python`); normdyn is imported from there, so that
+the install rules are tested with everything else.
 
 Environment (set by CTest, tests/CMakeLists.txt): NORMDYN_BUILD_DIR, NORMDYN_BINARY (the command
 line), NORMDYN_SOURCE_DIR, NORMDYN_PYTHON_INSTALL_DIR (relative to the prefix), CMAKE_COMMAND.
@@ -17,11 +18,17 @@ BUILD = pathlib.Path(os.environ["NORMDYN_BUILD_DIR"])
 BINARY = pathlib.Path(os.environ["NORMDYN_BINARY"])
 SOURCE = pathlib.Path(os.environ["NORMDYN_SOURCE_DIR"])
 
-_prefix = tempfile.TemporaryDirectory(prefix="normdyn-python-install-")
-PREFIX = pathlib.Path(_prefix.name)
+# Under CTest the installed tree of the fixture normdyn_installed (NORMDYN_INSTALLED_PREFIX); run by
+# hand, a temporary one.
+if os.environ.get("NORMDYN_INSTALLED_PREFIX"):
+    _prefix = None
+    PREFIX = pathlib.Path(os.environ["NORMDYN_INSTALLED_PREFIX"])
+else:
+    _prefix = tempfile.TemporaryDirectory(prefix="normdyn-python-install-")
+    PREFIX = pathlib.Path(_prefix.name)
+    subprocess.run([os.environ.get("CMAKE_COMMAND", "cmake"), "--install", str(BUILD), "--prefix", str(PREFIX),
+                    "--component", "python"], check=True, stdout=subprocess.DEVNULL)
 SITE = PREFIX / os.environ["NORMDYN_PYTHON_INSTALL_DIR"]
-subprocess.run([os.environ.get("CMAKE_COMMAND", "cmake"), "--install", str(BUILD), "--prefix", str(PREFIX),
-                "--component", "python"], check=True, stdout=subprocess.DEVNULL)
 sys.path.insert(0, str(SITE))
 # Child processes (the Ctrl-C test, the notebook's kernel) import the same installed package.
 os.environ["PYTHONPATH"] = str(SITE) + os.pathsep + os.environ.get("PYTHONPATH", "")
@@ -32,7 +39,8 @@ assert pathlib.Path(normdyn.__file__).resolve().is_relative_to(SITE.resolve()), 
 
 
 def pytest_sessionfinish(session, exitstatus):
-    _prefix.cleanup()
+    if _prefix is not None:
+        _prefix.cleanup()
 
 
 def run_cli(*args, check=True):

@@ -128,6 +128,70 @@ def test_an_interrupted_ensemble_continues_to_the_same_file(tmp_path):
     assert differences(whole, parts) == []
 
 
+def test_an_interrupt_names_the_journal_of_the_members_done(tmp_path):
+    def interrupt_after_two(event):
+        if event["frames"] >= 2:
+            raise KeyboardInterrupt()
+    out = tmp_path / "e.h5"
+    with pytest.raises(KeyboardInterrupt, match=re.escape(f"the members done are in {out}.journal; the same call")):
+        normdyn.ensemble(CONFIG, axes=AXES, output=out, threads=1, progress=interrupt_after_two)
+    # Without an output nothing was kept, and the interrupt stays as it was raised.
+    with pytest.raises(KeyboardInterrupt, match="^$"):
+        normdyn.ensemble(CONFIG, axes=AXES, threads=1, progress=interrupt_after_two)
+
+
+def test_the_progress_bar_counts_members(capsys):
+    normdyn.ensemble(CONFIG, axes=AXES, threads=1, progress=True)
+    err = capsys.readouterr().err
+    assert re.search(r"normdyn.ensemble: 100%\|.*\| 8/8 members \[", err), err
+
+
+def test_the_output_never_replaces_what_is_not_an_ensembles(tmp_path):
+    run = tmp_path / "run.h5"
+    normdyn.run(CONFIG, output=run)
+    before = run.read_bytes()
+    with pytest.raises(ValueError, match="is a normdyn run file; force=True replaces only an ensemble's file"):
+        normdyn.ensemble(CONFIG, axes=AXES, output=run, force=True)
+    assert run.read_bytes() == before
+    link = tmp_path / "link.h5"
+    link.symlink_to(run)
+    with pytest.raises(ValueError, match="not a regular file"):
+        normdyn.ensemble(CONFIG, axes=AXES, output=link, force=True)
+    assert link.is_symlink() and run.read_bytes() == before
+    fifo = tmp_path / "fifo.h5"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="not a regular file"):
+        normdyn.ensemble(CONFIG, axes=AXES, output=fifo, force=True)
+    # An earlier ensemble's file is replaced with force=True.
+    out = tmp_path / "e.h5"
+    normdyn.ensemble(CONFIG, axes=AXES, output=out, threads=1)
+    normdyn.ensemble(CONFIG, axes=AXES, output=out, threads=1, force=True, set={"model.beta": 3.0})
+
+
+def test_two_ensembles_on_one_output_the_second_is_refused(tmp_path):
+    out = tmp_path / "e.h5"
+    script = textwrap.dedent(f"""
+        import sys
+        import normdyn
+        config = {{"model": {{"n": 16, "d": 3, "beta": 2.0}}, "output": {{"samples": 11}},
+                  "solver": {{"method": "rk4", "dt": 0.01, "t_end": 400.0}}}}
+        def progress(event):
+            print("started", flush=True)
+            sys.stdin.readline()  # holds the ensemble (and its lock) until the test answers
+            raise KeyboardInterrupt()
+        normdyn.ensemble(config, axes={{"init.seed": range(4)}}, output=sys.argv[1], threads=1, progress=progress)
+    """)
+    first = subprocess.Popen([sys.executable, "-c", script, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert first.stdout.readline() == "started\n"
+        with pytest.raises(OSError, match=re.escape(str(out))):
+            normdyn.ensemble(CONFIG, axes=AXES, output=out, threads=1)
+    finally:
+        first.communicate("\n", timeout=120)
+    assert not out.exists()
+
+
 def test_over_none_makes_every_point_its_own_group():
     ds = normdyn.ensemble(CONFIG, axes={"model.beta": [1.0, 4.0], "init.seed": [1, 2]}, over=None)
     assert ds.pair_fraction.dims == ("beta", "seed", "time")
@@ -179,17 +243,26 @@ def test_the_file_says_which_overrides_made_it(tmp_path):
         assert "beta = 3.5" in f.attrs["config"]
 
 
+# With a second argument, each process also writes its outcome to a file of its own in that folder:
+# mpirun forwards the processes' stdout in chunks of its choosing, so two lines printed at the same
+# moment can arrive interleaved mid-line.
 MPI_SCRIPT = f"""
+import os
 import sys
 import normdyn
+def report(line):
+    print(line, flush=True)
+    if len(sys.argv) > 2:
+        with open(os.path.join(sys.argv[2], str(os.getpid())), "w") as f:
+            f.write(line)
 try:
     ds = normdyn.ensemble({CONFIG!r}, axes={{"model.beta": [1.0, 4.0], "init.seed": range(1, 5)}},
                           output=sys.argv[1], threads=1)
 except Exception as e:
     # One line per process: mpirun interleaves the processes' tracebacks, written piecewise.
-    print(f"{{type(e).__name__}}: {{e}}", flush=True)
+    report(f"{{type(e).__name__}}: {{e}}")
     sys.exit(1)
-print("none" if ds is None else "dataset " + ds.attrs["message"], flush=True)
+report("none" if ds is None else "dataset " + ds.attrs["message"])
 """
 
 
@@ -199,10 +272,13 @@ def test_under_mpirun_rank_0_returns_the_one_process_ensemble(tmp_path):
     whole = tmp_path / "whole.h5"
     normdyn.ensemble(CONFIG, axes=AXES, output=whole, threads=1)
     shared = tmp_path / "shared.h5"
-    p = subprocess.run([*os.environ["NORMDYN_MPIEXEC"].split(), "-n", "2", sys.executable, "-c", MPI_SCRIPT, str(shared)],
+    outcomes = tmp_path / "outcomes"
+    outcomes.mkdir()
+    p = subprocess.run([*os.environ["NORMDYN_MPIEXEC"].split(), "-n", "2", sys.executable, "-c", MPI_SCRIPT, str(shared),
+                        str(outcomes)],
                        capture_output=True, text=True, timeout=300, env=dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1"))
     assert p.returncode == 0, p.stderr
-    lines = sorted(p.stdout.split("\n")[:-1])
+    lines = sorted(f.read_text() for f in outcomes.iterdir())
     assert len(lines) == 2 and lines[1] == "none", p.stdout
     assert lines[0].startswith("dataset ") and "on 2 processes" in lines[0], lines
     assert differences(whole, shared) == []
@@ -289,7 +365,9 @@ def test_under_mpirun_a_stop_on_rank_0_alone_is_keyboard_interrupt_on_the_other_
     p = subprocess.run([*mpirun, str(out), "400", "raise"], capture_output=True, text=True, timeout=300, env=env)
     lines = sorted(line for line in p.stdout.splitlines() if line != "started")
     assert p.returncode != 0
-    assert len(lines) == 2 and lines[0] == "KeyboardInterrupt: raised by the progress callback", p.stdout
+    assert len(lines) == 2 and lines[0] == (f"KeyboardInterrupt: raised by the progress callback: the members done are in "
+                                            f"{out}.journal; the same call (same configuration, axes and output) "
+                                            "continues from there"), p.stdout
     assert re.fullmatch(r"KeyboardInterrupt: rank 1: \d+ members integrated; the ensemble was interrupted; those done"
                         rf" are kept in {re.escape(str(out))}\.journal \(rank 0's\): run the same command again to"
                         " continue", lines[1]), lines[1]

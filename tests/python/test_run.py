@@ -184,7 +184,7 @@ def test_analyze_a_file_and_a_dataset(small_config, tmp_path):
             assert from_memory[key] == from_file[key], key
     with pytest.raises(ValueError, match="cluster_epsilon"):
         normdyn.analyze(tmp_path / "r.h5", cluster_epsilon=5.0)
-    with pytest.raises(ValueError, match="no_such_option"):
+    with pytest.raises(TypeError, match="no_such_option"):
         normdyn.analyze(tmp_path / "r.h5", no_such_option=1)
     normdyn.analyze(tmp_path / "r.h5", json=tmp_path / "report.json", no_write=False)
     assert (tmp_path / "report.json").exists()

@@ -25,14 +25,6 @@ RowMatrix compute(const RowMatrix& theta, const AttentionMatrices& m, double bet
   return a;
 }
 
-AttentionMatrices random_qkv(Index d, std::uint64_t seed) {
-  AttentionMatrices m;
-  m.identity = false;
-  m.Q = test::random_matrix(d, d, seed, 1.0 / std::sqrt(double(d)));
-  m.K = test::random_matrix(d, d, seed + 1, 1.0 / std::sqrt(double(d)));
-  m.V = test::random_matrix(d, d, seed + 2, 1.0 / std::sqrt(double(d)));
-  return m;
-}
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(identity_matches_definition) {
@@ -50,7 +42,7 @@ BOOST_AUTO_TEST_CASE(identity_matches_definition) {
 BOOST_AUTO_TEST_CASE(general_matrices_match_definition) {
   const Index n = 40, d = 7;
   const RowMatrix theta = test::random_tokens(n, d, 2).theta;
-  const AttentionMatrices m = random_qkv(d, 5);
+  const AttentionMatrices m = test::random_qkv(d, 5);
   const RowMatrix a = compute(theta, m, 2.0);
   const RowMatrix ref = test::naive_attention(theta, m, 2.0);
   BOOST_TEST((a - ref).cwiseAbs().maxCoeff() < test::kRoundoff);
@@ -73,7 +65,7 @@ BOOST_AUTO_TEST_CASE(masses_weight_the_softmax) {
 BOOST_AUTO_TEST_CASE(block_size_and_threads_do_not_change_the_result) {
   const Index n = 301, d = 9;
   const RowMatrix theta = test::random_tokens(n, d, 4).theta;
-  const AttentionMatrices m = random_qkv(d, 8);
+  const AttentionMatrices m = test::random_qkv(d, 8);
   const RowMatrix reference = compute(theta, m, 3.0, {1, 1});
   for (int threads : {1, 2, 3})
     for (Index block : {0, 7, 64, 512}) {
@@ -175,7 +167,7 @@ BOOST_AUTO_TEST_CASE(threads_give_bitwise_identical_results_on_both_paths) {
   // of 138 rows, 7 rounds of 4 tiles each.
   for (const auto& [n, d] : std::vector<std::pair<Index, Index>>{{301, 9}, {1100, 3}}) {
     const RowMatrix theta = test::random_tokens(n, d, 14).theta;
-    const AttentionMatrices qkv = random_qkv(d, 15);
+    const AttentionMatrices qkv = test::random_qkv(d, 15);
     for (bool symmetric : {true, false}) {
       const auto one = compute_path(theta, AttentionMatrices::identity_matrices(), 2.0, {1, 0, symmetric});
       BOOST_TEST((one.path == (symmetric ? KernelPath::symmetric : KernelPath::general)));

@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
       {"[model]\ntau = 1.0\n", "model.tau: applies only to model.scheme = \"mix\" (model.scheme is \"post\")"},
       {"[model]\nscheme = \"ngpt\"\nalpha = 0\n", "model.alpha: must be > 0"},
       {"[model]\nbta = 1.0\n", "model.bta: unknown key; did you mean model.beta?"},
-      {"[modle]\nbeta = 1.0\n", "[modle]: unknown section; valid: [model], [meanfield], [init], [solver], [output] (did you mean [model]?)"},
+      {"[modle]\nbeta = 1.0\n", "[modle]: unknown section; valid: [model], [attention], [meanfield], [init], [solver], [output] (did you mean [model]?)"},
       {"beta = 1.0\n", "beta: unknown key"},
       {"[model]\nqkv = \"random\"\n", "model.qkv: unknown value \"random\""},
       {"[model]\nqkv = \"file\"\n", "model.qkv_file: is required"},

@@ -195,6 +195,9 @@ struct CheckContext {
   bool discrete = false;              // discrete layers (solver.method = "discrete") of step layer_step
   double layer_step = 0.0;
   AttentionTraits traits;
+  // Non-empty when the attention is not the paper's (a mask, a bias, another normalizer): why every
+  // check is skipped, naming the setting (e.g. `attention.mask = "causal": tokens are not exchangeable`).
+  std::string attention_outside_paper;
   double norm_tolerance = 1e-12;      // slack on the norm bounds of the hypotheses
 };
 // The context of a run of `config` whose attention matrices have the norms `attention`.

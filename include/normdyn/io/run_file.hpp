@@ -183,6 +183,10 @@ class RunReader {
   Tokens frame(std::size_t index) const;
   // /observables/<name>/value, empty if absent.
   std::vector<double> observable(const std::string& name) const;
+  // Mean-field runs: the names of /fields in writing order (empty for particle runs), and one frame
+  // of a field, row-major over its grid axes (one value for a scalar per frame).
+  std::vector<std::string> field_names() const;
+  std::vector<double> field_frame(const std::string& name, std::size_t index) const;
   // The summary; nothing while the run is in progress or if its writer was killed.
   std::optional<RunSummary> summary() const;
   // The last checkpoint stored, if any.

@@ -1,0 +1,30 @@
+#pragma once
+// ALiBi (Press, Smith and Lewis, "Train short, test long", ICLR 2022), with distances measured in units
+// of the sequence length so that the n -> infinity limit keeps a bias: b_ij = -lambda |i - j| / n.
+#include <cstdlib>
+
+#include "normdyn/attention/key_range.hpp"
+
+namespace normdyn {
+
+struct Alibi {
+  static constexpr std::string_view key = "alibi";
+  static constexpr std::string_view title = "ALiBi";
+  static constexpr std::string_view formula = "b_ij = -lambda |i - j| / n";
+  double lambda = 0.0;
+  static constexpr std::array<ParamSpec<Alibi>, 1> params{
+      {{"alibi", &Alibi::lambda, "slope lambda >= 0 of the distance penalty (0: no bias)", 0.0, true}}};
+
+  double bias(Index i, Index j, Index n) const {
+    return -lambda * static_cast<double>(std::abs(i - j)) / static_cast<double>(n);
+  }
+  // Symmetric in (i, j), so an energy exists (the biased interaction energy), but normdyn's energy
+  // observable does not include the bias: has_energy is off until it does.
+  Traits traits() const {
+    Traits t;
+    t.exchangeable = t.has_energy = t.meanfield = false;
+    return t;
+  }
+};
+
+}  // namespace normdyn

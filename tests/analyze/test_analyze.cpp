@@ -1,0 +1,167 @@
+// The analysis library: a run analyzed from its file and from the recorder's buffers in memory gives
+// the same report, byte for byte (particles and mean field); the mean-field report warns where the
+// clusters are under-resolved and only there; the option table (one row per flag and keyword) checks
+// every value and documents itself in docs/guide/analysis.md.
+#define BOOST_TEST_MODULE analyze
+#include <boost/test/unit_test.hpp>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "app/cli_harness.hpp"
+#include "normdyn/analyze/options.hpp"
+#include "normdyn/analyze/outputs.hpp"
+#include "normdyn/errors.hpp"
+#include "normdyn/experiment/experiment.hpp"
+#include "normdyn/experiment/recorder.hpp"
+
+namespace fs = std::filesystem;
+using namespace normdyn;
+
+namespace {
+
+using TempDir = test::Scratch;
+
+// Runs `toml` into its file and into memory at once; returns the two reports.
+std::pair<std::string, std::string> reports_from_file_and_memory(const std::string& toml, const fs::path& out) {
+  const RunConfig config = parse_config(toml, "test", {"output.path=\"" + out.string() + "\""});
+  MemoryRecorder memory;
+  ExperimentOptions options;
+  BOOST_REQUIRE(run_experiment(config, options, {&memory}).status == RunStatus::ok);
+  AnalyzeOptions analyze;
+  analyze.threads = 1;
+  // The same context for both: the file's name is the only thing a run in memory cannot report.
+  const ReportContext context{std::nullopt, {}, &analyze};
+  const std::string from_file = report_json(analyze_run(RunFileSource(out), analyze), context);
+  const std::string from_memory = report_json(analyze_run(MemorySource::view(memory), analyze), context);
+  return {from_file, from_memory};
+}
+
+const char* kMeanField =
+    "[model]\nkind = \"meanfield\"\nscheme = \"post\"\nbeta = 16.0\n[meanfield]\ngrid = 256\n"
+    "[init]\nkind = \"von_mises\"\ncenters = [0.5, 1.6, 2.9, 4.0, 5.3]\nkappa = [1.0]\n"
+    "weights = [1.0, 0.7, 1.3, 0.9, 1.1]\n[solver]\nt_end = 20.0\n[output]\nsamples = 41\n";
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_run_in_memory_is_analyzed_as_its_file) {
+  TempDir dir;
+  const auto [file, memory] = reports_from_file_and_memory(
+      "[model]\nscheme = \"pre\"\nn = 16\nd = 3\nbeta = 2.0\n[init]\nkind = \"gaussian\"\n[solver]\nt_end = 6.0\n"
+      "[output]\nsamples = 31\n",
+      dir / "p.h5");
+  BOOST_TEST(file.find("\"schema\": \"normdyn.analysis/2\"") != std::string::npos);
+  BOOST_TEST(file == memory);
+  const auto [mf_file, mf_memory] = reports_from_file_and_memory(kMeanField, dir / "m.h5");
+  BOOST_TEST(mf_file.find("\"schema\": \"normdyn.analysis.meanfield/1\"") != std::string::npos);
+  BOOST_TEST(mf_file == mf_memory);
+}
+
+BOOST_AUTO_TEST_CASE(under_resolved_clusters_are_warned_about_frame_by_frame) {
+  TempDir dir;
+  const fs::path out = dir / "m.h5";
+  const RunConfig config = parse_config(kMeanField, "test", {"output.path=\"" + out.string() + "\""});
+  BOOST_REQUIRE(run_experiment(config, ExperimentOptions{}).status == RunStatus::ok);
+  const MeanFieldAnalysis a = analyze_meanfield(RunFileSource(out), AnalyzeOptions{});
+  BOOST_REQUIRE_EQUAL(a.warnings.size(), 1u);
+  const AnalysisWarning& w = a.warnings.front();
+  BOOST_TEST(w.code == "under_resolved");
+  std::vector<std::size_t> expected;
+  for (std::size_t i = 0; i < a.frames.size(); ++i)
+    if (a.frames[i].narrowest_cluster_cells < analysis::kResolvedClusterCells) expected.push_back(i);
+  BOOST_TEST(w.frames == expected, boost::test_tools::per_element());
+  BOOST_REQUIRE(!w.frames.empty());
+  BOOST_TEST(w.times.front() == a.t[w.frames.front()]);
+  BOOST_TEST(w.message.find("meanfield.grid = 512") != std::string::npos, w.message);
+  // The run recorded the same widths (with the same cluster definition), and its summary says when.
+  const RunReader reader(out);
+  for (std::size_t i = 0; i < a.frames.size(); ++i)
+    BOOST_TEST(reader.field_frame("narrowest_cluster_cells", i).at(0) == a.frames[i].narrowest_cluster_cells);
+  BOOST_TEST(reader.summary()->message.find("warning under_resolved") != std::string::npos);
+  // Stopped before the clusters thin out (t = 10: still wider than a cell at M = 256), no warning.
+  const fs::path early = dir / "early.h5";
+  BOOST_REQUIRE(run_experiment(parse_config(kMeanField, "test", {"output.path=\"" + early.string() + "\"",
+                                                                  "solver.t_end=10", "output.samples=21"}),
+                               ExperimentOptions{})
+                    .status == RunStatus::ok);
+  const MeanFieldAnalysis e = analyze_meanfield(RunFileSource(early), AnalyzeOptions{});
+  BOOST_TEST(e.warnings.empty());
+  BOOST_TEST(RunReader(early).summary()->message.find("warning") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(the_option_table_checks_every_value) {
+  std::set<std::string> names, flags;
+  for (const AnalyzeOption& o : analyze_options()) {
+    BOOST_TEST(names.insert(std::string(o.name)).second, o.name);
+    BOOST_TEST(flags.insert(option_flag(o)).second, o.name);
+    BOOST_TEST(!o.doc.empty());
+    BOOST_TEST((o.set != nullptr && o.get != nullptr));
+    // Setting an option to its default value changes nothing.
+    AnalyzeRequest request = AnalyzeRequest::command_line();
+    if (const auto value = o.get(request)) {
+      apply_option(request, o, *value, option_flag(o));
+      BOOST_TEST(option_value_text(*o.get(request)) == option_value_text(*value), o.name);
+    }
+  }
+  BOOST_TEST(option_flag(*find_analyze_option("cluster_epsilon")) == "--cluster-epsilon");
+  AnalyzeRequest request = AnalyzeRequest::python();
+  const AnalyzeOption& epsilon = *find_analyze_option("cluster_epsilon");
+  apply_option(request, epsilon, 0.25, "cluster_epsilon");
+  BOOST_TEST(request.options.clusters.epsilon == 0.25);
+  auto message = [&](const AnalyzeOption& o, const OptionValue& v, const std::string& label) {
+    try {
+      AnalyzeRequest r = AnalyzeRequest::command_line();
+      apply_option(r, o, v, label);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  BOOST_TEST(message(epsilon, 5.0, "cluster_epsilon") == "cluster_epsilon: must be in [0, 2], got 5");
+  BOOST_TEST(message(epsilon, std::int64_t{1}, "--cluster-epsilon") == "--cluster-epsilon: expected a number");
+  BOOST_TEST(message(*find_analyze_option("plateau_energy_tolerance"), 0.0, "x") == "x: must be > 0, got 0");
+  BOOST_TEST(message(*find_analyze_option("law"), std::string("linear"), "law").find("one of auto, exponential") !=
+             std::string::npos);
+  const AnalyzeOption& window = *find_analyze_option("fit_window");
+  BOOST_TEST(message(window, parse_option_text(window, "5:1", "w"), "w") == "w: needs T0 < T1, got 5:1");
+  const auto open = std::get<analysis::TimeWindow>(parse_option_text(window, "2:", "w"));
+  BOOST_TEST(open.t_start == 2.0);
+  BOOST_TEST(std::isinf(open.t_end));
+  BOOST_CHECK_THROW(parse_option_text(window, "5", "w"), InputError);
+  BOOST_CHECK_THROW(parse_option_text(*find_analyze_option("threads"), "1.5", "t"), InputError);
+  // Writing is the command line's default, not Python's.
+  BOOST_TEST(AnalyzeRequest::command_line().write_observables);
+  BOOST_TEST(!AnalyzeRequest::python().write_observables);
+  BOOST_TEST(AnalyzeRequest::python().label("observables_file") == "observables_file");
+  BOOST_TEST(AnalyzeRequest::command_line().label("observables_file") == "--observables-file");
+}
+
+BOOST_AUTO_TEST_CASE(the_guide_shows_the_generated_option_table) {
+  std::ifstream in(std::string(NORMDYN_SOURCE_DIR) + "/docs/guide/analysis.md");
+  BOOST_REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  BOOST_TEST(text.str().find(analyze_options_markdown()) != std::string::npos,
+             "docs/guide/analysis.md does not hold the table of analyze_options_markdown():\n"
+                 << analyze_options_markdown());
+}
+
+BOOST_AUTO_TEST_CASE(a_run_in_memory_has_no_observables_file) {
+  TempDir dir;
+  const RunConfig config = parse_config(kMeanField, "test", {"solver.t_end=2", "output.samples=3"});
+  MemoryRecorder memory;
+  ExperimentOptions options;
+  options.write_file = false;
+  run_experiment(config, options, {&memory});
+  AnalyzeRequest request = AnalyzeRequest::python();
+  apply_option(request, *find_analyze_option("no_write"), false, "no_write");
+  BOOST_CHECK_EXCEPTION(analyze_and_write(MemorySource::view(memory), request), InputError,
+                        [](const InputError& e) { return e.key() == "no_write"; });
+  // The report alone: written where asked.
+  request = AnalyzeRequest::python();
+  request.json = dir / "r.json";
+  const AnalysisOutcome outcome = analyze_and_write(MemorySource::view(memory), request);
+  BOOST_TEST(fs::exists(dir / "r.json"));
+  BOOST_TEST(outcome.report.find("\"file\": null") != std::string::npos);
+}
