@@ -188,6 +188,13 @@ double radius_at(std::span<const double> radius, std::size_t i, double fallback)
 
 ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance,
                             std::span<const double> radius, const Scheme& scheme, double floor) {
+  return fit_variance_scale(t, variance, radius, [&](double time, double r) { return variance_scale(scheme, time, r); },
+                            floor);
+}
+
+ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance,
+                            std::span<const double> radius, const std::function<double(double t, double r)>& scale_of,
+                            double floor) {
   ScaleFit f;
   // Usable frames: Var > floor from the start up to the first that is not.
   std::size_t end = 0;
@@ -202,7 +209,7 @@ ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> v
       tm.push_back(mid);
       k.push_back(rate);
       // The pair's own regime: the scale at its midpoint (Mix-LN's switch falls between frames).
-      scale.push_back(variance_scale(scheme, mid, r));
+      scale.push_back(scale_of(mid, r));
     }
   }
   if (tm.size() < 5) {

@@ -106,6 +106,10 @@ struct ScaleFit {
 // `radius`: the run's mean radius per frame (empty: 1).
 ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance,
                             std::span<const double> radius, const Scheme& scheme, double floor);
+// The same with a given scale(t, r) (e.g. the theorem's stated scale instead of the header's speed).
+ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance,
+                            std::span<const double> radius, const std::function<double(double t, double r)>& scale,
+                            double floor);
 
 // ---- Asymptotic statements.
 // Theorem 4.1's laws and Theorem 4.3's scale are statements about t → ∞, measured on a finite run:
