@@ -16,13 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool same_file(const fs::path& a, const fs::path& b) {
-  std::error_code ec;
-  if (fs::equivalent(a, b, ec)) return true;
-  const fs::path ca = fs::weakly_canonical(a, ec), cb = fs::weakly_canonical(b, ec);
-  return !ca.empty() && ca == cb;
-}
-
 // An output may be absent, a regular file, or (for the report) a character device such as
 // /dev/stdout; a FIFO would block, a directory cannot be written.
 void require_writable_target(const fs::path& p, const std::string& label, bool device_ok) {
@@ -41,6 +34,13 @@ void check_outputs(const AnalyzeRequest& request, const std::optional<fs::path>&
     if (request.write_observables && same_file(*request.json, observables))
       throw InputError(label, request.json->string() + " is also the observables file");
     require_writable_target(*request.json, label, true);
+    // A report replaces an earlier report (or an empty file), never another file.
+    std::error_code ec;
+    if (fs::is_regular_file(*request.json, ec) && fs::file_size(*request.json, ec) > 0 && !ec &&
+        !is_analysis_report(*request.json))
+      throw InputError(label, request.json->string() +
+                                  " exists and is not a normdyn analysis report, which is all a report replaces: "
+                                  "choose another path or remove it");
   }
   if (!request.write_observables) return;
   const std::string label = request.observables_file ? request.label("observables_file") : "run";

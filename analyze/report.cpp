@@ -2,6 +2,7 @@
 // normdyn.analysis/2 for particle runs, normdyn.analysis.meanfield/1 for mean-field runs.
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "normdyn/analyze/report.hpp"
@@ -297,6 +298,18 @@ std::string meanfield_report(const MeanFieldAnalysis& a, const ReportContext& co
 
 std::string report_json(const RunAnalysis& a, const ReportContext& context) {
   return a.particles ? particle_report(*a.particles, context) : meanfield_report(*a.meanfield, context);
+}
+
+bool is_analysis_report(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  // Reports are kilobytes to a few megabytes; a larger file is not one and is not read whole.
+  std::error_code ec;
+  if (std::filesystem::file_size(path, ec) > (std::uintmax_t{64} << 20) || ec) return false;
+  const json j = json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return false;
+  const auto schema = j.find("schema");
+  return schema != j.end() && schema->is_string() && schema->get<std::string>().rfind("normdyn.analysis", 0) == 0;
 }
 
 }  // namespace normdyn

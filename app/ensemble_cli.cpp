@@ -15,7 +15,7 @@ struct EnsembleCli::State {
   CLI::App* command = nullptr;
   std::string sweep_file, output;
   int threads = 0;
-  bool force = false, quiet = false;
+  bool force = false, quiet = false, no_member_figures = false;
   std::string progress = "auto";
   std::vector<double> quantiles{0.1, 0.5, 0.9};
   std::vector<std::size_t> trajectories;
@@ -29,14 +29,20 @@ EnsembleCli::EnsembleCli(CLI::App& cli) : state_(std::make_unique<State>()) {
       "Integrate every point of a sweep file in this process (members in parallel over threads, no run file per "
       "member) and write the ensemble statistics per group of the [ensemble] `over` axis into one HDF5 file");
   s.command->add_option("sweep", s.sweep_file, "sweep file (TOML): base = \"FILE\", [set], [axes], [ensemble]")->required();
-  s.command->add_option("-o,--output", s.output, "the ensemble file (default: the sweep file's stem + .ensemble.h5)");
+  s.command->add_option("-o,--output", s.output,
+                        "the ensemble file (default: the sweep file's stem + .ensemble.h5); an existing one holding "
+                        "this ensemble is left as it is, one holding a part of it (fewer seeds or axis values) is "
+                        "extended, its members read back, not integrated again");
   s.command->add_option("--threads", s.threads, "members integrated at once (default 0: every core)")
       ->check(CLI::Range(0, 4096));
   s.command->add_option("--set", s.set,
                         "override a key at every point: KEY=VALUE, or KEY:=VALUE to also drop the keys of the base "
                         "that conflict with it (repeatable; after the file's [set]; stored in the file)");
-  s.command->add_flag("--force", s.force, "replace an existing output file and start over");
+  s.command->add_flag("--force", s.force, "replace an existing output file (also one holding members this ensemble lacks) and start over");
   s.command->add_option("--quantiles", s.quantiles, "quantile levels of 1 - mean cosine and mean radius (default 0.1 0.5 0.9)");
+  s.command->add_flag("--no-member-figures", s.no_member_figures,
+                      "leave out each member's figures per frame (the file is much smaller on large ensembles, but a "
+                      "later call cannot return or extend it)");
   s.command->add_option("--trajectories", s.trajectories,
                         "point indices (sweep order, the last axis fastest) whose full trajectories are kept");
   s.command->add_flag("-q,--quiet", s.quiet, "no progress line and no summary line on success");
@@ -61,6 +67,7 @@ int EnsembleCli::run(Team& team, const std::string& command_line) {
   o.threads = s.threads;
   o.quantiles = s.quantiles;
   o.trajectories = s.trajectories;
+  o.member_figures = !s.no_member_figures;
   o.command_line = command_line;
   o.set = s.set;
   o.team = &team;

@@ -157,7 +157,9 @@ int run_command(const RunRequest& request) {
   // Processes sharing a machine share its cores.
   else if (Team* team = sharing_team(request.options); team && config.solver.threads == 0)
     config.solver.threads = team->default_threads();
-  const RunSummary s = run_experiment(config, experiment_options(request.options, config.output.path, progress));
+  ExperimentOptions options = experiment_options(request.options, config.output.path, progress);
+  if (request.config != "-") options.config_file = request.config;
+  const RunSummary s = run_experiment(config, options);
   progress.finish();
   return report(s, config, request.options);
 }

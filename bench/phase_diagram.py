@@ -29,6 +29,7 @@ import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 
+import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.integrate  # noqa: E402
 
@@ -143,6 +144,10 @@ def main():
     print(f"ensemble file    : {size / 1e6:8.2f} MB ({size / systems:.0f} bytes/system with {len(check)} trajectories"
           f"{'' if systems == full else f'; at most about {size / systems * full / 1e6:.0f} MB at the full {full} systems, counting the fixed part per system'})")
 
+    with h5py.File(output, "r") as f:
+        figures = sum(f[k].id.get_storage_size() for k in f if k.startswith("member_") and k != "member_config")
+    print(f"member figures   : {figures / 1e6:8.2f} MB of it ({figures / systems:.0f} bytes/system: what lets a later "
+          f"call return or extend the file; member_figures=False leaves them out)")
     print(f"journal peak     : {journal_peak[0] / 1e6:8.2f} MB (its size polled every 50 ms; removed at the end)")
     print(f"cpu              : {time.process_time():8.2f} s in this process so far (every thread)")
     if args.normdyn_only:

@@ -193,6 +193,18 @@ QkvSource make_qkv(const ModelConfig& m) {
   return QkvSource::identity();
 }
 
+IntegratorOptions integrator_options(const SolverConfig& s) {
+  IntegratorOptions io;
+  io.method = s.method;
+  io.rtol = s.rtol;
+  io.atol = s.atol;
+  io.dt = s.dt;
+  io.dt_min = s.dt_min;
+  io.max_steps = s.max_steps;
+  io.retract = s.project;
+  return io;
+}
+
 AttentionDynamics make_dynamics(const RunConfig& config) {
   DynamicsSpec spec;
   spec.scheme = config.model.scheme;

@@ -1,5 +1,8 @@
 #include "session.hpp"
 
+#include "normdyn/errors.hpp"
+#include "normdyn/io/atomic_file.hpp"
+
 #include <string>
 
 namespace normdyn {
@@ -81,6 +84,18 @@ RunSummary Session::summarize(const IntegrationResult& result, const RunConfig& 
     default: summary.message = result.message;
   }
   return summary;
+}
+
+void require_output_not_an_input(const RunConfig& config, const ExperimentOptions& options) {
+  const std::filesystem::path& out = config.output.path;
+  auto refuse_if = [&](bool used, const std::filesystem::path& input, const std::string& what) {
+    if (used && !input.empty() && same_file(out, input))
+      throw InputError("output.path", out.string() + " is " + what + "; the run file never replaces one of its inputs" +
+                                          (options.force ? ", not even with --force" : "") + ": choose another output");
+  };
+  refuse_if(true, options.config_file, "the configuration file of this run");
+  refuse_if(config.init.kind == InitKind::file, config.init.file, "this run's initial tokens (init.file)");
+  refuse_if(config.model.qkv == QkvKind::file, config.model.qkv_file, "this run's attention matrices (model.qkv_file)");
 }
 
 }  // namespace normdyn

@@ -77,9 +77,13 @@ struct Recorders {
   }
 };
 
+// Throws InputError("output.path") when the run file would replace one of the run's inputs.
+void require_output_not_an_input(const RunConfig& config, const ExperimentOptions& options);
+
 // The run file of a fresh run, when one is written.
 inline std::unique_ptr<RunFileRecorder> fresh_file(const RunConfig& config, const ExperimentOptions& options) {
   if (!options.write_file) return nullptr;
+  require_output_not_an_input(config, options);
   return std::make_unique<RunFileRecorder>(config.output.path, options.force);
 }
 

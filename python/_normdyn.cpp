@@ -215,7 +215,8 @@ RunConfig parse(const std::string& toml_text, const std::string& source, const s
 
 py::dict run(const std::string& toml_text, const std::string& source, const std::vector<std::string>& overrides,
              std::optional<std::string> output, bool force, std::optional<int> threads, py::object progress,
-             double progress_interval, bool main_thread, const std::string& command_line) {
+             double progress_interval, bool main_thread, const std::string& command_line,
+             const std::string& config_file) {
   RunConfig config = parse(toml_text, source, overrides);
   if (threads) {
     if (*threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(*threads));
@@ -225,6 +226,7 @@ py::dict run(const std::string& toml_text, const std::string& source, const std:
   options.write_file = output.has_value();
   if (output) config.output.path = *output;
   options.force = force;
+  options.config_file = config_file;
   options.command_line = command_line;
   options.resume_hint = output ? "normdyn.resume(\"" + *output + "\")" : "";
   options.progress_interval = progress_interval;
@@ -308,7 +310,7 @@ Team& process_team() {
 // None on the processes other than rank 0 of an MPI launch (which share the members).
 py::object ensemble(const std::string& sweep_text, const std::string& source, std::optional<std::string> output, bool force,
                   int threads, const std::vector<double>& quantiles, const std::vector<std::size_t>& trajectories,
-                  py::object progress, double progress_interval, bool main_thread, const std::string& command_line) {
+                  bool member_figures, py::object progress, double progress_interval, bool main_thread, const std::string& command_line) {
   if (threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(threads));
   const SweepSpec spec = parse_sweep(sweep_text, source);
   EnsembleOptions options;
@@ -319,6 +321,7 @@ py::object ensemble(const std::string& sweep_text, const std::string& source, st
   options.threads = threads;
   options.quantiles = quantiles;
   options.trajectories = trajectories;
+  options.member_figures = member_figures;
   options.command_line = command_line;
   options.progress_interval = progress_interval;
   // Signals and progress as for a run: the calling thread polls, with the GIL.
@@ -408,11 +411,11 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("run", &run, py::arg("toml"), py::arg("source"), py::arg("overrides"), py::arg("output"), py::arg("force"),
         py::arg("threads"), py::arg("progress"), py::arg("progress_interval"), py::arg("main_thread"),
-        py::arg("command_line"));
+        py::arg("command_line"), py::arg("config_file") = "");
   m.def("resume", &resume, py::arg("path"), py::arg("threads"), py::arg("progress"), py::arg("progress_interval"),
         py::arg("main_thread"), py::arg("command_line"));
   m.def("ensemble", &ensemble, py::arg("sweep_text"), py::arg("source"), py::arg("output"), py::arg("force"),
-        py::arg("threads"), py::arg("quantiles"), py::arg("trajectories"), py::arg("progress"),
+        py::arg("threads"), py::arg("quantiles"), py::arg("trajectories"), py::arg("member_figures"), py::arg("progress"),
         py::arg("progress_interval"), py::arg("main_thread"), py::arg("command_line"));
   m.def("processes", [] { return process_team().size(); },
         "the processes of this launch (1 without an MPI launcher); starts MPI under one");

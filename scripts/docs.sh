@@ -6,7 +6,8 @@
 # tutorials, and runs Sphinx with Debian's packages (scripts/install-deps.sh). The tutorials are
 # executed during the build; the command-line and configuration references are generated from the
 # program. Extra arguments go to sphinx-build (e.g. -W --keep-going: warnings are errors).
-# Environment: NORMDYN_BUILD_DIR (default build), NORMDYN_DOCS_OUT (default $NORMDYN_BUILD_DIR/docs/html;
+# Environment: NORMDYN_INSTALLED_PREFIX (an installed tree to use instead of installing the
+# package), NORMDYN_BUILD_DIR (default build), NORMDYN_DOCS_OUT (default $NORMDYN_BUILD_DIR/docs/html;
 # the doctrees go beside it), NORMDYN_DOCS_SKIP_BUILD=1 (the build is current: do not run cmake --build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,9 +21,13 @@ if [[ -z ${NORMDYN_DOCS_SKIP_BUILD:-} ]]; then
 fi
 build=$(cd "$build" && pwd)
 site=$(sed -n 's/^NORMDYN_PYTHON_INSTALL_DIR:[A-Z]*=//p' "$build/CMakeCache.txt")
-prefix=$(mktemp -d "${TMPDIR:-/tmp}/normdyn-docs-XXXXXX")
-trap 'rm -rf "$prefix"' EXIT
-cmake --install "$build" --prefix "$prefix" --component python > /dev/null
+if [[ -n ${NORMDYN_INSTALLED_PREFIX:-} ]]; then
+  prefix=$NORMDYN_INSTALLED_PREFIX  # the test suite's installed tree (fixture install/prefix)
+else
+  prefix=$(mktemp -d "${TMPDIR:-/tmp}/normdyn-docs-XXXXXX")
+  trap 'rm -rf "$prefix"' EXIT
+  cmake --install "$build" --prefix "$prefix" --component python > /dev/null
+fi
 export PYTHONPATH="$prefix/$site${PYTHONPATH:+:$PYTHONPATH}"
 export NORMDYN_BINARY="$build/app/normdyn"
 # The tutorials call the program too (`normdyn analyze`, `normdyn plot`).

@@ -53,6 +53,7 @@ AttentionKernel::AttentionKernel(KernelOptions options, AttentionSpec spec)
   openblas_set_num_threads(1);
 #endif
   scratch_.resize(static_cast<std::size_t>(threads_));
+  row_scratch_.resize(static_cast<std::size_t>(threads_));
 }
 
 Index AttentionKernel::block_rows(Index n, KernelPath path) const {
@@ -167,13 +168,26 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool id
   const bool weighted = masses.size() == n;
   const bool biased = !std::holds_alternative<NoBias>(spec_.bias);
   const bool needs_reference = std::visit([](const auto& z) { return z.needs_reference_sum; }, spec_.normalizer);
+  const auto range = [&](Index i) { return std::visit([&](const auto& m) { return m.keys(i, n); }, spec_.mask); };
+  const auto bias = [&](Index i, Index j) { return std::visit([&](const auto& b) { return b.bias(i, j, n); }, spec_.bias); };
+  // The reference sums Z_i = Σ_{j ∈ keys(i)} m_j e^{b_ij} depend on the masses and positions only:
+  // computed once per token count and masses, not at every call (O(n²) exponentials with a bias).
+  if (needs_reference && (reference_.size() != n || reference_masses_.size() != masses.size() ||
+                          (weighted && reference_masses_ != masses))) {
+    reference_.resize(n);
+    for (Index i = 0; i < n; ++i) {
+      const KeyRange k = range(i);
+      double z = 0.0;
+      for (Index j = k.first; j < k.last; ++j) z += (weighted ? masses(j) : 1.0) * (biased ? std::exp(bias(i, j)) : 1.0);
+      reference_(i) = z;
+    }
+    reference_masses_ = masses;
+  }
   const Index block = block_rows(n, KernelPath::general);
   const Index blocks = (count + block - 1) / block;
   const int threads = threads_for(count, n, d, blocks);
   const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> theta_map(theta.data(), n, d,
                                                                        Eigen::OuterStride<>(theta.outerStride()));
-  const auto range = [&](Index i) { return std::visit([&](const auto& m) { return m.keys(i, n); }, spec_.mask); };
-  const auto bias = [&](Index i, Index j) { return std::visit([&](const auto& b) { return b.bias(i, j, n); }, spec_.bias); };
 
   auto run_blocks = [&] {
 #pragma omp for schedule(dynamic, 1)
@@ -200,7 +214,9 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool id
       scores.noalias() = theta_map.middleRows(begin + first, rows) * theta_map.middleRows(key_first, keys).transpose();
     else
       scores.noalias() = queries_.middleRows(first, rows) * keys_.middleRows(key_first, keys).transpose();
-    std::vector<double> row_max(static_cast<std::size_t>(rows)), reference(static_cast<std::size_t>(rows), 0.0);
+    // Each row's maximum score, kept for the normalizer after the product.
+    Vector& row_max = row_scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+    row_max.resize(rows);
     for (Index i = 0; i < rows; ++i) {
       const Index g = begin + first + i;
       const KeyRange k = range(g);
@@ -218,25 +234,18 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool id
       row.head(lo).setZero();
       row.segment(hi, keys - hi).setZero();
       row.segment(lo, hi - lo) = (row.segment(lo, hi - lo).array() - top).exp();
-      row_max[static_cast<std::size_t>(i)] = top;
-      if (needs_reference) {
-        double z = 0.0;
-        for (Index j = lo; j < hi; ++j)
-          z += (weighted ? masses(key_first + j) : 1.0) * (biased ? std::exp(bias(g, key_first + j)) : 1.0);
-        reference[static_cast<std::size_t>(i)] = z;
-      }
+      row_max(i) = top;
     }
     sums_.middleRows(first, rows).noalias() = scores * values_.middleRows(key_first, keys);
     for (Index i = 0; i < rows; ++i) {
-      const KeyRange k = range(begin + first + i);
+      const Index g = begin + first + i;
+      const KeyRange k = range(g);
       if (k.first >= k.last) {
         attention.row(first + i).setZero();
         continue;
       }
       const double factor = std::visit(
-          [&](const auto& z) {
-            return z.factor(row_max[static_cast<std::size_t>(i)], sums_(first + i, d), reference[static_cast<std::size_t>(i)]);
-          },
+          [&](const auto& z) { return z.factor(row_max(i), sums_(first + i, d), needs_reference ? reference_(g) : 0.0); },
           spec_.normalizer);
       attention.row(first + i) = factor * sums_.row(first + i).head(d);
     }

@@ -9,13 +9,8 @@
 // ParamSpec lists, so a new scheme parameter needs no change here.
 #include "normdyn/config.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -29,6 +24,7 @@
 #include <toml++/toml.h>
 
 #include "normdyn/errors.hpp"
+#include "normdyn/io/text_file.hpp"
 #include "toml_text.hpp"
 
 namespace normdyn {
@@ -214,14 +210,20 @@ std::vector<double> read_float_array(const toml::node& n, const std::string& key
   return out;
 }
 
+// The error of a word that is none of a key's choices: the choices, and the nearest one if any.
+[[noreturn]] void unknown_choice(const std::string& key, std::string_view what, const std::string& word,
+                                 const std::vector<std::string>& names) {
+  std::string msg = "unknown " + std::string(what) + " " + in_quotes(word) + "; valid: " + join(names);
+  if (auto guess = did_you_mean(word, names)) msg += " (did you mean " + in_quotes(*guess) + "?)";
+  throw InputError(key, msg);
+}
+
 template <class E>
 E read_enum(const toml::node& n, const std::string& key) {
   const std::string word = read_string(n, key);
   for (const auto& [value, name] : EnumNames<E>::values)
     if (name == word) return value;
-  std::string msg = "unknown value " + in_quotes(word) + "; valid: " + join(enum_names<E>());
-  if (auto guess = did_you_mean(word, enum_names<E>())) msg += " (did you mean " + in_quotes(*guess) + "?)";
-  throw InputError(key, msg);
+  unknown_choice(key, "value", word, enum_names<E>());
 }
 
 Scheme read_scheme(const toml::node& n, const std::string& key) {
@@ -229,9 +231,7 @@ Scheme read_scheme(const toml::node& n, const std::string& key) {
   if (auto s = make_scheme(word)) return *s;
   std::vector<std::string> names;
   for (auto k : scheme_keys()) names.emplace_back(k);
-  std::string msg = "unknown scheme " + in_quotes(word) + "; valid: " + join(names);
-  if (auto guess = did_you_mean(word, names)) msg += " (did you mean " + in_quotes(*guess) + "?)";
-  throw InputError(key, msg);
+  unknown_choice(key, "scheme", word, names);
 }
 
 std::string scheme_list_needing(std::string_view param) {
@@ -575,9 +575,7 @@ Key attention_choice_row(std::string path, std::string doc, List AttentionSpec::
       c.attention.*member = *a;
       return;
     }
-    std::string msg = "unknown value " + in_quotes(word) + "; valid: " + join(names);
-    if (auto guess = did_you_mean(word, names)) msg += " (did you mean " + in_quotes(*guess) + "?)";
-    throw InputError(key, msg);
+    unknown_choice(key, "value", word, names);
   };
   k.value = [member](const RunConfig& c) -> std::optional<ConfigScalar> {
     return std::string(alternative_key(c.attention.*member));
@@ -608,7 +606,7 @@ Key alibi_row() {
     return 0.0;
   };
   k.applies = [](const RunConfig& c) {
-    if (c.model.kind == ModelKind::meanfield && std::holds_alternative<Alibi>(c.attention.bias))
+    if (c.model.kind == ModelKind::meanfield && !alternative_traits(c.attention.bias).meanfield)
       return std::string("does not apply to model.kind = \"meanfield\" (the mean-field solver has no token positions)");
     return std::string();
   };
@@ -1162,53 +1160,9 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
 }
 }  // namespace
 
-namespace {
-
-// A configuration is a few kilobytes; anything near this is not one (e.g. /dev/zero).
-constexpr std::size_t kMaxConfigBytes = std::size_t{4} << 20;
-
-// Reads at most kMaxConfigBytes from `fd` (a regular file or standard input).
-std::string read_capped(int fd, const std::string& name) {
-  std::string text;
-  char buffer[65536];
-  for (;;) {
-    const ssize_t got = ::read(fd, buffer, sizeof buffer);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      throw IoError(name + ": cannot read the configuration: " + std::strerror(errno));
-    }
-    if (got == 0) return text;
-    text.append(buffer, static_cast<std::size_t>(got));
-    if (text.size() > kMaxConfigBytes)
-      throw InputError(name, "larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB: not a configuration file");
-  }
-}
-
-}  // namespace
-
 RunConfig load_config(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
-  // "-": standard input, under the same cap.
-  if (file == "-") return parse_config(read_capped(STDIN_FILENO, "standard input"), "standard input", overrides);
-  // Non-blocking, so that a FIFO cannot hold the open; only regular files are read.
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
-    const int err = errno;
-    if (err == ENOENT) throw InputError(file.string(), "no such configuration file");
-    throw IoError(file.string() + ": cannot read the configuration file: " + std::strerror(err));
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw IoError(file.string() + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    throw InputError(file.string(), S_ISDIR(st.st_mode) ? "is a directory, not a configuration file"
-                                                       : "not a regular file (give a TOML file, or - for standard input)");
-  if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigBytes)
-    throw InputError(file.string(), "larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB: not a configuration file");
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  return parse_config(read_capped(fd, file.string()), file.string(), overrides);
+  const std::string source = file == "-" ? "standard input" : file.string();
+  return parse_config(read_text_file(file, source, "configuration file"), source, overrides);
 }
 
 namespace {

@@ -15,6 +15,7 @@
 #include <toml++/toml.h>
 
 #include "normdyn/errors.hpp"
+#include "normdyn/io/text_file.hpp"
 #include "toml_text.hpp"
 
 namespace normdyn {
@@ -87,18 +88,6 @@ void reject_sweep_managed(const std::string& key, const std::string& where) {
     throw InputError(where, "solver.threads is set by `normdyn sweep --threads` (threads never change results)");
 }
 
-std::string read_text(const std::filesystem::path& file, const std::string& what) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    std::error_code ec;
-    if (!std::filesystem::exists(file, ec)) throw InputError(what, file.string() + ": no such file");
-    throw IoError(file.string() + ": cannot read the file");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 double read_number(const toml::node& n, const std::string& key) {
   if (const auto* f = n.as_floating_point()) return f->get();
   if (const auto* i = n.as_integer()) return static_cast<double>(i->get());
@@ -166,7 +155,7 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
     const std::string name = read_string(*base, "base");
     if (name.empty()) throw InputError("base", "must name a configuration file");
     spec.base = std::filesystem::path(name).is_absolute() ? std::filesystem::path(name) : file.parent_path() / name;
-    spec.base_text = read_text(spec.base, "base");
+    spec.base_text = read_text_file(spec.base, "base", "configuration file");
   }
 
   // [set], [replace]
@@ -368,7 +357,7 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
 }
 
 SweepSpec load_sweep(const std::filesystem::path& file) {
-  return parse_sweep(read_text(file, "SWEEP"), file);
+  return parse_sweep(read_text_file(file, file.string(), "sweep file"), file);
 }
 
 ConfigScalar config_value(const RunConfig& config, const std::string& key) {
@@ -456,9 +445,9 @@ std::string problem_of(const InputError& e) {
   return !e.key().empty() && what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
 }
 
-std::uint64_t text_hash(std::string_view text) { return fnv1a(text); }
-
 }  // namespace
+
+std::uint64_t text_hash(std::string_view text) { return fnv1a(text); }
 
 void add_overrides(SweepSpec& spec, const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) {

@@ -74,7 +74,6 @@ class AttentionKernel {
                     const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
 
   int threads() const { return threads_; }
-  const AttentionSpec& spec() const { return spec_; }
   // The path the last call of compute() took.
   KernelPath last_path() const { return last_path_; }
   // The block size compute() uses for n tokens on the given path.
@@ -109,6 +108,9 @@ class AttentionKernel {
   RowMatrix theta_t_;              // Θᵀ; for small d, values_ and sums_ are stored transposed too
   Vector half_norms_;              // β |θ_j|² / 2
   std::vector<Vector> scratch_;    // one score block or tile per thread
+  std::vector<Vector> row_scratch_;  // composed path: one block's row maxima per thread
+  Vector reference_;               // composed path: Z_i of every row, for reference_masses_
+  Vector reference_masses_;
   // Symmetric path: tasks in rounds of disjoint row blocks; round r holds
   // schedule_[round_begin_[r] .. round_begin_[r + 1]).
   Index schedule_blocks_ = -1;

@@ -2,6 +2,10 @@
 // The typed, validated configuration of a run. Strings end at the edge: config.cpp turns TOML and
 // `--set` flags into these structs and reports every problem with the key's name; nothing
 // downstream reads a string key.
+#ifdef NORMDYN_BELOW_CONFIGURATION
+// The solvers take their settings as arguments, so that they can be driven without a RunConfig.
+#error "normdyn/config.hpp included by a library that stands below the configuration (solvers/)"
+#endif
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -13,6 +17,7 @@
 
 #include "normdyn/attention_spec.hpp"
 #include "normdyn/schemes.hpp"
+#include "normdyn/solvers/limiter.hpp"
 #include "normdyn/steppers.hpp"
 #include "normdyn/tokens.hpp"
 
@@ -24,8 +29,6 @@ enum class InitKind { uniform, gaussian, orthonormal, cap, file, perturbed_unifo
 enum class ModelKind { particles, meanfield };
 // How particles discretize an initial density (init.sampling).
 enum class Sampling { sampled, weighted, grid };
-// Slope limiter of the mean-field finite-volume fluxes (meanfield.limiter).
-enum class Limiter { van_leer, minmod, upwind };
 
 std::string_view to_string(QkvKind k);
 std::string_view to_string(InitKind k);

@@ -166,5 +166,7 @@ std::vector<ConfigScalar> column_values(const SweepSpec& spec, const RunConfig& 
 ConfigScalar config_value(const RunConfig& config, const std::string& key);
 // A value as text for names and tables: numbers in their shortest exact form.
 std::string value_label(const ConfigScalar& value);
+// The 64-bit FNV-1a hash of a text (of a resolved configuration, to recognize it again).
+std::uint64_t text_hash(std::string_view text);
 
 }  // namespace normdyn

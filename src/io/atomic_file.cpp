@@ -1,6 +1,7 @@
 #include "normdyn/io/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -86,6 +87,18 @@ void replace_file_atomically(const std::filesystem::path& target,
     throw;
   }
   if (on_staging) on_staging({});
+}
+
+bool is_special_entry(const std::filesystem::path& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec)) return true;
+  const std::filesystem::path ca = std::filesystem::weakly_canonical(a, ec), cb = std::filesystem::weakly_canonical(b, ec);
+  return !ca.empty() && ca == cb;
 }
 
 }  // namespace normdyn

@@ -269,6 +269,16 @@ std::vector<std::string> Object::attribute_names() const {
   return names;
 }
 
+ElementType Object::attribute_type(const std::string& name) const {
+  Handle a = open_attribute(id(), name, path_);
+  Handle t(check(H5Aget_type(a.get()), "H5Aget_type", path_ + " @" + name), Handle::Kind::datatype);
+  switch (H5Tget_class(t.get())) {
+    case H5T_INTEGER: return ElementType::i64;
+    case H5T_STRING: return ElementType::string;
+    default: return ElementType::f64;
+  }
+}
+
 std::optional<double> Object::attribute_double(const std::string& name) const {
   if (!has_attribute(name)) return std::nullopt;
   Handle a = open_attribute(id(), name, path_);
@@ -416,11 +426,22 @@ Dataset Group::create_extendable(const std::string& name, ElementType type, cons
   return create_linked(name, file_type, space.get(), dcpl.get(), dapl.get());
 }
 
-Dataset Group::create_fixed(const std::string& name, std::span<const std::uint64_t> dims, hid element_type) {
+Dataset Group::create_fixed(const std::string& name, std::span<const std::uint64_t> dims, hid element_type,
+                             int deflate_level) {
   const std::string p = child_path(path_, name);
   const auto hd = to_hsize(dims);
   Handle space = simple_space(hd, p);
-  return create_linked(name, element_type, space.get());
+  std::uint64_t count = 1;
+  for (auto d : dims) count *= d;
+  if (deflate_level <= 0 || dims.empty() || count == 0) return create_linked(name, element_type, space.get());
+  std::vector<hsize_t> chunk(hd.begin(), hd.end());
+  const hsize_t row = count / hd[0];
+  chunk[0] = std::clamp<hsize_t>((hsize_t{1} << 16) / std::max<hsize_t>(1, row), 1, hd[0]);
+  Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", p), Handle::Kind::plist);
+  check_status(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "H5Pset_chunk", p);
+  check_status(H5Pset_shuffle(dcpl.get()), "H5Pset_shuffle", p);
+  check_status(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(deflate_level)), "H5Pset_deflate", p);
+  return create_linked(name, element_type, space.get(), dcpl.get());
 }
 
 Dataset Group::create_linked(const std::string& name, hid type, hid space, hid dcpl, hid dapl) {
@@ -435,15 +456,15 @@ Dataset Group::create_linked(const std::string& name, hid type, hid space, hid d
 }
 
 Dataset Group::create_dataset(const std::string& name, std::span<const std::uint64_t> dims,
-                              std::span<const double> data) {
-  Dataset ds = create_fixed(name, dims, H5T_NATIVE_DOUBLE);
+                              std::span<const double> data, int deflate_level) {
+  Dataset ds = create_fixed(name, dims, H5T_NATIVE_DOUBLE, deflate_level);
   ds.write(data);
   return ds;
 }
 
 Dataset Group::create_dataset(const std::string& name, std::span<const std::uint64_t> dims,
-                              std::span<const std::int64_t> data) {
-  Dataset ds = create_fixed(name, dims, H5T_NATIVE_INT64);
+                              std::span<const std::int64_t> data, int deflate_level) {
+  Dataset ds = create_fixed(name, dims, H5T_NATIVE_INT64, deflate_level);
   ds.write(data);
   return ds;
 }
@@ -673,6 +694,26 @@ void Dataset::make_scale(const std::string& dimension_name) {
 
 void Dataset::attach_scale(const Dataset& scale, unsigned axis) {
   check_status(H5DSattach_scale(id(), scale.id(), axis), "H5DSattach_scale", path_);
+}
+
+bool Dataset::is_scale() const { return H5DSis_scale(id()) > 0; }
+
+std::vector<std::string> Dataset::scale_names() const {
+  std::vector<std::string> names(shape().size());
+  for (unsigned axis = 0; axis < names.size(); ++axis) {
+    int index = 0;
+    auto visit = [](hid_t, unsigned, hid_t scale, void* out) -> herr_t {
+      const ssize_t len = H5DSget_scale_name(scale, nullptr, 0);
+      if (len <= 0) return 0;
+      std::string name(static_cast<std::size_t>(len), '\0');
+      H5DSget_scale_name(scale, name.data(), name.size() + 1);
+      *static_cast<std::string*>(out) = name;
+      return 1;  // the first scale of the axis
+    };
+    if (H5DSget_num_scales(id(), axis) > 0)
+      check_status(H5DSiterate_scales(id(), axis, &index, visit, &names[axis]), "H5DSiterate_scales", path_);
+  }
+  return names;
 }
 
 bool Dataset::is_dimension_only() const {

@@ -62,6 +62,8 @@ class Object {
   std::optional<std::string> attribute_string(const std::string& name) const;
   std::vector<double> attribute_doubles(const std::string& name) const;
   std::vector<std::int64_t> attribute_ints(const std::string& name) const;
+  // The class of a scalar attribute's values (integer, string, or else floating point).
+  ElementType attribute_type(const std::string& name) const;
 
  protected:
   Object(Handle h, std::string path) : handle_(std::move(h)), path_(std::move(path)) {}
@@ -86,8 +88,12 @@ class Group : public Object {
   // Extendable along the first axis, starting empty: [0, inner_dims...].
   Dataset create_extendable(const std::string& name, ElementType type, const ChunkedLayout& layout);
   // Fixed-size datasets written at once.
-  Dataset create_dataset(const std::string& name, std::span<const std::uint64_t> dims, std::span<const double> data);
-  Dataset create_dataset(const std::string& name, std::span<const std::uint64_t> dims, std::span<const std::int64_t> data);
+  // deflate_level 1..9: stored in chunks of whole rows of the first axis (about 64 Ki values), with
+  // shuffle + deflate.
+  Dataset create_dataset(const std::string& name, std::span<const std::uint64_t> dims, std::span<const double> data,
+                         int deflate_level = 0);
+  Dataset create_dataset(const std::string& name, std::span<const std::uint64_t> dims, std::span<const std::int64_t> data,
+                         int deflate_level = 0);
   Dataset create_string_dataset(const std::string& name, const std::string& value);
   // A 1-D dataset of variable-length UTF-8 strings (h5py: .asstr()[()]).
   Dataset create_string_dataset(const std::string& name, const std::vector<std::string>& values);
@@ -106,7 +112,7 @@ class Group : public Object {
   Group(Handle h, std::string path) : Object(std::move(h), std::move(path)) {}
 
  private:
-  Dataset create_fixed(const std::string& name, std::span<const std::uint64_t> dims, hid element_type);
+  Dataset create_fixed(const std::string& name, std::span<const std::uint64_t> dims, hid element_type, int deflate_level);
   // Every dataset is created here, intermediate groups included; dcpl/dapl 0 (H5P_DEFAULT) for the defaults.
   Dataset create_linked(const std::string& name, hid type, hid space, hid dcpl = 0, hid dapl = 0);
 };
@@ -143,6 +149,10 @@ class Dataset : public Object {
   void make_scale(const std::string& dimension_name);
   // A dimension made by Group::create_dimension (a scale that holds no data of its own).
   bool is_dimension_only() const;
+  // Whether this dataset is a dimension scale, and the names of the scales attached to each axis
+  // ("" for an axis without one).
+  bool is_scale() const;
+  std::vector<std::string> scale_names() const;
   void set_dimension_label(unsigned axis, const std::string& label);
 
  private:

@@ -1,4 +1,5 @@
 #include "normdyn/io/run_file.hpp"
+#include "normdyn/io/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -530,9 +531,7 @@ struct RunWriter::Impl {
 
   // --force replaces regular files only (never a FIFO, a device, a directory or a symbolic link).
   static void require_replaceable(const std::filesystem::path& p) {
-    struct stat st {};
-    if (::lstat(p.c_str(), &st) != 0) return;  // nothing there
-    if (!S_ISREG(st.st_mode))
+    if (is_special_entry(p))
       throw InputError("output.path", p.string() + " exists and is not a regular file; --force replaces only regular files");
   }
 

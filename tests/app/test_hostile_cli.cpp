@@ -226,6 +226,26 @@ BOOST_AUTO_TEST_CASE(no_replacement_without_force_and_force_replaces_regular_fil
     BOOST_TEST(!contains(entry.path().filename().string(), ".tmp"), entry.path());
 }
 
+// --force replaces an earlier output, never one of the run's inputs: its configuration file, its
+// initial tokens, its attention matrices.
+BOOST_AUTO_TEST_CASE(force_never_replaces_an_input_of_the_run) {
+  Scratch s;
+  small_run(s, "r.h5");
+  const std::string config = bytes_of(s / "small.toml"), run = bytes_of(s / "r.h5");
+  const auto self = bounded(s, "run small.toml -q --force -o ./small.toml");
+  BOOST_TEST(self.exit_code == 2);
+  BOOST_TEST(contains(self.err, "output.path: ./small.toml is the configuration file of this run; the run file never "
+                                "replaces one of its inputs, not even with --force"), self.err);
+  BOOST_TEST(bytes_of(s / "small.toml") == config);
+  const auto tokens = bounded(s, "run small.toml -q --force -o r.h5 --set init.kind=file --set init.file=r.h5");
+  BOOST_TEST(tokens.exit_code == 2);
+  BOOST_TEST(contains(tokens.err, "r.h5 is this run's initial tokens (init.file)"), tokens.err);
+  BOOST_TEST(bytes_of(s / "r.h5") == run);
+  // Another output is fine, and --force still replaces an earlier run.
+  BOOST_TEST(bounded(s, "run small.toml -q --force -o r2.h5 --set init.kind=file --set init.file=r.h5").exit_code == 0);
+  BOOST_TEST(bounded(s, "run small.toml -q --force -o r.h5").exit_code == 0);
+}
+
 BOOST_AUTO_TEST_CASE(analyze_outputs_never_overwrite_an_input_or_another_run) {
   Scratch s;
   small_run(s, "r.h5");
@@ -247,6 +267,17 @@ BOOST_AUTO_TEST_CASE(analyze_outputs_never_overwrite_an_input_or_another_run) {
   BOOST_TEST(ok.exit_code == 0, ok.err);
   BOOST_TEST(bytes_of(s / "r.h5") == run);
   BOOST_TEST(fs::exists(s / "r.observables.h5"));
+  // The report replaces an earlier report, never another file: not the configuration, not notes.
+  BOOST_TEST(bounded(s, "analyze r.h5 -q --json r.json").exit_code == 0);
+  const std::string config = bytes_of(s / "small.toml");
+  const auto clobber = bounded(s, "analyze r.h5 -q --json small.toml");
+  BOOST_TEST(clobber.exit_code == 2);
+  BOOST_TEST(contains(clobber.err, "--json: small.toml exists and is not a normdyn analysis report"), clobber.err);
+  BOOST_TEST(bytes_of(s / "small.toml") == config);
+  s.write("other.json", "{\"schema\": \"someone.else/1\"}\n");
+  BOOST_TEST(bounded(s, "analyze r.h5 -q --json other.json").exit_code == 2);
+  s.write("empty.json", "");
+  BOOST_TEST(bounded(s, "analyze r.h5 -q --json empty.json").exit_code == 0);
 }
 
 BOOST_AUTO_TEST_CASE(an_interrupted_analysis_leaves_the_run_readable) {
@@ -607,6 +638,7 @@ BOOST_AUTO_TEST_CASE(fifos_devices_and_directories_as_inputs) {
   Scratch s;
   s.write("small.toml", kSmall);
   BOOST_REQUIRE(s.shell("mkfifo fifo && mkdir dir").exit_code == 0);
+  s.write("fifo_base.toml", "base = \"fifo\"\n[axes]\n\"init.seed\" = [1, 2]\n");
   struct Case {
     std::string args, message;
   };
@@ -618,6 +650,13 @@ BOOST_AUTO_TEST_CASE(fifos_devices_and_directories_as_inputs) {
       {"run small.toml -q -o x.h5 --set model.qkv=file --set model.qkv_file=dir", "model.qkv_file: dir: not a regular file"},
       {"analyze fifo -q", "fifo: not a regular file"},
       {"run --resume fifo -q", "--resume: fifo: not a regular file"},
+      // Sweep files and their base: a FIFO would block the read, /dev/zero would fill the memory.
+      {"sweep fifo -o sw", "fifo: not a regular file (a FIFO or device), not a sweep file"},
+      {"sweep /dev/zero -o sw", "/dev/zero: not a regular file (a FIFO or device), not a sweep file"},
+      {"ensemble fifo -o e.h5", "fifo: not a regular file (a FIFO or device), not a sweep file"},
+      {"ensemble /dev/zero -o e.h5", "/dev/zero: not a regular file (a FIFO or device), not a sweep file"},
+      {"ensemble dir -o e.h5", "dir: is a directory, not a sweep file"},
+      {"ensemble fifo_base.toml -o e.h5", "base: fifo: not a regular file (a FIFO or device), not a configuration file"},
   };
   for (const Case& c : cases) {
     const auto r = bounded(s, c.args);
@@ -625,7 +664,7 @@ BOOST_AUTO_TEST_CASE(fifos_devices_and_directories_as_inputs) {
     BOOST_TEST(r.exit_code == 2);
     BOOST_TEST(contains(r.err, c.message));
   }
-  BOOST_TEST(!fs::exists(s / "x.h5"));
+  for (const char* output : {"x.h5", "sw", "e.h5", "e.h5.journal"}) BOOST_TEST(!fs::exists(s / output), output);
 }
 
 BOOST_AUTO_TEST_CASE(configuration_on_standard_input_under_the_size_cap) {

@@ -205,10 +205,19 @@ BOOST_AUTO_TEST_CASE(an_ensemble_spreads_its_members_over_the_processes) {
   BOOST_TEST(contains(mixed.err, line), mixed.err);
   BOOST_TEST(mixed.err.find(line) == mixed.err.rfind(line), mixed.err);
   for (const char* f : {"a.h5", "b.h5", "a.h5.journal", "b.h5.journal"}) BOOST_TEST(!std::filesystem::exists(s / f), f);
-  // An existing output is refused once, by rank 0.
-  const auto taken = s.shell(mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o two.h5");
+  // An output holding this ensemble is returned by rank 0, nothing integrated; one that is not an
+  // ensemble's file is refused once, by rank 0.
+  const auto same = s.shell(mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o two.h5" + steps);
+  BOOST_TEST(same.exit_code == 0, same.err);
+  BOOST_TEST(contains(same.err, "two.h5 already holds this ensemble"), same.err);
+  BOOST_TEST(same.err.find("normdyn:") == same.err.rfind("normdyn:"), same.err);
+  BOOST_TEST(differing_datasets(s, "one.h5", "two.h5") == "same\n");
+  BOOST_REQUIRE(s.shell("echo x > junk.h5").exit_code == 0);
+  const auto taken = s.shell(mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o junk.h5");
   BOOST_TEST(taken.exit_code == 2);
-  BOOST_TEST(contains(taken.err, "normdyn: error: -o: two.h5 exists (--force replaces it)"), taken.err);
+  BOOST_TEST(contains(taken.err, "normdyn: error: -o: junk.h5 exists and is not an ensemble's file; --force replaces it"),
+             taken.err);
+  BOOST_TEST(taken.err.find("normdyn: error") == taken.err.rfind("normdyn: error"), taken.err);
 }
 
 BOOST_AUTO_TEST_CASE(an_interrupted_ensemble_continues_under_mpirun) {

@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_reported_before_anything_runs) {
   BOOST_TEST(!std::filesystem::exists(s / "out"));
   const auto missing = s.normdyn("sweep nothing.toml -o out");
   BOOST_TEST(missing.exit_code == 2);
-  BOOST_TEST(contains(missing.err, "nothing.toml: no such file"), missing.err);
+  BOOST_TEST(contains(missing.err, "nothing.toml: no such sweep file"), missing.err);
   const auto flag = s.normdyn("sweep sweep.toml");
   BOOST_TEST(flag.exit_code == 2);
   BOOST_TEST(contains(flag.err, "--output is required"), flag.err);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "normdyn/analysis/ensemble.hpp"
 #include "normdyn/errors.hpp"
@@ -18,6 +19,7 @@
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/recorder.hpp"
 #include "normdyn/io/file_lock.hpp"
+#include "normdyn/io/grid_file.hpp"
 #include "tolerances.hpp"
 
 namespace fs = std::filesystem;
@@ -320,4 +322,100 @@ BOOST_AUTO_TEST_CASE(the_output_replaces_only_regular_files_and_takes_the_writer
   BOOST_CHECK(run_ensemble(spec, o).status == RunStatus::ok);
   BOOST_CHECK(fs::is_regular_file(fs::symlink_status(locked)));
   BOOST_CHECK(!fs::exists(WriterLock::lock_path(locked)));
+}
+
+// An existing output is never overwritten silently: the same ensemble is returned from it (nothing
+// integrated, the file untouched); one with more seeds or new axis values extends it, reading its
+// members back, to the file of the ensemble run whole; one lacking some of its members, or a kept
+// trajectory, is refused; force starts over.
+BOOST_AUTO_TEST_CASE(an_existing_output_is_returned_or_extended_never_overwritten) {
+  TempDir dir;
+  auto bytes_of = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  auto refused = [](const SweepSpec& spec, const EnsembleOptions& o, const std::string& says) {
+    try {
+      run_ensemble(spec, o);
+    } catch (const InputError& e) {
+      BOOST_CHECK_EQUAL(e.key(), "-o");
+      BOOST_CHECK_MESSAGE(std::string(e.what()).find(says) != std::string::npos, e.what());
+      return;
+    }
+    BOOST_ERROR("not refused: " + says);
+  };
+  // The whole ensemble (β ∈ {1, 4} × seeds 1..3, point 4 = (4, 2)), run at once for reference.
+  const SweepSpec whole = small_sweep();
+  EnsembleOptions o;
+  o.threads = 2;
+  o.trajectories = {0, 4};
+  o.output = dir.path / "whole.h5";
+  BOOST_REQUIRE(run_ensemble(whole, o).status == RunStatus::ok);
+
+  // A part of it: β = 1, seeds 1 and 2, point 0's trajectory kept.
+  const SweepSpec part = parse_sweep(
+      "[set]\n\"model.scheme\" = \"pre\"\n\"model.n\" = 8\n\"model.d\" = 3\n\"solver.t_end\" = 6.0\n"
+      "\"output.samples\" = 13\n[axes]\n\"model.beta\" = [1.0]\n\"init.seed\" = [1, 2]\n",
+      "part.toml");
+  o.output = dir.path / "grown.h5";
+  o.trajectories = {0};
+  const EnsembleOutcome first = run_ensemble(part, o);
+  BOOST_REQUIRE(first.status == RunStatus::ok);
+  BOOST_CHECK_EQUAL(first.integrated, 2u);
+
+  // The same ensemble again: returned from the file, which stays as it was.
+  const std::string before = bytes_of(o.output);
+  const EnsembleOutcome again = run_ensemble(part, o);
+  BOOST_REQUIRE(again.status == RunStatus::ok);
+  BOOST_CHECK(again.unchanged);
+  BOOST_CHECK_EQUAL(again.integrated, 0u);
+  BOOST_CHECK_EQUAL(again.read_back, 2u);
+  BOOST_CHECK(bytes_of(o.output) == before);
+  BOOST_CHECK(same_grid(ensemble_grid(first.result), ensemble_grid(again.result)));
+
+  // Another quantile is another file of the same members: rewritten, nothing integrated.
+  o.quantiles = {0.5};
+  const EnsembleOutcome requantiled = run_ensemble(part, o);
+  BOOST_CHECK(!requantiled.unchanged);
+  BOOST_CHECK_EQUAL(requantiled.integrated, 0u);
+  BOOST_CHECK(bytes_of(o.output) != before);
+  o.quantiles = EnsembleOptions{}.quantiles;
+
+  // Extended to the whole ensemble: a new β and a new seed; two members read back, four integrated,
+  // and the file is the whole ensemble's.
+  o.trajectories = {0, 4};
+  const EnsembleOutcome grown = run_ensemble(whole, o);
+  BOOST_REQUIRE(grown.status == RunStatus::ok);
+  BOOST_CHECK(!grown.unchanged);
+  BOOST_CHECK_EQUAL(grown.read_back, 2u);
+  BOOST_CHECK_EQUAL(grown.integrated, 4u);
+  BOOST_CHECK(same_grid(read_grid_file(dir.path / "whole.h5"), read_grid_file(o.output)));
+  // Not vacuous: the part's file differs from the whole's.
+  BOOST_CHECK(!same_grid(ensemble_grid(first.result), ensemble_grid(grown.result)));
+
+  // The part again, on the whole's file: four of its members would be lost.
+  const std::string whole_bytes = bytes_of(o.output);
+  o.trajectories = {0};
+  refused(part, o, "4 of its 6 members are not members here");
+  // The whole without point 4's trajectory: the file keeps it.
+  refused(whole, o, "1 of its kept trajectories are not kept here");
+  BOOST_CHECK(bytes_of(o.output) == whole_bytes);
+  // Force starts over: nothing read back.
+  o.force = true;
+  const EnsembleOutcome replaced = run_ensemble(part, o);
+  BOOST_CHECK_EQUAL(replaced.read_back, 0u);
+  BOOST_CHECK_EQUAL(replaced.integrated, 2u);
+  BOOST_CHECK(same_grid(read_grid_file(o.output), read_grid_file(dir.path / "whole.h5")) == false);
+
+  // Without the members' figures the file is smaller and cannot be reused.
+  o.force = false;
+  o.member_figures = false;
+  o.output = dir.path / "small.h5";
+  BOOST_REQUIRE(run_ensemble(part, o).status == RunStatus::ok);
+  const GridFile small = read_grid_file(o.output);
+  BOOST_CHECK(std::none_of(small.variables.begin(), small.variables.end(),
+                           [](const GridVariable& v) { return v.name == "member_one_minus_mean_cosine"; }));
+  BOOST_CHECK(std::any_of(small.variables.begin(), small.variables.end(),
+                          [](const GridVariable& v) { return v.name == "member_config"; }));
+  refused(part, o, "without its members' figures");
 }

@@ -51,10 +51,41 @@ def test_output_is_resumable_and_opens_as_a_grid(tmp_path):
         np.testing.assert_array_equal(f.pair_fraction.values, ds.pair_fraction.values)
         np.testing.assert_array_equal(f.t_sync.values, ds.t_sync.values)
         assert "config" in f.attrs and "normdyn_version" in f.attrs
-    with pytest.raises(ValueError, match="exists"):
-        normdyn.ensemble(CONFIG, axes=AXES, output=out)
     again = normdyn.ensemble(CONFIG, axes=AXES, output=out, force=True)
     np.testing.assert_array_equal(again.cluster_count.values, ds.cluster_count.values)
+
+
+def same_data(a, b):
+    assert set(a.data_vars) == set(b.data_vars)
+    for name in a.data_vars:
+        np.testing.assert_array_equal(a[name].values, b[name].values, err_msg=name)
+
+
+def test_an_existing_output_is_returned_extended_or_refused(tmp_path):
+    out = tmp_path / "e.h5"
+    whole = normdyn.ensemble(CONFIG, axes=AXES, threads=2)
+    part_axes = {"model.beta": [1.0], "init.seed": range(1, 3)}
+    part = normdyn.ensemble(CONFIG, axes=part_axes, output=out, threads=2)
+    before = out.read_bytes()
+    events = []
+    # The same call: returned, nothing integrated, the file untouched.
+    again = normdyn.ensemble(CONFIG, axes=part_axes, output=out, progress=events.append)
+    same_data(again, part)
+    assert out.read_bytes() == before
+    assert events[-1]["frames"] == events[-1]["total_frames"] == 2
+    # More seeds and a new beta: the two members are read back, the file becomes the whole ensemble.
+    grown = normdyn.ensemble(CONFIG, axes=AXES, output=out, threads=2)
+    same_data(grown, whole)
+    with xr.open_dataset(out, engine="h5netcdf") as f:
+        np.testing.assert_array_equal(f.member_one_minus_mean_cosine.values, whole.member_one_minus_mean_cosine.values)
+        assert f.member_config.dims == ("beta", "seed")
+    # The part again would lose six members: refused, the file kept.
+    grown_bytes = out.read_bytes()
+    with pytest.raises(ValueError, match="holds another ensemble \\(6 of its 8 members are not members here\\); "
+                                         "force=True replaces it"):
+        normdyn.ensemble(CONFIG, axes=part_axes, output=out)
+    assert out.read_bytes() == grown_bytes
+    same_data(normdyn.ensemble(CONFIG, axes=part_axes, output=out, force=True), part)
 
 
 def test_the_command_line_writes_the_same_file(tmp_path):
@@ -66,8 +97,11 @@ def test_the_command_line_writes_the_same_file(tmp_path):
     with xr.open_dataset(tmp_path / "cli.h5", engine="h5netcdf") as f:
         np.testing.assert_array_equal(f.sync_probability.values, ds.sync_probability.values)
         np.testing.assert_array_equal(f.one_minus_mean_cosine.values, ds.one_minus_mean_cosine.values)
+    p = run_cli("ensemble", sweep, "-o", tmp_path / "cli.h5")
+    assert "already holds this ensemble" in p.stderr
+    sweep.write_text(sweep.read_text().replace("[1, 2, 3, 4]", "[1, 2]"))
     p = run_cli("ensemble", sweep, "-o", tmp_path / "cli.h5", check=False)
-    assert p.returncode == 2 and "--force" in p.stderr
+    assert p.returncode == 2 and "-o: " in p.stderr and "--force replaces it" in p.stderr
 
 
 def test_bad_input_raises():
@@ -150,7 +184,7 @@ def test_the_output_never_replaces_what_is_not_an_ensembles(tmp_path):
     run = tmp_path / "run.h5"
     normdyn.run(CONFIG, output=run)
     before = run.read_bytes()
-    with pytest.raises(ValueError, match="is a normdyn run file; force=True replaces only an ensemble's file"):
+    with pytest.raises(ValueError, match="is a normdyn run file, which an ensemble never replaces"):
         normdyn.ensemble(CONFIG, axes=AXES, output=run, force=True)
     assert run.read_bytes() == before
     link = tmp_path / "link.h5"
@@ -292,7 +326,7 @@ def test_under_mpirun_bad_input_is_one_exception_per_process(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert p.returncode != 0
     # Rank 0 names the problem; rank 1 says another process failed; nobody waits forever.
-    assert "ValueError: output: " in p.stdout and "exists (force=True replaces it)" in p.stdout, p.stdout
+    assert "ValueError: output: " in p.stdout and "exists and is not an ensemble's file; force=True replaces it" in p.stdout, p.stdout
     assert "RuntimeError: normdyn.ensemble: another MPI process failed (exit code 2)" in p.stdout, p.stdout
     assert out.read_bytes() == b""
 

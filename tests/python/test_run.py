@@ -196,3 +196,14 @@ def test_analyze_a_file_and_a_dataset(small_config, tmp_path):
         assert "cluster_count" not in f["observables"]
     loaded = normdyn.load(tmp_path / "r.h5")  # files with the analysis' observables load too
     assert loaded.cluster_count.dims == ("time",) and loaded.cluster_label.dims == ("time", "token")
+
+
+def test_the_run_file_never_replaces_its_configuration_file(tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text("[model]\nn = 4\n[solver]\nt_end = 1.0\n[output]\nsamples = 5\n")
+    before = config.read_bytes()
+    with pytest.raises(ValueError, match="is the configuration file of this run"):
+        normdyn.run(config, output=config, force=True)
+    with pytest.raises(ValueError, match="is the configuration file of this run"):
+        normdyn.run(str(config), output=str(config), force=True)
+    assert config.read_bytes() == before

@@ -177,7 +177,7 @@ BOOST_AUTO_TEST_CASE(every_problem_of_the_sweep_file_names_its_key) {
       {"[set]\n\"model.bta\" = 1.0\n", "set.\"model.bta\"", "did you mean \"model.beta\"?"},
       {"[model]\nbeta = 2.0\n", "model", "go into the base file, or into [set]"},
       {"bse = \"x.toml\"\n", "bse", "did you mean base?"},
-      {"base = \"missing.toml\"\n", "base", "no such file"},
+      {"base = \"missing.toml\"\n", "base", "missing.toml: no such configuration file"},
       {"[axes]\n\"init.seed\" = [1]\n[ensemble]\nover = \"model.beta\"\n", "ensemble.over", "not an axis"},
       {"[ensemble]\npair_cosine = 1.5\n", "ensemble.pair_cosine", "must be in (-1, 1)"},
       {"[ensemble]\nclusters = 1\n", "ensemble.clusters", "unknown key"},

@@ -25,4 +25,8 @@ struct ReportContext {
 
 std::string report_json(const RunAnalysis& analysis, const ReportContext& context);
 
+// Whether a file holds a report of report_json (JSON whose "schema" is a normdyn.analysis one): the
+// only kind of existing file that `--json` replaces, besides an empty one.
+bool is_analysis_report(const std::filesystem::path& path);
+
 }  // namespace normdyn

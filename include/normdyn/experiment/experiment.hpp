@@ -19,6 +19,7 @@
 #include "normdyn/dynamics.hpp"
 #include "normdyn/experiment/recorder.hpp"
 #include "normdyn/io/run_file.hpp"
+#include "normdyn/solvers/integrator.hpp"
 
 namespace normdyn {
 
@@ -50,6 +51,9 @@ struct ExperimentOptions {
   // it, only the recorders passed to run_experiment see the frames.
   bool write_file = true;
   bool force = false;
+  // The file the configuration was read from, if any: like the input files the configuration
+  // names (init.file, model.qkv_file), never replaced by the run file, even with force.
+  std::filesystem::path config_file;
   // Refuse (InputError naming the key) a run whose memory or run file would not fit the machine
   // (resources.hpp); off: run anyway.
   bool size_check = true;
@@ -80,6 +84,8 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
 
 // The pieces of a run, built from a validated configuration (they read input files; they write
 // nothing).
+// The integrator settings of a configuration's [solver] section (every method but "discrete").
+IntegratorOptions integrator_options(const SolverConfig& solver);
 AttentionDynamics make_dynamics(const RunConfig& config);
 // The attention matrices of the run (reads model.qkv_file, if any).
 QkvSource make_qkv(const ModelConfig& model);

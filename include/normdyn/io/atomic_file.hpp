@@ -17,4 +17,13 @@ void replace_file_atomically(const std::filesystem::path& target,
                              bool copy_existing = false,
                              const std::function<void(const std::filesystem::path&)>& on_staging = {});
 
+// Whether something that is not a regular file stands at `p` (a FIFO, a device, a directory or a
+// symbolic link, which is not followed): an output is never replaced, and a side file never read,
+// through such an entry.
+bool is_special_entry(const std::filesystem::path& p);
+
+// Whether two paths name the same file: the same inode, or (for a file not there yet) the same
+// canonical path, so that an output is recognized as one of the command's inputs however spelled.
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+
 }  // namespace normdyn

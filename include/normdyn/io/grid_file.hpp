@@ -27,6 +27,7 @@ struct GridVariable {
   std::vector<std::string> dimensions;  // names of GridFile::dimensions, slowest first
   GridValues values;                    // row-major; strings not allowed
   std::vector<std::pair<std::string, TableAttribute>> attributes;
+  int deflate_level = 0;  // 1..9: stored in chunks with shuffle + deflate (numbers only)
 };
 
 struct GridFile {
@@ -38,5 +39,10 @@ struct GridFile {
 // Writes the whole file atomically (a temporary file beside it, renamed over `path` once complete).
 // Throws IoError; std::invalid_argument when a variable's size disagrees with its dimensions.
 void write_grid_file(const std::filesystem::path& path, const GridFile& file);
+
+// Reads a file written by write_grid_file: the root attributes, the dimensions (the dimension
+// scales) and the variables (every other dataset at the root, with the names of their axes' scales),
+// in name order. Throws IoError.
+GridFile read_grid_file(const std::filesystem::path& path);
 
 }  // namespace normdyn

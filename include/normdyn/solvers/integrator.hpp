@@ -24,8 +24,6 @@
 
 namespace normdyn {
 
-struct SolverConfig;
-
 struct IntegratorOptions {
   Method method = Method::dopri5;  // any row of steppers.hpp but the layer maps (run_layers)
   double rtol = 1e-8;
@@ -35,9 +33,6 @@ struct IntegratorOptions {
   std::int64_t max_steps = 0;  // 0: unlimited
   bool retract = true;
 };
-
-// The integrator settings of a configuration's [solver] section (every method but "discrete").
-IntegratorOptions integrator_options(const SolverConfig& solver);
 
 class SampleObserver {
  public:

@@ -41,9 +41,9 @@
 #include <vector>
 
 #include "normdyn/attention.hpp"
-#include "normdyn/config.hpp"
 #include "normdyn/ode_system.hpp"
 #include "normdyn/schemes.hpp"
+#include "normdyn/solvers/limiter.hpp"
 
 namespace normdyn {
 
