@@ -10,7 +10,10 @@
 
 namespace normdyn::studies {
 
-void theorem_4_1(Builder& b);           // theorem_4_1.cpp
+void theorem_4_1_slopes(Builder& b);     // theorem_4_1.cpp
+void theorem_4_1_laws(Builder& b);       // theorem_4_1.cpp
+void theorem_4_1_decay(Builder& b);      // theorem_4_1.cpp
+void theorem_4_1_particles(Builder& b);  // theorem_4_1.cpp
 void time_change(Builder& b);           // time_change.cpp
 void theorem_3_1(Builder& b);           // theorem_3_1.cpp
 void energy_monotonicity(Builder& b);   // energy.cpp
@@ -31,7 +34,10 @@ struct StudyEntry {
 };
 
 inline constexpr StudyEntry kReproductionStudies[] = {
-    {"theorem-4.1", true, theorem_4_1},
+    {"theorem-4.1-slopes", true, theorem_4_1_slopes},
+    {"theorem-4.1-laws", false, theorem_4_1_laws},
+    {"theorem-4.1-decay", true, theorem_4_1_decay},
+    {"theorem-4.1-particles", true, theorem_4_1_particles},
     {"time-change", true, time_change},
     {"theorem-3.1", true, theorem_3_1},
     {"energy", true, energy_monotonicity},

@@ -75,6 +75,7 @@ void theorem_3_1(Builder& b) {
               : std::vector<Size>{{8, 3, 1.0, {}}, {16, 3, 1.0, {0.5, 0.0}}, {32, 3, 1.0, {}}, {8, 5, 2.0, {1.0, 0.5}},
                                   {16, 8, 2.0, {}}};
   const double radius_horizon = 1e5;
+  constexpr double kCorollaryHorizon = 1e30;
   for (const Size& size : sizes) {
     const Index n = size.n, d = size.d;
     const double beta = size.beta;
@@ -213,9 +214,13 @@ void theorem_3_1(Builder& b) {
     const std::string suffix = "-n" + std::to_string(p.n) + "-beta" + num(p.beta);
     b.study("corollary of theorem 3.1 (" + where + ")", [&] {
       for (const Scheme& s : {Scheme{PreLN{}}, Scheme{PeriLN{}}}) {
-        const std::vector<double> times = log_times(0.01, radius_horizon, 80);
+        // The radii grow like t, so the directions move on a ln t clock: a saddle (two opposite
+        // clusters) is left only after many units of ln t. t = 1e30 is 69 of them, and costs little
+        // more than 1e5 (the adaptive steps grow with t).
+        const std::vector<double> times = log_times(0.01, kCorollaryHorizon, 160);
         int synchronized = 0;
         double lowest_alignment = std::numeric_limits<double>::infinity(), lowest_speed = lowest_alignment, worst_gap = 0.0;
+        double worst_gap_half = 0.0;  // the worst seed's 1 - min cos halfway in ln t
         std::string problem;
         for (int seed = 1; seed <= seeds; ++seed) {
           const ParticleRun run = run_particles(engine, dynamics_spec(s, p.beta, 1), QkvSource::identity(),
@@ -231,20 +236,26 @@ void theorem_3_1(Builder& b) {
             lowest_speed = std::min(lowest_speed, min_radial_speed(engine, s, p.beta, QkvSource::identity(), f, times[i]));
           }
           const double gap = 1.0 - min_cosine(run.frames.back().theta);
-          worst_gap = std::max(worst_gap, gap);
+          if (gap > worst_gap) worst_gap = gap, worst_gap_half = 1.0 - min_cosine(run.frames[run.frames.size() / 2].theta);
           synchronized += gap < 1e-4;
         }
         const std::string cmd = "normdyn run with " + scheme_settings(s) + ", model.n = " + std::to_string(p.n) +
                                 ", model.d = " + std::to_string(p.d) + ", model.beta = " + num(p.beta) +
                                 ", init.kind = \"gaussian\", init.seed = 1.." + std::to_string(seeds) +
-                                ", solver.t_end = 1e5, output.log_times = [0.01, 1e5, 80]";
+                                ", solver.t_end = 1e30, output.log_times = [0.01, 1e30, 160]";
         b.row({"3.1-corollary-sync-" + scheme_tag(s) + suffix,
                "Corollary of Theorem 3.1, " + scheme_label(s) + ": if n <= e^beta, every start synchronizes (" + where + ")",
                cmd,
                problem.empty() ? std::to_string(synchronized) + "/" + std::to_string(seeds) +
-                                     " seeds synchronize (1 - min cos < 1e-4 at t = 1e5); largest 1 - min cos " + num(worst_gap, 3)
+                                     " seeds synchronize (1 - min cos < 1e-4 at t = 1e30); largest 1 - min cos " + num(worst_gap, 3) +
+                                     (synchronized < seeds ? " (that seed's at t = " + num(times[times.size() / 2], 3) + ": " +
+                                                                 num(worst_gap_half, 3) + ")"
+                                                           : std::string())
                                : "a run ended early (" + problem + ")",
-               "every seed synchronizes", "all seeds", problem.empty() && synchronized == seeds ? "holds" : "fails"});
+               "every seed synchronizes",
+               "all seeds; a seed still apart at the horizon is not a counterexample (the statement is about t -> "
+               "infinity, and the directions move on a ln t clock): inconclusive",
+               !problem.empty() ? "fails" : synchronized == seeds ? "holds" : "inconclusive"});
         b.row({"3.1-radial-bound-" + scheme_tag(s) + suffix,
                "Corollary of Theorem 3.1, " + scheme_label(s) + ": if n <= e^beta, <theta_j, A_j> >= (e^beta - n + 1)/(n e^beta) "
                "along the flow, hence dr_j/dt >= that bound (" + where + ")",
