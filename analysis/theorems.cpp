@@ -188,6 +188,13 @@ double radius_at(std::span<const double> radius, std::size_t i, double fallback)
 
 ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance,
                             std::span<const double> radius, const Scheme& scheme, double floor) {
+  return fit_variance_scale(t, variance, radius, [&](double time, double r) { return variance_scale(scheme, time, r); },
+                            floor);
+}
+
+ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance,
+                            std::span<const double> radius, const std::function<double(double t, double r)>& scale_of,
+                            double floor) {
   ScaleFit f;
   // Usable frames: Var > floor from the start up to the first that is not.
   std::size_t end = 0;
@@ -202,7 +209,7 @@ ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> v
       tm.push_back(mid);
       k.push_back(rate);
       // The pair's own regime: the scale at its midpoint (Mix-LN's switch falls between frames).
-      scale.push_back(variance_scale(scheme, mid, r));
+      scale.push_back(scale_of(mid, r));
     }
   }
   if (tm.size() < 5) {
@@ -267,332 +274,478 @@ std::vector<double> symmetric_clock(const Scheme& scheme, const CheckSeries& s, 
 
 }  // namespace
 
-Checks theorem_checks(const RunConfig& config, const CheckSeries& s, const CheckOptions& options) {
-  Checks out;
-  if (!config.attention.is_default()) {
-    // The theorems are stated for softmax attention over all tokens: every check is skipped, with
-    // the setting that leaves their hypotheses.
-    const AttentionSpec& a = config.attention;
-    std::string why = describe(a) + ": the paper's theorems are stated for softmax attention over all tokens";
+AsymptoticVerdict asymptotic_verdict(double claim, double early, double late, double tolerance, double resolution) {
+  const double unit = claim != 0.0 ? std::abs(claim) : 1.0;
+  AsymptoticVerdict v;
+  v.deviation = std::abs(late - claim) / unit;
+  v.drift = std::abs(late - early) / unit;
+  if (!std::isfinite(v.drift)) v.drift = std::numeric_limits<double>::infinity();
+  v.detectable = tolerance + v.drift;
+  if (!std::isfinite(v.deviation)) v.outcome = Outcome::fail;
+  else if (v.deviation <= tolerance && v.detectable <= resolution) v.outcome = Outcome::ok;
+  else if (v.deviation > tolerance + v.drift) v.outcome = Outcome::fail;
+  else v.outcome = Outcome::not_asymptotic;
+  return v;
+}
+
+CheckContext check_context(const RunConfig& config, const AttentionNorms& attention) {
+  CheckContext c;
+  c.scheme = config.model.scheme;
+  c.n = static_cast<double>(config.model.n);
+  c.d = static_cast<double>(config.model.d);
+  c.beta = config.model.beta;
+  c.qkv = config.model.qkv;
+  c.attention = attention;
+  c.init = config.init.kind;
+  c.r0 = config.init.r0;
+  c.horizon = config.solver.t_end;
+  c.discrete = config.solver.method == Method::discrete;
+  c.layer_step = config.solver.dt;
+  if (const AttentionSpec& a = config.attention; !a.is_default()) {
+    const Traits traits = a.traits();
+    c.traits.exchangeable = traits.exchangeable;
+    c.traits.energy_gradient = traits.has_energy;
+    c.attention_outside_paper = describe(a) + ": the paper's theorems are stated for softmax attention over all tokens";
     if (const std::string b = a.breaking_setting(&Traits::exchangeable); !b.empty())
-      why = b + ": tokens are not exchangeable (the paper's theorems need exchangeable tokens)";
-    RunConfig plain = config;
-    plain.attention = {};
-    Checks all = theorem_checks(plain, s, options);
-    for (const Check& c : all.checks) out.skipped.push_back({c.name, why});
-    for (const SkippedCheck& c : all.skipped) out.skipped.push_back({c.name, why});
-    return out;
+      c.attention_outside_paper = b + ": tokens are not exchangeable (the paper's theorems need exchangeable tokens)";
   }
-  const Scheme& scheme = config.model.scheme;
-  const std::string key(scheme_key(scheme));
-  const auto theory = scheme_theory(scheme);
-  const std::string no_theory = "scheme " + key + " declares no theory (no theory() in its header)";
-  const auto n = static_cast<double>(config.model.n);
-  const auto d = static_cast<double>(config.model.d);
-  const double beta = config.model.beta;
-  const bool discrete = config.solver.method == Method::discrete;
-  const double h = config.solver.dt;
-  const AttentionNorms& an = s.attention;
-  const double slack = options.hypothesis_tolerance;
-  // QᵀK = I and V = I: the laws of Q = K = V = I (e.g. orthogonal Q = K).
-  const bool identity_like = an.max_qk_minus_identity <= slack && an.max_v_minus_identity <= slack;
-  const std::string identity_why = "needs QᵀK = I and V = I over the run (max |QᵀK - I| = " +
-                                   fmt(an.max_qk_minus_identity) + ", max |V - I| = " + fmt(an.max_v_minus_identity) + ")";
-  const bool starts_at_zero = !s.t.empty() && s.t.front() == 0.0;
-  auto skip = [&](std::string name, std::string reason) { out.skipped.push_back({std::move(name), std::move(reason)}); };
-  auto decide = [](Check& c, bool ok, bool asymptotic_undecided) {
-    c.outcome = ok ? Outcome::ok : (asymptotic_undecided ? Outcome::not_asymptotic : Outcome::fail);
-    c.ok = c.outcome == Outcome::ok;
+  return c;
+}
+
+namespace {
+
+// ---- Hypotheses (each returns why the context does not meet it).
+
+using Why = std::optional<std::string>;
+
+Hypothesis needs(std::string why, std::function<bool(const CheckContext&)> holds) {
+  return [why = std::move(why), holds = std::move(holds)](const CheckContext& c) -> Why {
+    if (holds(c)) return std::nullopt;
+    return why;
   };
+}
 
-  // ---- Theorem 4.1: the symmetric start.
-  {
-    std::string why;
-    if (config.init.kind != InitKind::orthonormal) why = "needs init.kind = \"orthonormal\" (the symmetric start)";
-    else if (!identity_like) why = identity_why;
-    else if (config.model.d < config.model.n) why = "needs d >= n";
-    else if (!starts_at_zero) why = "the run has no frame at t = 0";
-    if (!why.empty()) {
-      for (const char* name : {"theorem_4_1_initial_slope", "theorem_4_1_symmetry", "theorem_4_1_decay_rate"})
-        skip(name, why);
-    } else {
-      // Initial slope.
-      std::vector<double> gamma(s.one_minus_mean_cosine.size());
-      for (std::size_t i = 0; i < gamma.size(); ++i) gamma[i] = 1.0 - s.one_minus_mean_cosine[i];
-      const double ode_theory = initial_slope_theory(scheme, n, beta, config.init.r0);
-      if (discrete) {
-        // The run's own first layer against the header's layer map at the symmetric start.
-        const bool one_layer = s.t.size() >= 2 && std::abs((s.t[1] - s.t[0]) - h) <= 1e-9 * h;
-        if (!one_layer) {
-          skip("theorem_4_1_initial_slope", "discrete run: needs a frame after the first layer (frames every layer at the start)");
-        } else {
-          Check c;
-          c.name = "theorem_4_1_initial_slope";
-          c.statement = "one layer of step h from the symmetric start changes gamma by h x (the header's layer map in "
-                        "closed form); its h -> 0 limit is (1/s_j + 1/s_k) / (e^beta + n - 1) for scheme " + key;
-          c.criterion = "|measured - theory| <= " + fmt(options.slope_tolerance) + " |theory|";
-          c.theory = initial_layer_slope_theory(scheme, n, beta, config.init.r0, h);
-          c.measured = (gamma[1] - gamma[0]) / (s.t[1] - s.t[0]);
-          decide(c, std::abs(c.measured - c.theory) <= options.slope_tolerance * std::abs(c.theory), false);
-          c.details = {{"relative_error", (c.measured - c.theory) / c.theory}, {"ode_slope", ode_theory}, {"h", h}};
-          c.note = "measured: (gamma after the first layer - gamma(0)) / h, from the run's frames";
-          out.checks.push_back(std::move(c));
-        }
-      } else {
-        const auto slope = derivative_at_start(s.t, gamma);
-        const bool from_velocity = std::isfinite(s.initial_slope_velocity);
-        // The polynomial through the first frames is trusted only where gamma is nearly linear: a small
-        // change over those frames and agreement of the last two degrees.
-        const std::size_t m = std::min<std::size_t>(5, gamma.size());
-        const bool frames_fine = slope && std::abs(gamma[m - 1] - gamma[0]) <= options.frame_slope_span &&
-                                 slope->error <= options.frame_slope_accuracy * std::abs(ode_theory);
-        if (!from_velocity && !frames_fine) {
-          skip("theorem_4_1_initial_slope",
-               slope ? "the velocity at t = 0 was not computed and the first frames are too far apart to measure the "
-                       "slope (gamma changes by " + fmt(std::abs(gamma[m - 1] - gamma[0])) + " over them, error estimate " +
-                           fmt(slope->error) + ")"
-                     : "needs at least 3 frames or the velocity at t = 0");
-        } else {
-          Check c;
-          c.name = "theorem_4_1_initial_slope";
-          c.statement = "d gamma/dt(0) = (1/s_j + 1/s_k) / (e^beta + n - 1) for scheme " + key +
-                        " (s_j from the header's speed at the symmetric start)";
-          c.theory = ode_theory;
-          bool ok = false;
-          if (from_velocity) {
-            c.criterion = "|measured - theory| <= " + fmt(options.slope_tolerance) + " |theory|";
-            c.measured = s.initial_slope_velocity;
-            ok = std::abs(c.measured - c.theory) <= options.slope_tolerance * std::abs(c.theory);
-            c.note = "measured: 2n/(n-1) <mean theta, mean velocity> at t = 0, from the run's velocity field";
-          } else {
-            c.criterion = "|measured - theory| <= " + fmt(options.frame_slope_accuracy) +
-                          " |theory| + 3 x (error estimate of the derivative from the first frames)";
-            c.measured = slope->value;
-            ok = std::abs(c.measured - c.theory) <= options.frame_slope_accuracy * std::abs(c.theory) + 3.0 * slope->error;
-            c.note = "measured: derivative at t = 0 of the polynomial through the first frames of the mean cosine";
-          }
-          decide(c, ok, false);
-          c.details = {{"relative_error", (c.measured - c.theory) / c.theory},
-                       {"from_frames", slope ? slope->value : kNaN},
-                       {"from_frames_error_estimate", slope ? slope->error : kNaN}};
-          out.checks.push_back(std::move(c));
-        }
-      }
-      // Symmetry.
-      {
-        Check c;
-        c.name = "theorem_4_1_symmetry";
-        c.statement = "all pairwise cosines stay equal to one value gamma(t)";
-        c.criterion = "max over frames of (1 - min cosine) - (1 - mean cosine) <= " + fmt(options.symmetry_tolerance);
-        c.theory = 0.0;
-        double spread = 0.0;
-        for (std::size_t i = 0; i < s.t.size(); ++i)
-          spread = std::max(spread, s.one_minus_min_cosine[i] - s.one_minus_mean_cosine[i]);
-        c.measured = spread;
-        decide(c, spread <= options.symmetry_tolerance, false);
-        out.checks.push_back(std::move(c));
-      }
-      // Decay: ln(1 − γ) against the clock T = ∫ dt/s in the last part of the usable frames.
-      if (!theory) {
-        skip("theorem_4_1_decay_rate", no_theory);
-      } else {
-        const std::vector<double> clock = symmetric_clock(scheme, s, n, beta, config.init.r0);
-        std::vector<std::size_t> usable;
-        for (std::size_t i = 0; i < s.t.size(); ++i) {
-          const double u = s.one_minus_mean_cosine[i];
-          if (!(std::isfinite(u) && u > options.rate.floor)) break;
-          if (s.t[i] > 0.0) usable.push_back(i);
-        }
-        TimeWindow w;
-        if (options.rate.window) w = *options.rate.window;
-        else if (usable.size() >= 2) w = {s.t[usable.back()] - 0.5 * (s.t[usable.back()] - s.t[usable.front()]), s.t[usable.back()]};
-        std::vector<double> x, y, x_late, y_late;
-        const double t_mid = 0.5 * (w.t_start + w.t_end);
-        for (std::size_t i : usable)
-          if (s.t[i] >= w.t_start && s.t[i] <= w.t_end) {
-            x.push_back(-2.0 * clock[i]);
-            y.push_back(std::log(s.one_minus_mean_cosine[i]));
-            if (s.t[i] >= t_mid) {
-              x_late.push_back(-2.0 * clock[i]);
-              y_late.push_back(std::log(s.one_minus_mean_cosine[i]));
-            }
-          }
-        if (x.size() < 5 || x_late.size() < 3) {
-          skip("theorem_4_1_decay_rate", "fewer than 5 usable frames (1 - gamma > " + fmt(options.rate.floor) +
-                                             ") in the window");
-        } else {
-          // Slope of ln(1 − γ) against −2T: 1 when 1 − γ ~ C exp(−2T).
-          const auto [k, k_se] = line_slope(x, y);
-          const double k_late = line_slope(x_late, y_late).first;
-          const double decay = std::exp(y.front() - y.back());
-          const auto named = symmetric_decay_theory(scheme);
-          Check c;
-          c.name = "theorem_4_1_decay_rate";
-          c.statement = "1 - gamma ~ C exp(-2 T(t)), T = int dt / s_j along the run" +
-                        (named ? " (the " + std::string(to_string(named->law)) + " law with parameter " +
-                                     fmt(named->parameter) + ")"
-                               : std::string(theory->symmetric_law.empty() ? " (none of the named laws)" : "")) +
-                        " for scheme " + key;
-          c.criterion = "the slope of ln(1 - gamma) against 2T over the later half of the usable frames is 1 within " +
-                        fmt(options.rate_tolerance) + "; not_asymptotic if it is outside and still moves by more than that "
-                        "between the window and its later half, or 1 - gamma falls by less than 10x over the window";
-          c.theory = 1.0;
-          c.measured = k;
-          const bool close = std::abs(k - 1.0) <= options.rate_tolerance;
-          const bool drifting = std::abs(k_late - k) > options.rate_tolerance || decay < 10.0;
-          decide(c, close, drifting);
-          c.details = {{"stderr", k_se},
-                       {"late_half", k_late},
-                       {"decay_factor", decay},
-                       {"window_start", w.t_start},
-                       {"window_end", w.t_end}};
-          if (named) c.details.emplace_back("named_parameter_implied", named->parameter * k);
-          c.note = "measured on the run's own trajectory (the speed factor at its gamma and radius)";
-          if (discrete) c.note += "; discrete layers follow the ODE only up to O(h)";
-          out.checks.push_back(std::move(c));
-        }
-      }
-    }
+bool identity_like(const CheckContext& c) {
+  return c.attention.max_qk_minus_identity <= c.norm_tolerance && c.attention.max_v_minus_identity <= c.norm_tolerance;
+}
+
+// QᵀK = I and V = I over the run: the laws of Q = K = V = I (e.g. orthogonal Q = K).
+Hypothesis identity_attention() {
+  return [](const CheckContext& c) -> Why {
+    if (identity_like(c)) return std::nullopt;
+    return "needs QᵀK = I and V = I over the run (max |QᵀK - I| = " + fmt(c.attention.max_qk_minus_identity) +
+           ", max |V - I| = " + fmt(c.attention.max_v_minus_identity) + ")";
+  };
+}
+
+Hypothesis start_is(InitKind kind, std::string what) {
+  return needs("needs init.kind = \"" + std::string(to_string(kind)) + "\"" + (what.empty() ? "" : " (" + what + ")"),
+               [kind](const CheckContext& c) { return c.init == kind; });
+}
+
+Hypothesis exchangeable_tokens() {
+  return needs("needs exchangeable tokens (the attention treats every token alike: no mask, no positions)",
+               [](const CheckContext& c) { return c.traits.exchangeable; });
+}
+
+Hypothesis declares_theory() {
+  return [](const CheckContext& c) -> Why {
+    if (scheme_theory(c.scheme)) return std::nullopt;
+    return "scheme " + std::string(scheme_key(c.scheme)) + " declares no theory (no theory() in its header)";
+  };
+}
+
+Hypothesis v_identity() {
+  return [](const CheckContext& c) -> Why {
+    if (c.attention.max_v_minus_identity <= c.norm_tolerance) return std::nullopt;
+    return "needs V = I (max |V - I| = " + fmt(c.attention.max_v_minus_identity) + ")";
+  };
+}
+
+Hypothesis qk_norm_at_most_one() {
+  return [](const CheckContext& c) -> Why {
+    if (c.attention.max_qk_norm <= 1.0 + c.norm_tolerance) return std::nullopt;
+    return "needs |Q^T K| <= 1 (max 2-norm " + fmt(c.attention.max_qk_norm) + ")";
+  };
+}
+
+Hypothesis unit_norm_attention_at_start() {
+  return [](const CheckContext& c) -> Why {
+    if (std::max(c.attention.qk_norm_at_start, c.attention.v_norm_at_start) <= 1.0 + c.norm_tolerance) return std::nullopt;
+    return "needs max(|Q^T K|, |V|) <= 1 at t = 0 (2-norms " + fmt(c.attention.qk_norm_at_start) + ", " +
+           fmt(c.attention.v_norm_at_start) + ")";
+  };
+}
+
+// The interaction energy Σ exp(β <Qθ_j, Kθ_k>) is a Lyapunov function: QᵀK symmetric, V = QᵀK and
+// softmax self-attention.
+Hypothesis energy_structure() {
+  return [](const CheckContext& c) -> Why {
+    if (!c.traits.energy_gradient) return "needs an attention whose flow is a gradient flow of the interaction energy";
+    if (c.attention.max_energy_asymmetry <= c.norm_tolerance) return std::nullopt;
+    return "the energy sum exp(beta <Q theta_j, K theta_k>) is monotone when Q^T K is symmetric and V = Q^T K (max "
+           "asymmetry " + fmt(c.attention.max_energy_asymmetry) + ")";
+  };
+}
+
+Hypothesis theory_flag(bool SchemeTheory::*flag, std::string what) {
+  return [flag, what = std::move(what)](const CheckContext& c) -> Why {
+    const auto theory = scheme_theory(c.scheme);
+    if (theory && (*theory).*flag) return std::nullopt;
+    return "scheme " + std::string(scheme_key(c.scheme)) + " declares no " + what;
+  };
+}
+
+// ---- Verdict helpers.
+
+void decide(Check& c, bool ok, bool asymptotic_undecided) {
+  c.outcome = ok ? Outcome::ok : (asymptotic_undecided ? Outcome::not_asymptotic : Outcome::fail);
+  c.ok = c.outcome == Outcome::ok;
+}
+
+void decide(Check& c, Outcome outcome) {
+  c.outcome = outcome;
+  c.ok = outcome == Outcome::ok;
+}
+
+bool starts_at_zero(const CheckSeries& s) { return !s.t.empty() && s.t.front() == 0.0; }
+
+std::vector<double> gamma_series(const CheckSeries& s) {
+  std::vector<double> gamma(s.one_minus_mean_cosine.size());
+  for (std::size_t i = 0; i < gamma.size(); ++i) gamma[i] = 1.0 - s.one_minus_mean_cosine[i];
+  return gamma;
+}
+
+// ---- Theorem 4.1: the symmetric start (d ≥ n, orthonormal tokens, QᵀK = V = I).
+
+std::vector<Hypothesis> symmetric_start() {
+  return {start_is(InitKind::orthonormal, "the symmetric start"), identity_attention(), exchangeable_tokens(),
+          needs("needs d >= n", [](const CheckContext& c) { return c.d >= c.n; })};
+}
+
+CheckResult initial_slope(const CheckInput& in) {
+  const CheckContext& x = in.context;
+  const CheckSeries& s = in.series;
+  const CheckOptions& options = in.options;
+  if (!starts_at_zero(s)) return Undecided{"the run has no frame at t = 0"};
+  const std::string key(scheme_key(x.scheme));
+  const std::vector<double> gamma = gamma_series(s);
+  const double ode_theory = initial_slope_theory(x.scheme, x.n, x.beta, x.r0);
+  Check c;
+  c.name = "theorem_4_1_initial_slope";
+  if (x.discrete) {
+    // The run's own first layer against the header's layer map at the symmetric start.
+    const double h = x.layer_step;
+    const bool one_layer = s.t.size() >= 2 && std::abs((s.t[1] - s.t[0]) - h) <= 1e-9 * h;
+    if (!one_layer) return Undecided{"discrete run: needs a frame after the first layer (frames every layer at the start)"};
+    c.statement = "one layer of step h from the symmetric start changes gamma by h x (the header's layer map in "
+                  "closed form); its h -> 0 limit is (1/s_j + 1/s_k) / (e^beta + n - 1) for scheme " + key;
+    c.criterion = "|measured - theory| <= " + fmt(options.slope_tolerance) + " |theory|";
+    c.theory = initial_layer_slope_theory(x.scheme, x.n, x.beta, x.r0, h);
+    c.measured = (gamma[1] - gamma[0]) / (s.t[1] - s.t[0]);
+    decide(c, std::abs(c.measured - c.theory) <= options.slope_tolerance * std::abs(c.theory), false);
+    c.details = {{"relative_error", (c.measured - c.theory) / c.theory}, {"ode_slope", ode_theory}, {"h", h}};
+    c.note = "measured: (gamma after the first layer - gamma(0)) / h, from the run's frames";
+    return c;
   }
-
-  // ---- Theorem 4.2: attention at a uniform start.
-  {
-    std::string why;
-    if (config.init.kind != InitKind::uniform) why = "needs init.kind = \"uniform\"";
-    else if (beta != 1.0) why = "needs model.beta = 1";
-    else if (!(std::max(an.qk_norm_at_start, an.v_norm_at_start) <= 1.0 + slack))
-      why = "needs max(|Q^T K|, |V|) <= 1 at t = 0 (2-norms " + fmt(an.qk_norm_at_start) + ", " +
-            fmt(an.v_norm_at_start) + ")";
-    else if (!std::isfinite(s.max_attention_at_start)) why = "max_j |A_j(0)| was not computed";
-    if (!why.empty()) {
-      skip("theorem_4_2_attention_at_start", why);
-    } else {
-      Check c;
-      c.name = "theorem_4_2_attention_at_start";
-      c.statement = "max_j |A_j(0)| <= C (sqrt(log n / n) + log n / d) with high probability";
-      c.criterion = "measured <= C x theory with C = " + fmt(options.attention_constant);
-      c.theory = attention_bound(n, d);
-      c.measured = s.max_attention_at_start;
-      decide(c, c.measured <= options.attention_constant * c.theory, false);
-      const bool hyp = attention_bound_hypotheses(n, d);
-      c.details = {{"ratio", c.measured / c.theory}, {"hypotheses_hold", hyp ? 1.0 : 0.0},
-                   {"qk_norm", an.qk_norm_at_start}, {"v_norm", an.v_norm_at_start}};
-      c.note = hyp ? "e^sqrt(d) >= n log n >= d holds" : "outside the theorem's range e^sqrt(d) >= n log n >= d";
-      out.checks.push_back(std::move(c));
-    }
-  }
-
-  // ---- Theorem 4.3: near-consensus start.
-  {
-    std::string why;
-    const double bound = theorem_4_3_delta_bound(n, beta);
-    const double delta = s.one_minus_min_cosine.empty() ? kNaN : s.one_minus_min_cosine.front();
-    if (!theory) why = no_theory;
-    else if (an.max_v_minus_identity > slack) why = "needs V = I (max |V - I| = " + fmt(an.max_v_minus_identity) + ")";
-    else if (an.max_qk_norm > 1.0 + slack) why = "needs |Q^T K| <= 1 (max 2-norm " + fmt(an.max_qk_norm) + ")";
-    else if (!starts_at_zero) why = "the run has no frame at t = 0";
-    else if (!(delta < bound))
-      why = "needs every cosine >= 1 - delta at t = 0 with delta < 1/(100 n^2 max(beta,1)^2) = " + fmt(bound) +
-            "; the run starts with delta = " + fmt(delta);
-    if (!why.empty()) {
-      skip("theorem_4_3_variance_scale", why);
-      skip("theorem_4_3_radial_growth", why);
-    } else {
-      const ScaleFit f = fit_variance_scale(s.t, s.variance, s.mean_radius, scheme, options.rate.floor);
-      if (!f.ok) {
-        skip("theorem_4_3_variance_scale", f.problem);
-      } else {
-        Check c;
-        c.name = "theorem_4_3_variance_scale";
-        c.statement = "dVar/dt = -Theta(Var / scale(t)), scale(t) = the speed factor of scheme " + key +
-                      " near consensus at the run's radius";
-        c.criterion = "q = (-d ln Var/dt) x scale(t) ~ t^b over the later half of the frames with |b| <= " +
-                      fmt(options.exponent_tolerance) + "; not_asymptotic if b is outside and moves by more than that "
-                      "in the later half of the window";
-        c.theory = 0.0;
-        c.measured = f.q_exponent;
-        const bool close = std::abs(f.q_exponent) <= options.exponent_tolerance;
-        const bool drifting = std::isfinite(f.q_exponent_late) && std::abs(f.q_exponent_late - f.q_exponent) > options.exponent_tolerance;
-        decide(c, close, drifting);
-        c.details = {{"stderr", f.q_exponent_stderr}, {"late_half", f.q_exponent_late},
-                     {"rate_exponent", f.exponent}, {"scale_exponent", f.scale_exponent},
-                     {"q_min", f.q_min}, {"q_max", f.q_max},
-                     {"window_start", f.t_start}, {"window_end", f.t_end}, {"delta", delta}};
-        c.note = "q is the Theta(1) factor (2 near consensus); rate_exponent m of -d ln Var/dt ~ t^-m against "
-                 "scale_exponent of scale(t)";
-        out.checks.push_back(std::move(c));
-      }
-      if (!theory->radial_growth) {
-        skip("theorem_4_3_radial_growth", "scheme " + key + " declares no radial growth (Theorem 4.3 states it for pre and peri)");
-      } else {
-        Check c;
-        c.name = "theorem_4_3_radial_growth";
-        c.statement = "r_j(t) - r_j(0) >= (1 - delta) t";
-        c.criterion = "min over frames t > 0 and tokens of (r_j(t) - r_j(0)) / t >= (1 - delta)(1 - 1e-9)";
-        c.theory = 1.0 - delta;
-        double m = std::numeric_limits<double>::infinity();
-        for (std::size_t i = 0; i < s.t.size(); ++i)
-          if (s.t[i] > 0.0) m = std::min(m, s.min_radius_growth[i] / s.t[i]);
-        c.measured = m;
-        decide(c, m >= c.theory * (1.0 - 1e-9), false);
-        out.checks.push_back(std::move(c));
-      }
-    }
-  }
-
-  // ---- Corollary of Theorem 3.1.
-  {
-    std::string why;
-    if (!theory) why = no_theory;
-    else if (!theory->radial_alignment_bound) why = "scheme " + key + " declares no radial bound (the Corollary is stated for pre and peri)";
-    else if (!identity_like) why = identity_why;
-    else if (!(n <= std::exp(beta))) why = "needs n <= e^beta";
-    else if (s.min_radial_alignment.empty()) why = "<theta_j, A_j> was not computed";
-    if (!why.empty()) {
-      skip("corollary_radial_lower_bound", why);
-    } else {
-      Check c;
-      c.name = "corollary_radial_lower_bound";
-      c.statement = "<theta_j, A_j> >= (e^beta - n + 1) / (n e^beta) along the flow";
-      c.criterion = "min over frames and tokens >= theory - 1e-12";
-      c.theory = corollary_radial_bound(n, beta);
-      c.measured = *std::min_element(s.min_radial_alignment.begin(), s.min_radial_alignment.end());
-      decide(c, c.measured >= c.theory - 1e-12, false);
-      out.checks.push_back(std::move(c));
-    }
-  }
-
-  // ---- Energy.
-  if (an.max_energy_asymmetry > slack) {
-    skip("energy_monotonicity", "the energy sum exp(beta <Q theta_j, K theta_k>) is monotone when Q^T K is symmetric and "
-                                "V = Q^T K (max asymmetry " + fmt(an.max_energy_asymmetry) + ")");
-  } else if (s.normalized_energy.size() < 2) {
-    skip("energy_monotonicity", "needs at least 2 frames");
-  } else if (!identity_like) {
-    skip("energy_monotonicity", "the recorded energy is that of Q = K = V = I; the run's Q^T K is another symmetric matrix");
+  const auto slope = derivative_at_start(s.t, gamma);
+  const bool from_velocity = std::isfinite(s.initial_slope_velocity);
+  // The polynomial through the first frames is trusted only where gamma is nearly linear: a small
+  // change over those frames and agreement of the last two degrees.
+  const std::size_t m = std::min<std::size_t>(5, gamma.size());
+  const bool frames_fine = slope && std::abs(gamma[m - 1] - gamma[0]) <= options.frame_slope_span &&
+                           slope->error <= options.frame_slope_accuracy * std::abs(ode_theory);
+  if (!from_velocity && !frames_fine)
+    return Undecided{slope ? "the velocity at t = 0 was not computed and the first frames are too far apart to measure "
+                             "the slope (gamma changes by " + fmt(std::abs(gamma[m - 1] - gamma[0])) +
+                                 " over them, error estimate " + fmt(slope->error) + ")"
+                           : "needs at least 3 frames or the velocity at t = 0"};
+  c.statement = "d gamma/dt(0) = (1/s_j + 1/s_k) / (e^beta + n - 1) for scheme " + key +
+                " (s_j from the header's speed at the symmetric start)";
+  c.theory = ode_theory;
+  bool ok = false;
+  if (from_velocity) {
+    c.criterion = "|measured - theory| <= " + fmt(options.slope_tolerance) + " |theory|";
+    c.measured = s.initial_slope_velocity;
+    ok = std::abs(c.measured - c.theory) <= options.slope_tolerance * std::abs(c.theory);
+    c.note = "measured: 2n/(n-1) <mean theta, mean velocity> at t = 0, from the run's velocity field";
   } else {
-    Check c;
-    c.name = "energy_monotonicity";
-    c.statement = "E = sum_jk exp(beta <theta_j, theta_k>) is non-decreasing";
-    c.criterion = "largest relative decrease between consecutive frames <= " + fmt(options.energy_tolerance);
-    c.theory = 0.0;
-    double worst = -std::numeric_limits<double>::infinity();
-    double where = 0.0;
-    for (std::size_t i = 0; i + 1 < s.normalized_energy.size(); ++i) {
-      const double drop = (s.normalized_energy[i] - s.normalized_energy[i + 1]) / s.normalized_energy[i];
-      if (drop > worst) {
-        worst = drop;
-        where = s.t[i + 1];
-      }
+    c.criterion = "|measured - theory| <= " + fmt(options.frame_slope_accuracy) +
+                  " |theory| + 3 x (error estimate of the derivative from the first frames)";
+    c.measured = slope->value;
+    ok = std::abs(c.measured - c.theory) <= options.frame_slope_accuracy * std::abs(c.theory) + 3.0 * slope->error;
+    c.note = "measured: derivative at t = 0 of the polynomial through the first frames of the mean cosine";
+  }
+  decide(c, ok, false);
+  c.details = {{"relative_error", (c.measured - c.theory) / c.theory},
+               {"from_frames", slope ? slope->value : kNaN},
+               {"from_frames_error_estimate", slope ? slope->error : kNaN}};
+  return c;
+}
+
+CheckResult symmetry(const CheckInput& in) {
+  const CheckSeries& s = in.series;
+  if (!starts_at_zero(s)) return Undecided{"the run has no frame at t = 0"};
+  Check c;
+  c.name = "theorem_4_1_symmetry";
+  c.statement = "all pairwise cosines stay equal to one value gamma(t)";
+  c.criterion = "max over frames of (1 - min cosine) - (1 - mean cosine) <= " + fmt(in.options.symmetry_tolerance);
+  c.theory = 0.0;
+  double spread = 0.0;
+  for (std::size_t i = 0; i < s.t.size(); ++i) spread = std::max(spread, s.one_minus_min_cosine[i] - s.one_minus_mean_cosine[i]);
+  c.measured = spread;
+  decide(c, spread <= in.options.symmetry_tolerance, false);
+  return c;
+}
+
+// ln(1 − γ) against the clock T = ∫ dt/s in the later half of the usable frames.
+CheckResult decay_rate(const CheckInput& in) {
+  const CheckContext& x = in.context;
+  const CheckSeries& s = in.series;
+  const CheckOptions& options = in.options;
+  if (!starts_at_zero(s)) return Undecided{"the run has no frame at t = 0"};
+  const std::string key(scheme_key(x.scheme));
+  const auto theory = scheme_theory(x.scheme);
+  const std::vector<double> clock = symmetric_clock(x.scheme, s, x.n, x.beta, x.r0);
+  std::vector<std::size_t> usable;
+  for (std::size_t i = 0; i < s.t.size(); ++i) {
+    const double u = s.one_minus_mean_cosine[i];
+    if (!(std::isfinite(u) && u > options.rate.floor)) break;
+    if (s.t[i] > 0.0) usable.push_back(i);
+  }
+  TimeWindow w;
+  if (options.rate.window) w = *options.rate.window;
+  else if (usable.size() >= 2) w = {s.t[usable.back()] - 0.5 * (s.t[usable.back()] - s.t[usable.front()]), s.t[usable.back()]};
+  std::vector<double> x_all, y_all, x_late, y_late;
+  const double t_mid = 0.5 * (w.t_start + w.t_end);
+  for (std::size_t i : usable)
+    if (s.t[i] >= w.t_start && s.t[i] <= w.t_end) {
+      const double cx = -2.0 * clock[i], cy = std::log(s.one_minus_mean_cosine[i]);
+      x_all.push_back(cx);
+      y_all.push_back(cy);
+      if (s.t[i] >= t_mid) x_late.push_back(cx), y_late.push_back(cy);
     }
-    c.measured = worst;
-    decide(c, worst <= options.energy_tolerance, false);
-    c.details = {{"at_t", where}};
-    c.note = "measured < 0: the energy increased between every pair of frames";
-    if (discrete) c.note += "; discrete layers follow the gradient flow only up to O(h)";
-    out.checks.push_back(std::move(c));
+  if (x_all.size() < 5 || x_late.size() < 3)
+    return Undecided{"fewer than 5 usable frames (1 - gamma > " + fmt(options.rate.floor) + ") in the window"};
+  // Slope of ln(1 − γ) against −2T: 1 when 1 − γ ~ C exp(−2T). The whole window and its later half
+  // are the two windows of the asymptotic verdict.
+  const auto [k, k_se] = line_slope(x_all, y_all);
+  const double k_late = line_slope(x_late, y_late).first;
+  const double decay = std::exp(y_all.front() - y_all.back());
+  const auto named = symmetric_decay_theory(x.scheme);
+  const AsymptoticVerdict v = asymptotic_verdict(1.0, k, k_late, options.rate_tolerance, options.rate_resolution);
+  Check c;
+  c.name = "theorem_4_1_decay_rate";
+  c.statement = "1 - gamma ~ C exp(-2 T(t)), T = int dt / s_j along the run" +
+                (named ? " (the " + std::string(to_string(named->law)) + " law with parameter " + fmt(named->parameter) + ")"
+                       : std::string(theory->symmetric_law.empty() ? " (none of the named laws)" : "")) +
+                " for scheme " + key;
+  c.criterion = "the slope k of ln(1 - gamma) against 2T over the later half of the usable frames (the window) and "
+                "k' over the window's later half: ok if |k' - 1| <= " + fmt(options.rate_tolerance) +
+                " and the run resolves a change of " + fmt(options.rate_resolution) +
+                " (tolerance + |k' - k|); fail if |k' - 1| exceeds the tolerance plus that drift and 1 - gamma falls "
+                "by at least 10x over the window; otherwise not_asymptotic";
+  c.theory = 1.0;
+  c.measured = k_late;
+  decide(c, decay < 10.0 && v.outcome == Outcome::fail ? Outcome::not_asymptotic : v.outcome);
+  c.details = {{"stderr", k_se},       {"whole_window", k},         {"resolution", v.detectable},
+               {"decay_factor", decay}, {"window_start", w.t_start}, {"window_end", w.t_end}};
+  if (named) c.details.emplace_back("named_parameter_implied", named->parameter * k_late);
+  c.note = "measured on the run's own trajectory (the speed factor at its gamma and radius)";
+  if (x.discrete) c.note += "; discrete layers follow the ODE only up to O(h)";
+  return c;
+}
+
+// ---- Theorem 4.2: attention at a uniform start.
+
+CheckResult attention_at_start(const CheckInput& in) {
+  const CheckContext& x = in.context;
+  const CheckSeries& s = in.series;
+  if (!std::isfinite(s.max_attention_at_start)) return Undecided{"max_j |A_j(0)| was not computed"};
+  Check c;
+  c.name = "theorem_4_2_attention_at_start";
+  c.statement = "max_j |A_j(0)| <= C (sqrt(log n / n) + log n / d) with high probability";
+  c.criterion = "measured <= C x theory with C = " + fmt(in.options.attention_constant);
+  c.theory = attention_bound(x.n, x.d);
+  c.measured = s.max_attention_at_start;
+  decide(c, c.measured <= in.options.attention_constant * c.theory, false);
+  const bool hyp = attention_bound_hypotheses(x.n, x.d);
+  c.details = {{"ratio", c.measured / c.theory},
+               {"hypotheses_hold", hyp ? 1.0 : 0.0},
+               {"qk_norm", x.attention.qk_norm_at_start},
+               {"v_norm", x.attention.v_norm_at_start}};
+  c.note = hyp ? "e^sqrt(d) >= n log n >= d holds" : "outside the theorem's range e^sqrt(d) >= n log n >= d";
+  return c;
+}
+
+// ---- Theorem 4.3: near-consensus start. Its δ is measured on the run's first frame.
+
+std::optional<std::string> cap_hypothesis(const CheckInput& in, double& delta) {
+  const CheckSeries& s = in.series;
+  if (!starts_at_zero(s)) return "the run has no frame at t = 0";
+  const double bound = theorem_4_3_delta_bound(in.context.n, in.context.beta);
+  delta = s.one_minus_min_cosine.empty() ? kNaN : s.one_minus_min_cosine.front();
+  if (!(delta < bound))
+    return "needs every cosine >= 1 - delta at t = 0 with delta < 1/(100 n^2 max(beta,1)^2) = " + fmt(bound) +
+           "; the run starts with delta = " + fmt(delta);
+  return std::nullopt;
+}
+
+CheckResult variance_scale_check(const CheckInput& in) {
+  const CheckContext& x = in.context;
+  const CheckSeries& s = in.series;
+  double delta = kNaN;
+  if (auto why = cap_hypothesis(in, delta)) return Undecided{*why};
+  const ScaleFit f = fit_variance_scale(s.t, s.variance, s.mean_radius, x.scheme, in.options.rate.floor);
+  if (!f.ok) return Undecided{f.problem};
+  const double tol = in.options.exponent_tolerance;
+  Check c;
+  c.name = "theorem_4_3_variance_scale";
+  c.statement = "dVar/dt = -Theta(Var / scale(t)), scale(t) = the speed factor of scheme " + std::string(scheme_key(x.scheme)) +
+                " near consensus at the run's radius";
+  c.criterion = "q = (-d ln Var/dt) x scale(t) ~ t^b over the later half of the frames with |b| <= " + fmt(tol) +
+                "; not_asymptotic if b is outside and moves by more than that in the later half of the window";
+  c.theory = 0.0;
+  c.measured = f.q_exponent;
+  const bool close = std::abs(f.q_exponent) <= tol;
+  const bool drifting = std::isfinite(f.q_exponent_late) && std::abs(f.q_exponent_late - f.q_exponent) > tol;
+  decide(c, close, drifting);
+  c.details = {{"stderr", f.q_exponent_stderr}, {"late_half", f.q_exponent_late}, {"rate_exponent", f.exponent},
+               {"scale_exponent", f.scale_exponent}, {"q_min", f.q_min},          {"q_max", f.q_max},
+               {"window_start", f.t_start},       {"window_end", f.t_end},      {"delta", delta}};
+  c.note = "q is the Theta(1) factor (2 near consensus); rate_exponent m of -d ln Var/dt ~ t^-m against "
+           "scale_exponent of scale(t)";
+  return c;
+}
+
+CheckResult radial_growth(const CheckInput& in) {
+  const CheckSeries& s = in.series;
+  double delta = kNaN;
+  if (auto why = cap_hypothesis(in, delta)) return Undecided{*why};
+  if (s.min_radius_growth.size() < s.t.size()) return Undecided{"min_j (r_j(t) - r_j(0)) was not computed"};
+  Check c;
+  c.name = "theorem_4_3_radial_growth";
+  c.statement = "r_j(t) - r_j(0) >= (1 - delta) t";
+  c.criterion = "min over frames t > 0 and tokens of (r_j(t) - r_j(0)) / t >= (1 - delta)(1 - 1e-9)";
+  c.theory = 1.0 - delta;
+  double m = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < s.t.size(); ++i)
+    if (s.t[i] > 0.0) m = std::min(m, s.min_radius_growth[i] / s.t[i]);
+  c.measured = m;
+  decide(c, m >= c.theory * (1.0 - 1e-9), false);
+  return c;
+}
+
+// ---- Corollary of Theorem 3.1.
+
+CheckResult radial_lower_bound(const CheckInput& in) {
+  const CheckSeries& s = in.series;
+  if (s.min_radial_alignment.empty()) return Undecided{"<theta_j, A_j> was not computed"};
+  Check c;
+  c.name = "corollary_radial_lower_bound";
+  c.statement = "<theta_j, A_j> >= (e^beta - n + 1) / (n e^beta) along the flow";
+  c.criterion = "min over frames and tokens >= theory - 1e-12";
+  c.theory = corollary_radial_bound(in.context.n, in.context.beta);
+  c.measured = *std::min_element(s.min_radial_alignment.begin(), s.min_radial_alignment.end());
+  decide(c, c.measured >= c.theory - 1e-12, false);
+  return c;
+}
+
+// ---- Energy.
+
+CheckResult energy_monotonicity(const CheckInput& in) {
+  const CheckSeries& s = in.series;
+  if (s.normalized_energy.size() < 2) return Undecided{"needs at least 2 frames"};
+  Check c;
+  c.name = "energy_monotonicity";
+  c.statement = "E = sum_jk exp(beta <theta_j, theta_k>) is non-decreasing";
+  c.criterion = "largest relative decrease between consecutive frames <= " + fmt(in.options.energy_tolerance);
+  c.theory = 0.0;
+  double worst = -std::numeric_limits<double>::infinity();
+  double where = 0.0;
+  for (std::size_t i = 0; i + 1 < s.normalized_energy.size(); ++i) {
+    const double drop = (s.normalized_energy[i] - s.normalized_energy[i + 1]) / s.normalized_energy[i];
+    if (drop > worst) {
+      worst = drop;
+      where = s.t[i + 1];
+    }
+  }
+  c.measured = worst;
+  decide(c, worst <= in.options.energy_tolerance, false);
+  c.details = {{"at_t", where}};
+  c.note = "measured < 0: the energy increased between every pair of frames";
+  if (in.context.discrete) c.note += "; discrete layers follow the gradient flow only up to O(h)";
+  return c;
+}
+
+std::vector<TheoremCheck> make_check_list() {
+  const std::vector<Hypothesis> sym = symmetric_start();
+  auto with = [](std::vector<Hypothesis> h, std::initializer_list<Hypothesis> more) {
+    h.insert(h.end(), more.begin(), more.end());
+    return h;
+  };
+  const std::vector<Hypothesis> cap = {declares_theory(), v_identity(), qk_norm_at_most_one()};
+  return {
+      {"theorem_4_1_initial_slope", "Theorem 4.1", sym, initial_slope},
+      {"theorem_4_1_symmetry", "Theorem 4.1", sym, symmetry},
+      {"theorem_4_1_decay_rate", "Theorem 4.1", with(sym, {declares_theory()}), decay_rate},
+      {"theorem_4_2_attention_at_start", "Theorem 4.2",
+       {start_is(InitKind::uniform, ""), needs("needs model.beta = 1", [](const CheckContext& c) { return c.beta == 1.0; }),
+        unit_norm_attention_at_start()},
+       attention_at_start},
+      {"theorem_4_3_variance_scale", "Theorem 4.3", cap, variance_scale_check},
+      {"theorem_4_3_radial_growth", "Theorem 4.3",
+       with(cap, {theory_flag(&SchemeTheory::radial_growth, "radial growth (Theorem 4.3 states it for pre and peri)")}),
+       radial_growth},
+      {"corollary_radial_lower_bound", "Corollary of Theorem 3.1",
+       {declares_theory(),
+        theory_flag(&SchemeTheory::radial_alignment_bound, "radial bound (the Corollary is stated for pre and peri)"),
+        identity_attention(), needs("needs n <= e^beta", [](const CheckContext& c) { return c.n <= std::exp(c.beta); })},
+       radial_lower_bound},
+      {"energy_monotonicity", "Energy (spec 4.1)",
+       {energy_structure(),
+        needs("the recorded energy is that of Q = K = V = I; the run's Q^T K is another symmetric matrix", identity_like)},
+       energy_monotonicity},
+  };
+}
+
+}  // namespace
+
+const std::vector<TheoremCheck>& theorem_check_list() {
+  static const std::vector<TheoremCheck> list = make_check_list();
+  return list;
+}
+
+Checks theorem_checks(const CheckContext& context, const CheckSeries& series, const CheckOptions& options) {
+  Checks out;
+  const CheckInput in{context, series, options};
+  for (const TheoremCheck& check : theorem_check_list()) {
+    std::optional<std::string> why;
+    if (!context.attention_outside_paper.empty()) {
+      why = context.attention_outside_paper;
+    } else {
+      for (const Hypothesis& h : check.hypotheses)
+        if ((why = h(context))) break;
+    }
+    if (why) {
+      out.skipped.push_back({check.name, *why});
+      continue;
+    }
+    CheckResult r = check.verdict(in);
+    if (auto* u = std::get_if<Undecided>(&r)) {
+      out.skipped.push_back({check.name, std::move(u->reason)});
+    } else {
+      Check& c = std::get<Check>(r);
+      c.name = check.name;
+      c.theorem = check.theorem;
+      out.checks.push_back(std::move(c));
+    }
   }
   return out;
+}
+
+Checks theorem_checks(const RunConfig& config, const CheckSeries& series, const CheckOptions& options) {
+  return theorem_checks(check_context(config, series.attention), series, options);
 }
 
 }  // namespace normdyn::analysis

@@ -3,8 +3,10 @@
 // rows, particle runs recorded at given times, and the formatting of numbers in the report. A
 // study is one function `void f(Builder&)` in its own file, declared in reproduce_studies.hpp and
 // listed once in reproduce.cpp.
+#include <Eigen/Eigenvalues>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -13,8 +15,10 @@
 #include <vector>
 
 #include "normdyn/dynamics.hpp"
+#include "normdyn/random.hpp"
 #include "normdyn/solvers/frame_recorder.hpp"
 #include "normdyn/solvers/integrator.hpp"
+#include "normdyn/studies/engine.hpp"
 #include "normdyn/studies/reproduce.hpp"
 
 namespace normdyn::studies {
@@ -39,18 +43,114 @@ struct ParticleRun {
   std::vector<Tokens> frames;
 };
 
-inline ParticleRun run_particles(AttentionDynamics& dyn, const Tokens& start, const std::vector<double>& times, double rtol,
-                          double atol) {
-  std::vector<double> x0(dyn.layout().size());
-  dyn.layout().pack(start, x0.data());
+// The engine's particle system from `start`, frames at `times` (the first is the start time).
+inline ParticleRun run_particles(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& start,
+                                 const std::vector<double>& times, double rtol, double atol) {
+  const std::unique_ptr<OdeSystem> system = engine.particles(spec, std::move(qkv), start.n(), start.d());
+  const StateLayout layout{start.n(), start.d()};
+  std::vector<double> x0(layout.size());
+  layout.pack(start, x0.data());
   IntegratorOptions options;
   options.rtol = rtol;
   options.atol = atol;
   FrameRecorder frames;
-  frames.layout = dyn.layout();
-  const IntegrationResult result = integrate(dyn, x0, times.front(), times, options, frames);
+  frames.layout = layout;
+  const IntegrationResult result = integrate(*system, x0, times.front(), times, options, frames);
   return {result.status, std::move(frames.frames)};
 }
+
+// The engine's velocity (dθ/dt, dr/dt packed as tokens) at `x` and time t, in the regime of the
+// smooth piece that starts at t.
+inline Tokens engine_velocity(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& x, double t) {
+  const std::unique_ptr<OdeSystem> system = engine.particles(spec, std::move(qkv), x.n(), x.d());
+  const StateLayout layout{x.n(), x.d()};
+  const std::vector<double> b = system->breakpoints(t, t + 1.0);
+  system->enter_piece(t, b.empty() ? t + 1.0 : b.front());
+  std::vector<double> state(layout.size()), rate(layout.size());
+  layout.pack(x, state.data());
+  system->rhs(state.data(), rate.data(), t);
+  return layout.unpack(rate.data());
+}
+
+// Equally spaced times 0, T/K, ..., T.
+inline std::vector<double> linear_times(double t_end, int intervals) {
+  std::vector<double> t;
+  for (int i = 0; i <= intervals; ++i) t.push_back(i == intervals ? t_end : t_end * i / intervals);
+  return t;
+}
+
+// 0, then `count` log-spaced times from t0 to t_end (the last exactly t_end).
+inline std::vector<double> log_times(double t0, double t_end, int count) {
+  std::vector<double> t{0.0};
+  for (int i = 0; i < count; ++i)
+    t.push_back(i + 1 == count ? t_end : t0 * std::pow(t_end / t0, double(i) / (count - 1)));
+  return t;
+}
+
+// The scheme's key with its parameters that differ from the defaults ("ngpt-alpha0.5-decay1"),
+// for row ids.
+inline std::string scheme_tag(const Scheme& s) {
+  std::string tag(scheme_key(s));
+  const auto defaults = scheme_parameters(*make_scheme(scheme_key(s)));
+  const auto values = scheme_parameters(s);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i].second != defaults[i].second) {
+      std::string name(values[i].first);
+      if (name == "alpha_decay") name = "decay";
+      char b[64];
+      std::snprintf(b, sizeof b, "%.6g", values[i].second);
+      tag += "-" + name + b;
+    }
+  return tag;
+}
+
+// The scheme's title with its parameters ("nGPT (alpha = 0.5, alpha_decay = 1)").
+inline std::string scheme_label(const Scheme& s) {
+  std::string label = std::visit([](const auto& x) { return std::string(std::decay_t<decltype(x)>::title); }, s);
+  std::string params;
+  for (const auto& [key, value] : scheme_parameters(s)) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.6g", value);
+    params += (params.empty() ? "" : ", ") + std::string(key) + " = " + b;
+  }
+  return params.empty() ? label : label + " (" + params + ")";
+}
+
+// The TOML of a scheme and its parameters, for the commands of the rows.
+inline std::string scheme_settings(const Scheme& s) {
+  std::string out = "model.scheme = \"" + std::string(scheme_key(s)) + "\"";
+  for (const auto& [key, value] : scheme_parameters(s)) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.6g", value);
+    out += ", model." + std::string(key) + " = " + b;
+  }
+  return out;
+}
+
+// B = I + S/(2 |S|) with S the symmetric part of a Gaussian matrix drawn from the seed: symmetric,
+// eigenvalues in [0.5, 1.5], the top one simple (almost surely).
+inline RowMatrix positive_definite_qk(Index d, std::uint64_t seed) {
+  Random rng(seed, RandomStream::attention_matrices);
+  RowMatrix g(d, d);
+  for (Index i = 0; i < d; ++i)
+    for (Index j = 0; j < d; ++j) g(i, j) = rng.normal();
+  const RowMatrix s = 0.5 * (g + g.transpose());
+  const double norm = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(s).eigenvalues().cwiseAbs().maxCoeff();
+  return RowMatrix::Identity(d, d) + s / (2.0 * norm);
+}
+
+// Q = I, K = V = B: QᵀK = V = B, held for all t.
+inline QkvSource qk_equals_v(const RowMatrix& b) {
+  AttentionMatrices m;
+  m.identity = false;
+  m.Q = RowMatrix::Identity(b.rows(), b.cols());
+  m.K = b;
+  m.V = b;
+  return QkvSource::layers({m});
+}
+
+// The largest distance between corresponding directions of two configurations.
+inline double direction_distance(const Tokens& a, const Tokens& b) { return (a.theta - b.theta).rowwise().norm().maxCoeff(); }
 
 // Mean off-diagonal cosine of the directions.
 inline double mean_cosine(const RowMatrix& theta) {
@@ -80,6 +180,7 @@ class Builder {
  public:
   explicit Builder(Reproduction& r, const ReproduceOptions& o) : r_(r), o_(o) {}
   const ReproduceOptions& options() const { return o_; }
+  const Engine& engine() const { return o_.engine; }
   bool quick() const { return o_.quick; }
   Reproduction& report() { return r_; }
   // A statement this study does not measure (listed in the report, never given a verdict).

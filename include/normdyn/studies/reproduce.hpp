@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "normdyn/studies/engine.hpp"
+
 namespace normdyn::studies {
 
 struct ReproductionRow {
@@ -36,10 +38,22 @@ struct ReproduceOptions {
   int threads = 0;  // attention kernel (0: all)
   // Called before each study with its name (progress on a terminal; empty: quiet).
   std::function<void(const std::string&)> progress;
+  // The particle dynamics the theorem rows integrate (engine.hpp).
+  Engine engine = library_engine();
+  // The groups to run, by key (reproduction_groups()); empty: all.
+  std::vector<std::string> only;
 };
+
+// A group of rows: its key (for ReproduceOptions::only) and whether its rows integrate the engine.
+struct ReproductionGroup {
+  std::string key;
+  bool uses_engine = false;
+};
+std::vector<ReproductionGroup> reproduction_groups();
 
 struct Reproduction {
   bool quick = false;
+  std::string engine;  // Engine::name
   std::vector<ReproductionRow> rows;
   std::vector<StudyTiming> timings;
   std::vector<std::string> not_measured;  // statements without a row, and why

@@ -1,0 +1,186 @@
+// The theorem rows of `normdyn reproduce` catch a wrong engine: each mutant below (defined here,
+// handed to the rows as ReproduceOptions::engine, so the library is built once) makes at least one
+// row that holds on the library's engine stop holding. The mutants are the mistakes the rows exist
+// for: nGPT's alpha ignored, a speed factor that forgets the radius, a radial rate twice too fast,
+// and a Post-LN rate 9 % too fast (which the asymptotic rows alone must not let pass).
+#define BOOST_TEST_MODULE studies_reproduce_engine
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "normdyn/dynamics.hpp"
+#include "normdyn/studies/engine.hpp"
+#include "normdyn/studies/reproduce.hpp"
+
+using namespace normdyn;
+using namespace normdyn::studies;
+
+namespace {
+
+// AttentionDynamics with its velocity changed after the fact by `mutate(layout, x, dxdt)`.
+class MutatedDynamics final : public OdeSystem {
+ public:
+  using Mutation = std::function<void(const StateLayout&, const double* x, double* dxdt)>;
+  MutatedDynamics(const DynamicsSpec& spec, QkvSource qkv, Index n, Index d, Mutation m)
+      : inner_(spec, std::move(qkv), n, d), layout_{n, d}, mutate_(std::move(m)) {}
+  std::size_t size() const override { return inner_.size(); }
+  void rhs(const double* x, double* dxdt, double t) override {
+    inner_.rhs(x, dxdt, t);
+    mutate_(layout_, x, dxdt);
+  }
+  std::vector<double> breakpoints(double t0, double t1) const override { return inner_.breakpoints(t0, t1); }
+  void enter_piece(double t0, double t1) override { inner_.enter_piece(t0, t1); }
+  double retract(double* x) const override { return inner_.retract(x); }
+
+ private:
+  AttentionDynamics inner_;
+  StateLayout layout_;
+  Mutation mutate_;
+};
+
+// An engine whose velocity `mutation(scheme)` changes (no change where it returns nothing).
+Engine mutant(std::string name, std::function<MutatedDynamics::Mutation(const Scheme&)> mutation) {
+  return {std::move(name), [mutation](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
+            MutatedDynamics::Mutation m = mutation(spec.scheme);
+            if (!m) return std::make_unique<AttentionDynamics>(spec, std::move(qkv), n, d);
+            return std::make_unique<MutatedDynamics>(spec, std::move(qkv), n, d, std::move(m));
+          }};
+}
+
+// nGPT integrated with alpha = 1 whatever the configuration says (the schedule's decay kept).
+Engine alpha_ignored() {
+  return {"alpha ignored", [](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
+            DynamicsSpec wrong = spec;
+            if (auto* g = std::get_if<NGPT>(&wrong.scheme)) g->alpha = 1.0;
+            return std::make_unique<AttentionDynamics>(wrong, std::move(qkv), n, d);
+          }};
+}
+
+// Every token's direction moves r_j times too fast (Pre-LN's 1/r forgotten, and its kin's).
+Engine speed_without_radius() {
+  return mutant("speed factor without 1/r", [](const Scheme&) -> MutatedDynamics::Mutation {
+    return [](const StateLayout& l, const double* x, double* dxdt) {
+      auto dtheta = l.theta(dxdt);
+      const auto r = l.r(x);
+      for (Index j = 0; j < l.n; ++j) dtheta.row(j) *= r(j);
+    };
+  });
+}
+
+// dr/dt twice the scheme's.
+Engine radial_rate_doubled() {
+  return mutant("radial rate doubled", [](const Scheme&) -> MutatedDynamics::Mutation {
+    return [](const StateLayout& l, const double*, double* dxdt) { l.r(dxdt) *= 2.0; };
+  });
+}
+
+// Post-LN's directions 9 % too fast (the other schemes untouched).
+Engine post_ln_rate_9_percent() {
+  return mutant("Post-LN rate +9%", [](const Scheme& s) -> MutatedDynamics::Mutation {
+    if (!std::holds_alternative<PostLN>(s)) return {};
+    return [](const StateLayout& l, const double*, double* dxdt) { l.theta(dxdt) *= 1.09; };
+  });
+}
+
+using Verdicts = std::map<std::string, std::string>;
+
+// The groups cheap enough for the default suite (the initial slopes from the engine's velocity; the
+// particles against the reduced ODE up to t = 8), and every group that integrates the engine.
+const std::vector<std::string> kCheap = {"theorem-4.1-slopes", "theorem-4.1-particles"};
+std::vector<std::string> engine_groups() {
+  std::vector<std::string> out;
+  for (const auto& g : reproduction_groups())
+    if (g.uses_engine) out.push_back(g.key);
+  return out;
+}
+
+Verdicts run(const Engine& engine, const std::vector<std::string>& groups, bool quick) {
+  ReproduceOptions o;
+  o.quick = quick;
+  o.threads = 1;
+  o.engine = engine;
+  o.only = groups;
+  const auto start = std::chrono::steady_clock::now();
+  const Reproduction r = reproduce(o);
+  BOOST_TEST_MESSAGE(engine.name << ": " << r.rows.size() << " rows in "
+                                 << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s");
+  for (const auto& t : r.timings) BOOST_TEST_MESSAGE("  " << t.name << ": " << t.seconds << " s");
+  Verdicts v;
+  for (const auto& row : r.rows) {
+    v[row.id] = row.verdict;
+    BOOST_TEST_MESSAGE("  " << row.id << ": " << row.verdict << "  (" << row.measured << ")");
+  }
+  return v;
+}
+
+// The library's verdicts, computed once per set of groups; none of its rows fails.
+const Verdicts& reference(const std::vector<std::string>& groups, bool quick) {
+  static std::map<std::pair<std::vector<std::string>, bool>, Verdicts> cache;
+  auto it = cache.find({groups, quick});
+  if (it == cache.end()) {
+    it = cache.emplace(std::pair{groups, quick}, run(library_engine(), groups, quick)).first;
+    for (const auto& [id, verdict] : it->second) BOOST_TEST(verdict != "fails", "the library's engine fails " << id);
+  }
+  return it->second;
+}
+
+// The rows that hold on the library's engine and not on the mutant's.
+std::set<std::string> caught(const Engine& wrong, const std::vector<std::string>& groups, bool quick = true) {
+  const Verdicts& good = reference(groups, quick);
+  const Verdicts bad = run(wrong, groups, quick);
+  std::set<std::string> out;
+  std::string list;
+  for (const auto& [id, verdict] : good)
+    if (verdict == "holds" && bad.count(id) && bad.at(id) != "holds") {
+      out.insert(id);
+      list += " " + id + " (" + bad.at(id) + ")";
+    }
+  BOOST_TEST_MESSAGE(wrong.name << " caught by " << out.size() << " rows:" << list);
+  return out;
+}
+
+}  // namespace
+
+// Each mutant against the cheap groups: the rows named here (all of which hold on the library's
+// engine) stop holding.
+void expect_caught(const Engine& wrong, const std::set<std::string>& expected) {
+  const std::set<std::string> rows = caught(wrong, kCheap);
+  for (const std::string& id : expected) BOOST_TEST(rows.count(id) == 1u, wrong.name << " not caught by " << id);
+}
+
+BOOST_AUTO_TEST_CASE(alpha_ignored_is_caught) {
+  // The initial slope 2 alpha/sqrt(e^2beta + n - 1) and the flow of the reduced ODE with alpha != 1.
+  expect_caught(alpha_ignored(), {"4.1-slope-ngpt-alpha0.5-n16-beta1-r2", "4.1-slope-ngpt-alpha2-decay0.5-n16-beta1-r2",
+                                  "4.1-particles-ngpt-alpha0.5-n8-beta1-r2", "4.1-particles-ngpt-alpha2-decay0.5-n8-beta1-r2"});
+}
+
+BOOST_AUTO_TEST_CASE(speed_without_radius_is_caught) {
+  // The slopes at r0 = 2 (Pre-LN's 2/(r0 (e^beta + n - 1))), and the radius schemes' flows at r0 = 1
+  // (where the radii grow away from 1).
+  expect_caught(speed_without_radius(), {"4.1-slope-pre-n16-beta1-r2", "4.1-slope-peri-n16-beta1-r2", "4.1-slope-post-n16-beta1-r2",
+                                         "4.1-particles-pre", "4.1-particles-peri", "4.1-particles-mix"});
+}
+
+BOOST_AUTO_TEST_CASE(radial_rate_doubled_is_caught) {
+  // The radii against the reduced ODE's (the slopes at t = 0 do not see dr/dt).
+  expect_caught(radial_rate_doubled(), {"4.1-particles-pre", "4.1-particles-peri", "4.1-particles-mix",
+                                        "4.1-particles-pre-n8-beta1-r2", "4.1-particles-peri-n8-beta1-r2"});
+}
+
+BOOST_AUTO_TEST_CASE(post_ln_rate_9_percent_is_caught) {
+  expect_caught(post_ln_rate_9_percent(), {"4.1-slope-post", "4.1-slope-post-n16-beta1-r2", "4.1-particles-post"});
+}
+
+// Every engine group at full size (Theorem 4.1's particles down to 1 - gamma = 1e-11 included), on
+// the library's engine and each mutant; CTest runs it as studies/test_reproduce_engine_all (label
+// slow). The 9 % Post-LN rate must also fail the asymptotic row, not only the exact ones.
+BOOST_AUTO_TEST_CASE(every_engine_row, *boost::unit_test::disabled()) {
+  const auto groups = engine_groups();
+  for (const Engine& e : {alpha_ignored(), speed_without_radius(), radial_rate_doubled(), post_ln_rate_9_percent()}) {
+    const std::set<std::string> rows = caught(e, groups, false);
+    BOOST_TEST(!rows.empty(), e.name);
+    if (e.name == post_ln_rate_9_percent().name) BOOST_TEST(rows.count("4.1-decay-post-n8-beta1-r2") == 1u);
+  }
+}
