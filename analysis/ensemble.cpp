@@ -92,12 +92,9 @@ EnsembleSeries ensemble_series(std::span<const EnsembleMember> members) {
     std::size_t synchronized = 0;
     for (std::size_t i = 0; i < members.size(); ++i) {
       const RunSeries& s = *members[i].series;
-      if (s.size() == 0) continue;
-      std::size_t g = f;
-      if (f >= s.size()) {
-        if (!members[i].hold_last) continue;
-        g = s.size() - 1;
-      }
+      const std::optional<std::size_t> frame = member_frame(s.size(), f, members[i].hold_last);
+      if (!frame) continue;
+      const std::size_t g = *frame;
       clusters.push_back(s.cluster_count[g]);
       pairs.push_back(s.pair_fraction[g]);
       if (t_sync[i] <= e.t[f]) ++synchronized;

@@ -10,23 +10,11 @@ reps=${1:-5}
 seeds=${2:-512}
 bin=${3:-build/app/normdyn}
 command -v mpirun > /dev/null || { echo "mpirun not found (apt-get install openmpi-bin)" >&2; exit 2; }
+base=$(cd "$(dirname "$0")" && pwd)/phase_diagram.toml
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-cat > "$dir/base.toml" <<TOML
-[model]
-scheme = "post"
-n = 32
-d = 2
-[solver]
-method = "dopri5"
-rtol = 1e-6
-atol = 1e-8
-t_end = 30.0
-[output]
-samples = 200
-TOML
-printf 'base = "base.toml"\n[axes]\n"model.beta" = [0.5, 2.0, 4.0, 6.0, 8.0, 10.0]\n"init.seed" = [%s]\n' \
-  "$(seq -s ', ' 1 "$seeds")" > "$dir/sweep.toml"
+printf 'base = "%s"\n[axes]\n"model.beta" = [0.5, 2.0, 4.0, 6.0, 8.0, 10.0]\n"init.seed" = [%s]\n' \
+  "$base" "$(seq -s ', ' 1 "$seeds")" > "$dir/sweep.toml"
 export OMP_WAIT_POLICY=passive
 launcher="mpirun -n 2"
 [ "$(id -u)" = 0 ] && launcher="mpirun --allow-run-as-root -n 2"

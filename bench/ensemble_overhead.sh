@@ -11,23 +11,11 @@ set -eu
 reps=5
 case "${1:-}" in ''|*[!0-9]*) ;; *) reps=$1; shift ;; esac
 [ $# -ge 1 ] || { echo "usage: $0 [REPS] BINARY [BINARY...]" >&2; exit 2; }
+base=$(cd "$(dirname "$0")" && pwd)/phase_diagram.toml
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 seeds=$(seq -s ', ' 1 64)
-cat > "$dir/base.toml" <<TOML
-[model]
-scheme = "post"
-n = 32
-d = 2
-[solver]
-method = "dopri5"
-rtol = 1e-6
-atol = 1e-8
-t_end = 30.0
-[output]
-samples = 200
-TOML
-printf 'base = "base.toml"\n[axes]\n"model.beta" = [1.0, 4.0, 9.0]\n"init.seed" = [%s]\n' "$seeds" > "$dir/sweep.toml"
+printf 'base = "%s"\n[axes]\n"model.beta" = [1.0, 4.0, 9.0]\n"init.seed" = [%s]\n' "$base" "$seeds" > "$dir/sweep.toml"
 members=192
 export OMP_WAIT_POLICY=passive
 i=0

@@ -673,6 +673,7 @@ class EnsembleRun {
   std::vector<std::size_t> group_axes_;
   std::vector<char> keep_;                                // per point: its trajectory is kept
   std::vector<std::uint64_t> digests_, kept_digests_;    // per point, per kept trajectory
+  std::string journal_identity_;  // what the journal's records depend on (identity_of)
   Team* team_ = nullptr;
   bool root_ = true;
   std::optional<Journal> journal_;
@@ -772,11 +773,10 @@ EnsembleRun::EnsembleRun(const SweepSpec& spec, const EnsembleOptions& options)
   digests_.assign(points_.size(), 0);
   for (const auto& p : points_) digests_[p.index] = member_digest(p.config, spec_.ensemble);
   for (std::size_t p : options_.trajectories) kept_digests_.push_back(digests_[p]);
-  {
-    std::string id = identity_of(spec_, points_, options_) + " quantiles";
-    for (double q : options_.quantiles) id += ' ' + number_text(q);
-    res_.identity = text_hash_hex(id);
-  }
+  journal_identity_ = identity_of(spec_, points_, options_);
+  std::string id = journal_identity_ + " quantiles";
+  for (double q : options_.quantiles) id += ' ' + number_text(q);
+  res_.identity = text_hash_hex(id);
 }
 
 void EnsembleRun::open_output() {
@@ -792,15 +792,14 @@ void EnsembleRun::open_output() {
     std::error_code ec;
     const std::filesystem::path journal_path = journal_path_of(options_.output);
     if (options_.force) std::filesystem::remove(journal_path, ec);
-    journal_.emplace(journal_path, identity_of(spec_, points_, options_));
+    journal_.emplace(journal_path, journal_identity_);
     kept_ = journal_->open(options_.output_name, options_.force_name, res_.time.size());
   }
   if (team_) {
     // Every process runs the same ensemble into the same file (all read the sweep file; rank 0
     // alone writes). One collective agrees on that and on the set-up of every process.
-    std::string id = identity_of(spec_, points_, options_) + '\0';
+    std::string id = res_.identity + '\0';
     if (!options_.output.empty()) id += std::filesystem::absolute(options_.output).lexically_normal().string();
-    for (double q : options_.quantiles) id += ' ' + number_text(q);
     if (const int code = team_->agree(0, std::hash<std::string>{}(id)); code != 0) {
       if (journal_ && journal_->created()) journal_->remove();
       if (team_->mismatched() && root_)
@@ -955,14 +954,10 @@ void EnsembleRun::finish_group(std::size_t g) {
     rad.clear();
     for (std::size_t m = 0; m < M_; ++m) {
       const EnsembleRecord& r = records_[members_of_[g][m]];
-      if (r.frames() == 0) continue;
-      std::size_t k = f;
-      if (f >= r.frames()) {
-        if (!members[m].hold_last) continue;
-        k = r.frames() - 1;
-      }
-      omc.push_back(r.one_minus_mean_cosine[k]);
-      rad.push_back(r.mean_radius[k]);
+      const std::optional<std::size_t> k = analysis::member_frame(r.frames(), f, members[m].hold_last);
+      if (!k) continue;
+      omc.push_back(r.one_minus_mean_cosine[*k]);
+      rad.push_back(r.mean_radius[*k]);
     }
     if (omc.empty()) continue;
     double so = 0.0, sr = 0.0;

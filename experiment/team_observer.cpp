@@ -3,20 +3,14 @@
 #include <cstring>
 
 #include "normdyn/errors.hpp"
+#include "normdyn/text_hash.hpp"
 
 namespace normdyn {
 namespace {
 
 // FNV-1a over the bytes of the state and the step count.
 std::uint64_t state_hash(std::span<const double> x, std::int64_t step) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto mix = [&](const void* data, std::size_t bytes) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  };
-  mix(x.data(), x.size_bytes());
-  mix(&step, sizeof step);
-  return h;
+  return fnv1a(&step, sizeof step, fnv1a(x.data(), x.size_bytes()));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 // A run stopped early by its synchronization stop (solver.sync_epsilon) stands at its last frame
 // for the remaining times (`hold_last`); another run that ended early contributes up to its end.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -65,6 +66,14 @@ struct EnsembleMember {
   const RunSeries* series = nullptr;
   bool hold_last = false;  // stopped by synchronization: its last frame stands for the remaining times
 };
+
+// The frame of a member of `frames` frames that stands for sample f, or nothing when the member
+// does not contribute at f (it has no frame, or ended early without hold_last).
+inline std::optional<std::size_t> member_frame(std::size_t frames, std::size_t f, bool hold_last) {
+  if (f < frames) return f;
+  if (frames == 0 || !hold_last) return std::nullopt;
+  return frames - 1;
+}
 
 struct EnsembleSeries {
   std::vector<double> t;                  // the common sample times

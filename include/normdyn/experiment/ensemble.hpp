@@ -63,8 +63,8 @@ struct EnsembleOptions {
   int threads = 0;                // members at once (0: the cores this process may use)
   std::vector<double> quantiles{0.1, 0.5, 0.9};
   // Keep each member's figures per frame in the file (about 1.4 kB per member at 200 frames,
-  // compressed), by which a later call reuses the members. Without them the file is about 9 times
-  // smaller on large ensembles but cannot be returned or extended.
+  // compressed), by which a later call reuses the members. Without them the file is smaller by
+  // that much but cannot be returned or extended.
   bool member_figures = true;
   // Point indices (sweep order) whose full trajectories are kept.
   std::vector<std::size_t> trajectories;
