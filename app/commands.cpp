@@ -25,6 +25,42 @@ int list_schemes(std::ostream& out) {
   return 0;
 }
 
+namespace {
+
+// One list of alternatives: key, title, formula, parameters and the traits each one breaks.
+template <class List>
+void print_alternatives(std::ostream& out, const std::string& heading, const std::string& selector,
+                        const std::string& table) {
+  out << heading << " (" << selector << ")\n";
+  for_each_alternative<List>([&](auto a) {
+    using A = decltype(a);
+    out << "  " << std::left << std::setw(16) << A::key << A::title << "\n";
+    out << "  " << std::setw(16) << "" << A::formula << "\n";
+    for (const auto& p : A::params)
+      out << "  " << std::setw(16) << "" << table << "." << p.key << " (default " << a.*(p.member) << "): " << p.doc << "\n";
+    std::string broken;
+    const Traits t = traits_of_alternative(a);
+    for (const auto& [member, name] : kTraitNames)
+      if (!(t.*member)) broken += (broken.empty() ? "" : ", ") + std::string(name);
+    if (!broken.empty()) out << "  " << std::setw(16) << "" << "not: " << broken << "\n";
+  });
+  out << "\n";
+}
+
+}  // namespace
+
+int list_attention(std::ostream& out) {
+  out << "Attention as a composition: A_i = sum_h factor_i sum_{j in keys(i)} m_j e^{s_ij - max_i} V_h x_j,\n"
+         "s_ij = beta <R_{p_i} Q_h x_i, R_{p_j} K_h x_j> + b_ij; one choice from each list below, model.heads heads.\n"
+         "\"not:\" names the traits an alternative breaks (the theorem checks, the symmetric kernel, the mean\n"
+         "field and MPI sharding follow them).\n\n";
+  print_alternatives<AttentionMask>(out, "masks", "attention.mask", "attention");
+  print_alternatives<ScoreBias>(out, "score biases", "attention.alibi > 0 selects alibi", "attention");
+  print_alternatives<AttentionPositions>(out, "positional encodings", "attention.rope = true selects rope", "attention");
+  print_alternatives<AttentionNormalizer>(out, "normalizers", "attention.normalizer", "attention");
+  return 0;
+}
+
 int print_config_reference(std::ostream& out) {
   auto cell = [](std::string text) {
     for (std::size_t i = text.find('|'); i != std::string::npos; i = text.find('|', i + 2)) text.replace(i, 1, "\\|");

@@ -145,6 +145,8 @@ int main(int argc, char** argv) {
                     "run even if the estimated memory or run-file size exceeds what the machine has");
 
   cli.add_subcommand("list-schemes", "List the normalization schemes with their speed factor and radial rate");
+  cli.add_subcommand("list-attention",
+                     "List the attention masks, score biases, positional encodings and normalizers with their formulas");
   bool reference_toml = false;
   cli.add_subcommand("config-reference", "Print every configuration key with its type, default and meaning")
       ->add_flag("--toml", reference_toml, "a complete, commented configuration file of the defaults instead of the table");
@@ -206,6 +208,7 @@ int main(int argc, char** argv) {
       return app::run_command(run);
     }
     if (cli.got_subcommand("list-schemes")) return app::list_schemes(std::cout);
+    if (cli.got_subcommand("list-attention")) return app::list_attention(std::cout);
     if (cli.got_subcommand("config-reference"))
       return reference_toml ? app::print_config_template(std::cout) : app::print_config_reference(std::cout);
     if (analysis_cli.parsed()) return analysis_cli.run();

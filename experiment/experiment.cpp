@@ -1,6 +1,9 @@
 #include "normdyn/experiment/experiment.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <memory>
 
 #include "normdyn/analysis/observables.hpp"
 #include "normdyn/errors.hpp"
@@ -98,6 +101,9 @@ void reject_unshardable(const RunConfig& config) {
     throw InputError("model.kind", "mean-field runs cannot be sharded across MPI processes; run them without mpirun");
   if (config.solver.method == Method::discrete)
     throw InputError("solver.method", "the discrete layer maps are not sharded over MPI processes; run them without mpirun");
+  if (const std::string setting = config.attention.breaking_setting(&Traits::shardable); !setting.empty())
+    throw InputError(setting.substr(0, setting.find(' ')),
+                     setting + " needs every row of the attention at once; run it without mpirun");
 }
 
 // One run shared by the processes of an MPI launch. Every process builds the dynamics; rank 0
@@ -184,13 +190,18 @@ RunSummary resume_sharded(const std::filesystem::path& path, std::optional<int> 
 
 QkvSource make_qkv(const ModelConfig& m) {
   switch (m.qkv) {
-    case QkvKind::identity: return QkvSource::identity();
-    case QkvKind::gaussian: return QkvSource::gaussian(m.d, m.qkv_seed);
-    case QkvKind::gaussian_per_layer: return QkvSource::gaussian_per_layer(m.d, m.qkv_seed);
-    case QkvKind::gaussian_unit_norm: return QkvSource::gaussian_unit_norm(m.d, m.qkv_seed);
-    case QkvKind::file: return QkvSource::layers(read_attention_matrices(m.qkv_file, m.d));
+    case QkvKind::identity: return QkvSource::identity(m.heads);
+    case QkvKind::gaussian: return QkvSource::gaussian(m.d, m.qkv_seed, m.heads);
+    case QkvKind::gaussian_per_layer: return QkvSource::gaussian_per_layer(m.d, m.qkv_seed, m.heads);
+    case QkvKind::gaussian_unit_norm: return QkvSource::gaussian_unit_norm(m.d, m.qkv_seed, false, m.heads);
+    case QkvKind::file: return QkvSource::layers(read_attention_matrices(m.qkv_file, m.d, m.heads));
+    case QkvKind::given:
+      if (!m.given_qkv)
+        throw InputError("model.qkv", "\"given\" needs the matrices: pass them with the run (Python: "
+                                      "normdyn.run(..., qkv=(Q, K, V))) or use model.qkv = \"file\"");
+      return QkvSource::layers(*m.given_qkv);
   }
-  return QkvSource::identity();
+  return QkvSource::identity(m.heads);
 }
 
 IntegratorOptions integrator_options(const SolverConfig& s) {
@@ -224,6 +235,11 @@ Tokens make_initial_tokens(const RunConfig& c) {
     case InitKind::orthonormal: return orthonormal_tokens(c.model.n, c.model.d, i.r0, i.seed);
     case InitKind::cap: return cap_tokens(c.model.n, c.model.d, i.r0, i.delta, i.seed);
     case InitKind::file: return read_initial_tokens(i, c.model.n, c.model.d);
+    case InitKind::given:
+      if (!i.given_tokens)
+        throw InputError("init.kind", "\"given\" needs the tokens: pass them with the run (Python: "
+                                      "normdyn.run(..., tokens=X0)) or use init.kind = \"file\"");
+      return *i.given_tokens;
     case InitKind::perturbed_uniform:  // handled above
     case InitKind::von_mises: break;
   }

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "given_arrays.hpp"
 #include "normdyn/analyze/outputs.hpp"
 #include "normdyn/analyze/theory.hpp"
 #include "normdyn/errors.hpp"
@@ -37,6 +38,8 @@ class Source {
     }
     const py::dict d = run.cast<py::dict>();
     RunConfig config = parse_config(d["config"].cast<std::string>(), "the Dataset's config attribute");
+    python::give_arrays(config, d.contains("qkv") ? py::object(d["qkv"]) : py::object(py::none()),
+                        d.contains("tokens") ? py::object(d["tokens"]) : py::object(py::none()));
     std::optional<RunSummary> summary;
     if (!d["summary"].is_none()) summary = summary_of(d["summary"].cast<py::dict>());
     const std::string revision = d["revision"].cast<std::string>();

@@ -31,6 +31,7 @@
 #include "normdyn/status.hpp"
 #include "normdyn/sweep.hpp"
 #include "normdyn/version.hpp"
+#include "given_arrays.hpp"
 
 namespace py = pybind11;
 using namespace normdyn;
@@ -216,8 +217,9 @@ RunConfig parse(const std::string& toml_text, const std::string& source, const s
 py::dict run(const std::string& toml_text, const std::string& source, const std::vector<std::string>& overrides,
              std::optional<std::string> output, bool force, std::optional<int> threads, py::object progress,
              double progress_interval, bool main_thread, const std::string& command_line,
-             const std::string& config_file) {
+             const std::string& config_file, const py::object& qkv, const py::object& tokens) {
   RunConfig config = parse(toml_text, source, overrides);
+  python::give_arrays(config, qkv, tokens);
   if (threads) {
     if (*threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(*threads));
     config.solver.threads = *threads;
@@ -412,7 +414,7 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("run", &run, py::arg("toml"), py::arg("source"), py::arg("overrides"), py::arg("output"), py::arg("force"),
         py::arg("threads"), py::arg("progress"), py::arg("progress_interval"), py::arg("main_thread"),
-        py::arg("command_line"), py::arg("config_file") = "");
+        py::arg("command_line"), py::arg("config_file") = "", py::arg("qkv") = py::none(), py::arg("tokens") = py::none());
   m.def("resume", &resume, py::arg("path"), py::arg("threads"), py::arg("progress"), py::arg("progress_interval"),
         py::arg("main_thread"), py::arg("command_line"));
   m.def("ensemble", &ensemble, py::arg("sweep_text"), py::arg("source"), py::arg("output"), py::arg("force"),

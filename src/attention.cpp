@@ -75,6 +75,22 @@ void AttentionKernel::compute(Eigen::Ref<const RowMatrix> theta, const Attention
                               const Vector& masses, Eigen::Ref<RowMatrix> attention) {
   assert(attention.rows() == theta.rows() && attention.cols() == theta.cols());
   assert(masses.size() == 0 || masses.size() == theta.rows());
+  compute_head(theta, qkv, beta, masses, attention);
+  if (qkv.other_heads.empty()) return;
+  // Heads of Q = K = V = I are one head H times; other heads are computed one by one and added.
+  if (qkv.all_identity()) {
+    attention *= static_cast<double>(qkv.heads());
+    return;
+  }
+  head_.resize(theta.rows(), theta.cols());
+  for (const AttentionMatrices& h : qkv.other_heads) {
+    compute_head(theta, h, beta, masses, head_);
+    attention += head_;
+  }
+}
+
+void AttentionKernel::compute_head(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
+                                   const Vector& masses, Eigen::Ref<RowMatrix> attention) {
   if (qkv.identity && options_.symmetric && spec_.is_default() && theta.rows() > 0) {
     half_norms_.noalias() = (0.5 * beta) * theta.rowwise().squaredNorm();
     if (half_norms_.maxCoeff() - half_norms_.minCoeff() <= kMaxHalfNormSpread) {
@@ -94,6 +110,16 @@ void AttentionKernel::compute_rows(Eigen::Ref<const RowMatrix> theta, const Atte
   assert(masses.size() == 0 || masses.size() == theta.rows());
   if (begin == end) return;
   compute_general(theta, qkv, beta, masses, begin, end, attention);
+  if (qkv.other_heads.empty()) return;
+  if (qkv.all_identity()) {
+    attention *= static_cast<double>(qkv.heads());
+    return;
+  }
+  head_.resize(end - begin, theta.cols());
+  for (const AttentionMatrices& h : qkv.other_heads) {
+    compute_general(theta, h, beta, masses, begin, end, head_);
+    attention += head_;
+  }
 }
 
 // Rows [begin, end) of A, each against all n keys; `attention` holds those rows.
@@ -115,6 +141,26 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
     keys_.noalias() = theta * qkv.K.transpose();
     values_.leftCols(d).noalias() = theta * qkv.V.transpose();
   }
+  // A positional encoding rotates queries and keys by position, so they are formed even for Q = K = I.
+  const bool positions = !std::holds_alternative<NoPositions>(spec_.positions);
+  if (positions) {
+    if (qkv.identity) {
+      queries_ = theta.middleRows(begin, count);
+      keys_ = theta;
+    }
+    std::visit(
+        [&](const auto& p) {
+          p.rotate(queries_, begin);
+          p.rotate(keys_, 0);
+        },
+        spec_.positions);
+  }
+  const bool scores_from_theta = qkv.identity && !positions;
+  if (std::holds_alternative<Sinkhorn>(spec_.normalizer)) {
+    assert(begin == 0 && end == n);  // the configuration refuses to shard it
+    sinkhorn_attention(theta, scores_from_theta, beta, attention);
+    return;
+  }
   if (weighted) {
     values_.leftCols(d).array().colwise() *= masses.array();
     values_.col(d) = masses;
@@ -123,7 +169,7 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
   }
   sums_.resize(count, d + 1);
   if (!spec_.is_default()) {
-    composed_blocks(theta, qkv.identity, beta, masses, begin, end, attention);
+    composed_blocks(theta, scores_from_theta, beta, masses, begin, end, attention);
     return;
   }
 
@@ -160,7 +206,7 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
 // The general path's blocks under a mask, a bias or another normalizer. Row i (global index) has the
 // keys [first_i, last_i); a block computes its scores against the union of its rows' ranges only,
 // and the entries of a row outside its own range get weight 0.
-void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool identity, double beta,
+void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta,
                                       const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention) {
   const Index n = theta.rows();
   const Index d = theta.cols();
@@ -210,7 +256,7 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool id
     Vector& buffer = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
     if (buffer.size() < block * n) buffer.resize(block * n);
     Eigen::Map<RowMatrix> scores(buffer.data(), rows, keys);
-    if (identity)
+    if (scores_from_theta)
       scores.noalias() = theta_map.middleRows(begin + first, rows) * theta_map.middleRows(key_first, keys).transpose();
     else
       scores.noalias() = queries_.middleRows(first, rows) * keys_.middleRows(key_first, keys).transpose();
@@ -245,13 +291,43 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool id
         continue;
       }
       const double factor = std::visit(
-          [&](const auto& z) { return z.factor(row_max(i), sums_(first + i, d), needs_reference ? reference_(g) : 0.0); },
+          [&](const auto& z) -> double {
+            if constexpr (requires { z.factor(0.0, 0.0, 0.0); })
+              return z.factor(row_max(i), sums_(first + i, d), needs_reference ? reference_(g) : 0.0);
+            else return 0.0;  // a normalizer of the whole matrix (Sinkhorn) never reaches the blocks
+          },
           spec_.normalizer);
       attention.row(first + i) = factor * sums_.row(first + i).head(d);
     }
   }
   };
   run_in_team(threads, run_blocks);
+}
+
+// The Sinkhorn normalizer: the whole matrix of kernel weights (each row scaled by its largest entry,
+// which the row scaling absorbs), scaled to a doubly stochastic matrix, times the values. The token
+// masses are absorbed by the column scaling, so they are not applied. A scaling that does not reach
+// its tolerance gives NaN velocities: the run then ends as a numerical failure with its frames kept.
+void AttentionKernel::sinkhorn_attention(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta,
+                                         Eigen::Ref<RowMatrix> attention) {
+  const Index n = theta.rows();
+  const Index d = theta.cols();
+  const bool biased = !std::holds_alternative<NoBias>(spec_.bias);
+  weights_.resize(n, n);
+  if (scores_from_theta) weights_.noalias() = theta * theta.transpose();
+  else weights_.noalias() = queries_ * keys_.transpose();
+  for (Index i = 0; i < n; ++i) {
+    auto row = weights_.row(i);
+    for (Index j = 0; j < n; ++j)
+      row(j) = beta * row(j) + (biased ? std::visit([&](const auto& b) { return b.bias(i, j, n); }, spec_.bias) : 0.0);
+    row = (row.array() - row.maxCoeff()).exp();
+  }
+  last_sinkhorn_sweeps_ = std::get<Sinkhorn>(spec_.normalizer).scale(weights_);
+  if (last_sinkhorn_sweeps_ < 0) {
+    attention.setConstant(std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
+  attention.noalias() = weights_ * values_.leftCols(d);
 }
 
 // Round-robin ("circle method") pairing of the blocks: every round is a matching, so the tasks of a

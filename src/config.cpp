@@ -8,6 +8,7 @@
 // `config_values`), and `normdyn config-reference`. Scheme parameters come from the schemes' own
 // ParamSpec lists, so a new scheme parameter needs no change here.
 #include "normdyn/config.hpp"
+#include "normdyn/random.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -37,17 +38,18 @@ template <class E>
 struct EnumNames;
 template <>
 struct EnumNames<QkvKind> {
-  static constexpr std::array<std::pair<QkvKind, std::string_view>, 5> values{{
+  static constexpr std::array<std::pair<QkvKind, std::string_view>, 6> values{{
       {QkvKind::identity, "identity"},
       {QkvKind::gaussian, "gaussian"},
       {QkvKind::gaussian_per_layer, "gaussian_per_layer"},
       {QkvKind::gaussian_unit_norm, "gaussian_unit_norm"},
       {QkvKind::file, "file"},
+      {QkvKind::given, "given"},
   }};
 };
 template <>
 struct EnumNames<InitKind> {
-  static constexpr std::array<std::pair<InitKind, std::string_view>, 7> values{{
+  static constexpr std::array<std::pair<InitKind, std::string_view>, 8> values{{
       {InitKind::uniform, "uniform"},
       {InitKind::gaussian, "gaussian"},
       {InitKind::orthonormal, "orthonormal"},
@@ -55,6 +57,7 @@ struct EnumNames<InitKind> {
       {InitKind::file, "file"},
       {InitKind::perturbed_uniform, "perturbed_uniform"},
       {InitKind::von_mises, "von_mises"},
+      {InitKind::given, "given"},
   }};
 };
 template <>
@@ -613,6 +616,62 @@ Key alibi_row() {
   return k;
 }
 
+Key rope_row() {
+  Key k;
+  k.path = "attention.rope";
+  k.type = "bool";
+  k.doc = "rotary position embedding: the query and key of the token at position p (its index in the initial "
+          "tokens) rotated by R_p, the coordinate planes (2k, 2k+1) turned by p base^(-2k/d); needs an even model.d";
+  k.read = [](const toml::node& n, RunConfig& c, const std::string& key) {
+    if (read_bool(n, key)) {
+      if (!std::holds_alternative<Rope>(c.attention.positions)) c.attention.positions = Rope{};
+    } else {
+      c.attention.positions = NoPositions{};
+    }
+  };
+  k.value = [](const RunConfig& c) -> std::optional<ConfigScalar> {
+    return std::holds_alternative<Rope>(c.attention.positions);
+  };
+  k.applies = [](const RunConfig& c) {
+    if (!std::holds_alternative<Rope>(c.attention.positions)) return std::string();
+    if (c.model.kind == ModelKind::meanfield)
+      return std::string("does not apply to model.kind = \"meanfield\" (the mean-field solver has no token positions)");
+    if (c.model.d % 2 != 0)
+      return "needs an even model.d (it rotates coordinate planes (2k, 2k+1)); model.d = " + std::to_string(c.model.d);
+    return std::string();
+  };
+  return k;
+}
+
+// A real parameter of the chosen alternative of an attention list, e.g. attention.rope_base.
+template <class A, class List>
+Key attention_parameter_row(std::string path, std::string_view param, List AttentionSpec::*member, std::string when) {
+  Key k;
+  k.path = std::move(path);
+  k.type = "float";
+  for (const auto& p : A::params)
+    if (p.key == param) k.doc = std::string(p.doc);
+  k.read = [member, param](const toml::node& n, RunConfig& c, const std::string& key) {
+    const double v = read_float(n, key);
+    for (const auto& p : A::params)
+      if (p.key == param) {
+        (p.lower_inclusive ? at_least(p.lower) : above(p.lower)).check(v, key);
+        if (auto* a = std::get_if<A>(&(c.attention.*member))) (*a).*(p.member) = v;
+      }
+  };
+  k.value = [member, param](const RunConfig& c) -> std::optional<ConfigScalar> {
+    if (const auto* a = std::get_if<A>(&(c.attention.*member)))
+      for (const auto& p : A::params)
+        if (p.key == param) return (*a).*(p.member);
+    return std::nullopt;
+  };
+  k.applies = [member, when](const RunConfig& c) {
+    if (std::holds_alternative<A>(c.attention.*member)) return std::string();
+    return "applies only to " + when;
+  };
+  return k;
+}
+
 // A key with a check of the whole configuration section after it is read.
 Key then(Key k, std::function<void(RunConfig&, const std::string& key)> after) {
   k.read = [read = k.read, after](const toml::node& n, RunConfig& c, const std::string& key) {
@@ -744,8 +803,13 @@ const std::vector<Key>& keys() {
                 return only_for("model.qkv", c.model.qkv, {QkvKind::gaussian, QkvKind::gaussian_per_layer, QkvKind::gaussian_unit_norm});
               }),
         field("model.qkv_file", &C::model, &ModelConfig::qkv_file,
-              "HDF5 file with datasets Q, K, V, each [d, d] or [layers, d, d]", {},
+              "HDF5 file with datasets Q, K, V, each [d, d] or [layers, d, d]; with model.heads = H > 1, "
+              "[H, d, d] or [layers, H, d, d]", {},
               [](const C& c) { return only_for("model.qkv", c.model.qkv, {QkvKind::file}); }),
+        field("model.heads", &C::model, &ModelConfig::heads,
+              "attention heads H: A_i is the sum over heads of each head's attention, each with its own Q, K, V "
+              "(the random model.qkv kinds draw every head; the first head's matrices are those of a one-head model)",
+              {in_range(1, true, double(kMaxHeads - 1), true)}, particles_only),
     };
     for (Key& p : scheme_parameter_keys()) k.push_back(std::move(p));
     // ---- [attention]
@@ -755,8 +819,14 @@ const std::vector<Key>& keys() {
     k.push_back(alibi_row());
     k.push_back(attention_choice_row("attention.normalizer",
                                      "how a row's weights are normalized (softmax: they sum to 1; uniform: USA, "
-                                     "e^{s_ij} over the sum of e^{b_ij} of the allowed keys)",
+                                     "e^{s_ij} over the sum of e^{b_ij} of the allowed keys; sinkhorn: e^{s_ij} scaled "
+                                     "to a doubly stochastic matrix)",
                                      &AttentionSpec::normalizer));
+    k.push_back(attention_parameter_row<Sinkhorn>("attention.sinkhorn_tol", "sinkhorn_tol", &AttentionSpec::normalizer,
+                                                  "attention.normalizer = \"sinkhorn\""));
+    k.push_back(rope_row());
+    k.push_back(attention_parameter_row<Rope>("attention.rope_base", "rope_base", &AttentionSpec::positions,
+                                              "attention.rope = true"));
 
     const std::vector<Key> rest{
         // ---- [meanfield]
@@ -1129,6 +1199,10 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
     throw InputError("init.file", "is required when init.kind = \"file\"");
   if (c.model.qkv == QkvKind::file && c.model.qkv_file.empty())
     throw InputError("model.qkv_file", "is required when model.qkv = \"file\"");
+  if (std::holds_alternative<Sinkhorn>(c.attention.normalizer) && !std::holds_alternative<NoMask>(c.attention.mask))
+    throw InputError("attention.normalizer", "\"sinkhorn\" needs attention.mask = \"none\" (a doubly stochastic "
+                                             "matrix with a causal mask is the identity); attention.mask = " +
+                                                 in_quotes(alternative_key(c.attention.mask)));
   if (!(c.solver.t_start < c.solver.t_end))
     throw InputError("solver.t_start", "must be less than solver.t_end = " + format_number(c.solver.t_end));
   if (!c.output.samples && c.output.times.front() < c.solver.t_start)

@@ -10,11 +10,17 @@ namespace {
 std::int64_t layer_index(double t) { return t <= 0.0 ? 0 : static_cast<std::int64_t>(std::floor(t)); }
 }  // namespace
 
-QkvSource QkvSource::identity() { return QkvSource{}; }
+QkvSource QkvSource::identity(Index heads) {
+  QkvSource s;
+  s.heads_ = heads;
+  s.layers_.push_back(AttentionMatrices::identity_matrices(heads));
+  return s;
+}
 
-AttentionMatrices QkvSource::draw(Index d, std::uint64_t seed, bool per_layer, std::uint64_t layer) {
-  Random rng(seed, per_layer ? RandomStream::attention_matrices_per_layer : RandomStream::attention_matrices,
-             layer);
+namespace {
+
+// Entries N(0, 1/d) from one stream.
+AttentionMatrices draw_head(Index d, Random rng) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   AttentionMatrices m;
   m.identity = false;
@@ -26,36 +32,57 @@ AttentionMatrices QkvSource::draw(Index d, std::uint64_t seed, bool per_layer, s
   return m;
 }
 
-QkvSource QkvSource::gaussian(Index d, std::uint64_t seed) {
-  QkvSource s;
-  s.kind_ = Kind::fixed_layers;
-  s.d_ = d;
-  s.seed_ = seed;
-  s.layers_.push_back(draw(d, seed, false, 0));
-  return s;
-}
-
-QkvSource QkvSource::gaussian_unit_norm(Index d, std::uint64_t seed, bool identity_value) {
-  AttentionMatrices m = draw(d, seed, false, 0);
-  // Largest singular values; Q and K share the factor so that Q^T K is scaled by 1/|Q^T K|.
+// Q and K scaled by one factor to |Q^T K| = 1 (largest singular value), V to |V| = 1 or set to I.
+void scale_to_unit_norm(AttentionMatrices& m, bool identity_value) {
+  const Index d = m.Q.rows();
   const double qk = Eigen::BDCSVD<RowMatrix>(m.Q.transpose() * m.K).singularValues()(0);
   const double qk_factor = 1.0 / std::sqrt(qk);
   m.Q *= qk_factor;
   m.K *= qk_factor;
   if (identity_value) m.V = RowMatrix::Identity(d, d);
   else m.V /= Eigen::BDCSVD<RowMatrix>(m.V).singularValues()(0);
+}
+
+}  // namespace
+
+AttentionMatrices QkvSource::draw(Index d, std::uint64_t seed, bool per_layer, std::uint64_t layer, Index heads) {
+  AttentionMatrices m = draw_head(
+      d, Random(seed, per_layer ? RandomStream::attention_matrices_per_layer : RandomStream::attention_matrices, layer));
+  for (Index h = 1; h < heads; ++h)
+    m.other_heads.push_back(draw_head(
+        d, Random(seed, per_layer ? RandomStream::attention_heads_per_layer : RandomStream::attention_heads,
+                  layer * kMaxHeads + static_cast<std::uint64_t>(h))));
+  return m;
+}
+
+QkvSource QkvSource::gaussian(Index d, std::uint64_t seed, Index heads) {
   QkvSource s;
   s.kind_ = Kind::fixed_layers;
   s.d_ = d;
+  s.heads_ = heads;
+  s.seed_ = seed;
+  s.layers_.push_back(draw(d, seed, false, 0, heads));
+  return s;
+}
+
+QkvSource QkvSource::gaussian_unit_norm(Index d, std::uint64_t seed, bool identity_value, Index heads) {
+  AttentionMatrices m = draw(d, seed, false, 0, heads);
+  scale_to_unit_norm(m, identity_value);
+  for (AttentionMatrices& h : m.other_heads) scale_to_unit_norm(h, identity_value);
+  QkvSource s;
+  s.kind_ = Kind::fixed_layers;
+  s.d_ = d;
+  s.heads_ = heads;
   s.seed_ = seed;
   s.layers_.push_back(std::move(m));
   return s;
 }
 
-QkvSource QkvSource::gaussian_per_layer(Index d, std::uint64_t seed) {
+QkvSource QkvSource::gaussian_per_layer(Index d, std::uint64_t seed, Index heads) {
   QkvSource s;
   s.kind_ = Kind::random_per_layer;
   s.d_ = d;
+  s.heads_ = heads;
   s.seed_ = seed;
   return s;
 }
@@ -72,10 +99,10 @@ bool QkvSource::time_dependent() const {
 }
 
 const AttentionMatrices& QkvSource::at(double t_regime) {
-  static const AttentionMatrices kIdentity = AttentionMatrices::identity_matrices();
   switch (kind_) {
     case Kind::identity:
-      return kIdentity;
+      if (layers_.empty()) layers_.push_back(AttentionMatrices::identity_matrices(heads_));  // a default-made source
+      return layers_.front();
     case Kind::fixed_layers: {
       const auto k = static_cast<std::size_t>(layer_index(t_regime));
       return layers_[std::min(k, layers_.size() - 1)];
@@ -83,13 +110,13 @@ const AttentionMatrices& QkvSource::at(double t_regime) {
     case Kind::random_per_layer: {
       const std::int64_t k = layer_index(t_regime);
       if (k != cached_layer_) {
-        layers_.assign(1, draw(d_, seed_, true, static_cast<std::uint64_t>(k)));
+        layers_.assign(1, draw(d_, seed_, true, static_cast<std::uint64_t>(k), heads_));
         cached_layer_ = k;
       }
       return layers_.front();
     }
   }
-  return kIdentity;
+  return layers_.front();
 }
 
 std::vector<double> QkvSource::breakpoints(double t0, double t1) const {

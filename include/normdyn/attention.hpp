@@ -23,10 +23,11 @@
 // same way whichever thread owns it, and the symmetric path adds the tiles of a row block in a
 // fixed order (a round-robin schedule in which each round touches every row block at most once).
 //
-// A specification other than the default (attention_spec.hpp: a mask, a score bias, another
-// normalizer) takes the general path, which then computes each row block's scores only against the
-// keys its rows may attend to (the union of their ranges: a causal block skips the later keys, about
-// half the work), adds the bias, and applies the normalizer's factor.
+// A specification other than the default (attention_spec.hpp: a mask, a score bias, a positional
+// encoding, another normalizer) takes the general path, which then rotates queries and keys by
+// position, computes each row block's scores only against the keys its rows may attend to (the union
+// of their ranges: a causal block skips the later keys, about half the work), adds the bias, and
+// applies the normalizer's factor. The Sinkhorn normalizer forms the whole n×n matrix instead.
 #include <vector>
 
 #include "normdyn/attention_spec.hpp"
@@ -34,12 +35,25 @@
 
 namespace normdyn {
 
-// Q, K, V of one head. `identity` means Q = K = V = I and the matrices are not stored.
+// Q, K, V of the first head (`identity`: Q = K = V = I, the matrices not stored), and those of the
+// other heads of a multi-head model, whose attention is the sum of its heads' (model.heads).
 struct AttentionMatrices {
   bool identity = true;
   RowMatrix Q, K, V;
+  std::vector<AttentionMatrices> other_heads;
 
-  static AttentionMatrices identity_matrices() { return {}; }
+  static AttentionMatrices identity_matrices(Index heads = 1) {
+    AttentionMatrices m;
+    m.other_heads.resize(static_cast<std::size_t>(heads - 1));
+    return m;
+  }
+  Index heads() const { return 1 + static_cast<Index>(other_heads.size()); }
+  // Every head is Q = K = V = I.
+  bool all_identity() const {
+    for (const auto& h : other_heads)
+      if (!h.identity) return false;
+    return identity;
+  }
 };
 
 struct KernelOptions {
@@ -61,7 +75,8 @@ class AttentionKernel {
  public:
   explicit AttentionKernel(KernelOptions options = {}, AttentionSpec spec = {});
 
-  // Writes A (n×d). `masses` is empty (equal masses) or holds n positive values.
+  // Writes A (n×d), summed over the heads of `qkv`. `masses` is empty (equal masses) or holds n
+  // positive values.
   void compute(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
                const Vector& masses, Eigen::Ref<RowMatrix> attention);
 
@@ -76,17 +91,25 @@ class AttentionKernel {
   int threads() const { return threads_; }
   // The path the last call of compute() took.
   KernelPath last_path() const { return last_path_; }
+  // Sinkhorn normalizer: the sweeps of the last call's scaling (-1: it did not reach its tolerance).
+  int last_sinkhorn_sweeps() const { return last_sinkhorn_sweeps_; }
   // The block size compute() uses for n tokens on the given path.
   Index block_rows(Index n, KernelPath path) const;
 
  private:
+  // One head (the first of `qkv`) over all rows, or over rows [begin, end).
+  void compute_head(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
+                    const Vector& masses, Eigen::Ref<RowMatrix> attention);
   void compute_general(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
                        const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
   void compute_symmetric(Eigen::Ref<const RowMatrix> theta, double beta, const Vector& masses,
                          Eigen::Ref<RowMatrix> attention);
-  // The general path's blocks under a specification other than the default.
-  void composed_blocks(Eigen::Ref<const RowMatrix> theta, bool identity, double beta, const Vector& masses,
+  // The general path's blocks under a specification other than the default; `scores_from_theta`:
+  // queries and keys are θ itself (Q = K = I, no positional encoding).
+  void composed_blocks(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta, const Vector& masses,
                        Index begin, Index end, Eigen::Ref<RowMatrix> attention);
+  void sinkhorn_attention(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta,
+                          Eigen::Ref<RowMatrix> attention);
   void fused_tile(Index b0, Index rb, Index c0, Index rc, bool both, double beta, Vector& buffer);
   // Threads for `rows` rows against n keys: one below the work that pays for a team.
   int threads_for(Index rows, Index n, Index d, Index parallel_tasks) const;
@@ -102,6 +125,9 @@ class AttentionKernel {
   AttentionSpec spec_;
   int threads_;
   KernelPath last_path_ = KernelPath::general;
+  int last_sinkhorn_sweeps_ = 0;
+  RowMatrix weights_;              // Sinkhorn: the whole n×n matrix of weights
+  RowMatrix head_;                 // several heads: one head's attention before it is added
   RowMatrix queries_, keys_;       // ΘQᵀ, ΘKᵀ when the matrices are not the identity
   RowMatrix values_;               // [m ∘ ΘVᵀ | m]: weighted values with the masses as last column
   RowMatrix sums_;                 // [Σ_k w̃_jk v_k | Σ_k w̃_jk] before normalization

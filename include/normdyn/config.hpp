@@ -8,6 +8,7 @@
 #endif
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "normdyn/attention.hpp"
 #include "normdyn/attention_spec.hpp"
 #include "normdyn/schemes.hpp"
 #include "normdyn/solvers/limiter.hpp"
@@ -23,8 +25,8 @@
 
 namespace normdyn {
 
-enum class QkvKind { identity, gaussian, gaussian_per_layer, gaussian_unit_norm, file };
-enum class InitKind { uniform, gaussian, orthonormal, cap, file, perturbed_uniform, von_mises };
+enum class QkvKind { identity, gaussian, gaussian_per_layer, gaussian_unit_norm, file, given };
+enum class InitKind { uniform, gaussian, orthonormal, cap, file, perturbed_uniform, von_mises, given };
 // What is simulated: n tokens (weighted or not), or the mean-field density on the circle.
 enum class ModelKind { particles, meanfield };
 // How particles discretize an initial density (init.sampling).
@@ -46,7 +48,11 @@ struct ModelConfig {
   double beta = 1.0;
   QkvKind qkv = QkvKind::identity;
   std::uint64_t qkv_seed = 1;  // defaults to init.seed
-  std::filesystem::path qkv_file;  // datasets Q, K, V: [d, d] or [layers, d, d]
+  std::filesystem::path qkv_file;  // datasets Q, K, V: [d, d] or [layers, d, d]; [heads, d, d] or [layers, heads, d, d]
+  Index heads = 1;                 // attention heads; A_i is the sum of theirs
+  // model.qkv = "given": the matrices of each layer, given with the run (Python's qkv=) and stored in
+  // its run file (/parameters/qkv), not in the TOML text.
+  std::shared_ptr<const std::vector<AttentionMatrices>> given_qkv;
 };
 
 struct InitConfig {
@@ -67,6 +73,9 @@ struct InitConfig {
   std::vector<double> weights;       // von_mises: mixture weights (resolved: one per centre)
   Sampling sampling = Sampling::sampled;  // particles: how n tokens discretize the density
   double radius_width = 0.0;  // radii uniform on [r0 − w/2, r0 + w/2] (0: all r0)
+  // init.kind = "given": the initial tokens, given with the run (Python's tokens=) and stored in its run
+  // file (/parameters/initial_tokens), not in the TOML text.
+  std::shared_ptr<const Tokens> given_tokens;
 };
 
 // The mean-field solver on the circle (model.kind = "meanfield").

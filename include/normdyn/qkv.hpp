@@ -1,7 +1,7 @@
 #pragma once
 // Where the attention matrices Q, K, V come from at time t.
 //   identity            Q = K = V = I (the setting of most theorems)
-//   gaussian            entries N(0, 1/d), drawn once from the seed
+//   gaussian            entries N(0, 1/d), drawn once from the seed (every head its own)
 //   gaussian_per_layer  fresh N(0, 1/d) matrices on every unit interval [k, k+1) of t, as in a
 //                       randomly initialized deep transformer (layer k drawn from (seed, k))
 //   gaussian_unit_norm  entries N(0, 1/d) drawn once from the seed, then Q, K scaled by one factor to
@@ -21,10 +21,12 @@ namespace normdyn {
 
 class QkvSource {
  public:
-  static QkvSource identity();
-  static QkvSource gaussian(Index d, std::uint64_t seed);
-  static QkvSource gaussian_per_layer(Index d, std::uint64_t seed);
-  static QkvSource gaussian_unit_norm(Index d, std::uint64_t seed, bool identity_value = false);
+  // `heads`: the heads of the model (the random kinds draw each head's matrices from its own stream; the
+  // first head's are those of a one-head model).
+  static QkvSource identity(Index heads = 1);
+  static QkvSource gaussian(Index d, std::uint64_t seed, Index heads = 1);
+  static QkvSource gaussian_per_layer(Index d, std::uint64_t seed, Index heads = 1);
+  static QkvSource gaussian_unit_norm(Index d, std::uint64_t seed, bool identity_value = false, Index heads = 1);
   static QkvSource layers(std::vector<AttentionMatrices> per_layer);
 
   // The matrices in force at t_regime (a time inside the current smooth piece).
@@ -36,12 +38,13 @@ class QkvSource {
 
  private:
   enum class Kind { identity, fixed_layers, random_per_layer };
-  static AttentionMatrices draw(Index d, std::uint64_t seed, bool per_layer, std::uint64_t layer);
+  static AttentionMatrices draw(Index d, std::uint64_t seed, bool per_layer, std::uint64_t layer, Index heads);
 
   Kind kind_ = Kind::identity;
   Index d_ = 0;
+  Index heads_ = 1;
   std::uint64_t seed_ = 0;
-  std::vector<AttentionMatrices> layers_;  // fixed_layers: all; random_per_layer: cache of one
+  std::vector<AttentionMatrices> layers_;  // fixed_layers: all; random_per_layer: cache of one; identity: one
   std::int64_t cached_layer_ = -1;
 };
 

@@ -16,7 +16,14 @@ enum class RandomStream : std::uint64_t {
   attention_matrices = 2,
   attention_matrices_per_layer = 3,
   initial_density = 4,
+  // The heads after the first of a multi-head model (the first keeps the streams above), indexed by
+  // layer * kMaxHeads + head.
+  attention_heads = 5,
+  attention_heads_per_layer = 6,
 };
+
+// Heads a model may have: the per-head streams index layer * kMaxHeads + head.
+inline constexpr std::uint64_t kMaxHeads = 65536;
 
 class Random {
  public:

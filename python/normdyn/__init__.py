@@ -88,6 +88,55 @@ def _overrides(set):
     return out
 
 
+def _given(text, source, overrides, set, qkv, tokens):
+    """The arrays of run(qkv=, tokens=) in the shapes _core takes ([layers, heads, d, d] each; [n, d])
+    and the overrides they imply: model.qkv = "given" and model.d (and model.heads for 4-D arrays),
+    init.kind = "given", model.n and model.d, as set= would set them."""
+    import numpy as np
+    extra = {}
+    if tokens is not None:
+        tokens = np.ascontiguousarray(tokens, dtype=float)
+        if tokens.ndim != 2 or 0 in tokens.shape:
+            raise ValueError(f"tokens: expected an array [n, d], got shape {list(tokens.shape)}")
+        extra.update({"model.n": tokens.shape[0], "model.d": tokens.shape[1], "init.kind:": "given"})
+    if qkv is not None:
+        if not isinstance(qkv, (tuple, list)) or len(qkv) != 3:
+            raise ValueError("qkv: expected a tuple (Q, K, V) of arrays [d, d], [heads, d, d], [layers, d, d] "
+                             "or [layers, heads, d, d]")
+        arrays = [np.ascontiguousarray(a, dtype=float) for a in qkv]
+        shape = arrays[0].shape
+        for name, a in zip("QKV", arrays):
+            if a.shape != shape:
+                raise ValueError(f"qkv: {name} has shape {list(a.shape)}, Q has {list(shape)}")
+        if not 2 <= len(shape) <= 4 or shape[-1] != shape[-2] or 0 in shape:
+            raise ValueError(f"qkv: expected [d, d], [heads, d, d], [layers, d, d] or [layers, heads, d, d] "
+                             f"(square matrices), got shape {list(shape)}")
+        d = shape[-1]
+        if tokens is not None and tokens.shape[1] != d:
+            raise ValueError(f"qkv: matrices of size {d} x {d} do not fit tokens of dimension {tokens.shape[1]}")
+        if len(shape) == 4:
+            extra["model.heads"] = shape[1]
+        elif len(shape) == 3:
+            # [heads, d, d] when the configuration has several heads, else [layers, d, d].
+            resolved = _core.resolve_config(text, source, overrides + _overrides(extra))
+            import tomllib
+            heads = int(tomllib.loads(resolved).get("model", {}).get("heads", 1))
+            if heads > 1 and shape[0] != heads:
+                raise ValueError(f"qkv: {shape[0]} matrices with model.heads = {heads}: expected [heads, d, d] or "
+                                 f"[layers, heads, d, d]")
+        arrays = [a.reshape((1, 1) + shape) if len(shape) == 2 else
+                  a.reshape((1,) + shape) if len(shape) == 3 and heads > 1 else
+                  a.reshape((shape[0], 1, d, d)) if len(shape) == 3 else a for a in arrays]
+        qkv = tuple(arrays)
+        extra.update({"model.d": d, "model.qkv:": "given"})
+    for key, value in extra.items():
+        mine = (set or {}).get(key.rstrip(":"))
+        if mine is not None and mine != value:
+            raise ValueError(f"set: {key.rstrip(':')} = {mine!r} contradicts the arrays given "
+                             f"({'tokens' if key in ('model.n', 'init.kind:') else 'qkv'}: {value!r})")
+    return qkv, tokens, _overrides(extra)
+
+
 def _threads(threads):
     if threads is None:
         return None
@@ -138,7 +187,7 @@ def _command_line(call):
     return f"{call} (Python {sys.version.split()[0]}, normdyn {__version__})"
 
 
-def run(config=None, *, set=None, output=None, force=False, threads=None, progress=False):
+def run(config=None, *, set=None, output=None, force=False, threads=None, progress=False, qkv=None, tokens=None):
     """Runs one experiment and returns its xarray Dataset.
 
     config: a dict of sections ({"model": {"scheme": "pre"}}), a pathlib.Path or a string naming
@@ -151,6 +200,13 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
     threads: threads of the attention kernel (overrides solver.threads; 0: all cores).
     progress: True shows a progress bar (tqdm: a widget in a notebook, a line on a terminal); a
       callable receives every progress event (a dict: t, t_end, steps, frames, fraction, ...).
+    qkv: your own attention matrices, a tuple (Q, K, V) of numpy arrays, each [d, d], [layers, d, d]
+      (layer k on depths [k, k + 1), the last held), [heads, d, d] (when model.heads > 1) or
+      [layers, heads, d, d]: sets model.qkv = "given", model.d (and model.heads for 4-D arrays).
+    tokens: your own initial tokens, an array [n, d] of rows x_j (direction x_j / norm(x_j), radius
+      norm(x_j)): sets init.kind = "given", model.n and model.d. The Dataset holds both (qkv_Q, qkv_K,
+      qkv_V, initial_tokens), and so does the run file (/parameters/qkv, /parameters/initial_tokens,
+      each with a digest), so that analyze and resume need nothing else.
 
     Ctrl-C ends the run (the file, if any, stays complete and resumable) and raises
     KeyboardInterrupt. A numerical failure (diverged, step_underflow, max_steps) is
@@ -158,6 +214,8 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
     """
     text, source = _config_text(config)
     overrides = _overrides(set)
+    qkv, tokens, given = _given(text, source, overrides, set, qkv, tokens)
+    overrides += given
     if output is not None:
         output = os.fspath(output)
         if force and _open_here(output):
@@ -167,10 +225,10 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
         # The file the configuration came from: the run file never replaces it.
         config_file = source if isinstance(config, (str, os.PathLike)) and source == os.fspath(config) else ""
         result = _core.run(text, source, overrides, output, bool(force), _threads(threads), callback, 0.2,
-                           _main_thread(), _command_line("normdyn.run"), config_file)
+                           _main_thread(), _command_line("normdyn.run"), config_file, qkv, tokens)
     finally:
         close()
-    return _from_core(result, source=output)
+    return _from_core(result, source=output, qkv=qkv, tokens=tokens)
 
 
 def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, force=False, pair_cosine=0.999,

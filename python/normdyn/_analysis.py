@@ -56,6 +56,10 @@ def _run(ds_or_path):
         "radius": None,
         "fields": {},
     }
+    if "qkv_Q" in ds:
+        run["qkv"] = tuple(np.ascontiguousarray(ds[f"qkv_{m}"].values, dtype=float) for m in "QKV")
+    if "initial_tokens" in ds:
+        run["tokens"] = np.ascontiguousarray(ds["initial_tokens"].values, dtype=float)
     if "direction" in ds:
         run["direction"] = np.ascontiguousarray(ds["direction"].values, dtype=float)
         run["radius"] = np.ascontiguousarray(ds["radius"].values, dtype=float)

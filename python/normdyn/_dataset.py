@@ -52,8 +52,9 @@ def _radial_dim(axis_name):
 
 
 def _assemble(*, particles, time, step, direction=None, radius=None, mass=None, observables=(),
-              fields=(), attrs):
-    """observables: (name, array, extra dims, units, long_name); fields: dicts as _core returns."""
+              fields=(), attrs, qkv=None, tokens=None):
+    """observables: (name, array, extra dims, units, long_name); fields: dicts as _core returns;
+    qkv, tokens: the arrays of model.qkv = "given" ([layers, heads, d, d] each) and init.kind = "given"."""
     t_units, t_name = _PARTICLE_ATTRS["time"]
     coords = {
         "time": ("time", time, _attrs(t_units, t_name)),
@@ -84,7 +85,22 @@ def _assemble(*, particles, time, step, direction=None, radius=None, mass=None, 
                                         _attrs(axis["unit"] or "1", axis["description"] or axis["name"]))
         data_vars[field["name"]] = (tuple(dims), field["value"],
                                     _attrs(field["unit"] or "1", field["description"] or field["name"]))
+    if qkv is not None:
+        for name, values in zip("QKV", qkv):
+            data_vars[f"qkv_{name}"] = (("qkv_layer", "head", "qkv_row", "qkv_column"), values,
+                                        _attrs("1", f"given {name} of each layer and head (model.qkv = \"given\")"))
+    if tokens is not None:
+        data_vars["initial_tokens"] = (("token", "component"), tokens,
+                                       _attrs("1", "given initial tokens x_j = r_j theta_j (init.kind = \"given\")"))
     return xr.Dataset(data_vars=data_vars, coords=coords, attrs=attrs)
+
+
+def given_arrays(h5):
+    """(qkv, tokens) stored in a run file for model.qkv / init.kind = "given" (None where absent)."""
+    p = h5["parameters"]
+    qkv = tuple(np.asarray(p[f"qkv/{m}"][()]) for m in "QKV") if "qkv" in p else None
+    tokens = np.asarray(p["initial_tokens/value"][()]) if "initial_tokens" in p else None
+    return qkv, tokens
 
 
 def _run_attrs(config, summary, versions, provenance=None, source=None):
@@ -102,7 +118,7 @@ def _run_attrs(config, summary, versions, provenance=None, source=None):
     return {k: v for k, v in attrs.items() if v is not None}
 
 
-def from_core(result, source=None):
+def from_core(result, source=None, qkv=None, tokens=None):
     """The Dataset of normdyn.run from the dict of normdyn._core.run (arrays adopted, not copied)."""
     observables = []
     for name, values in (result.get("observables") or {}).items():
@@ -111,7 +127,8 @@ def from_core(result, source=None):
     attrs = _run_attrs(result["config"], result.get("summary"), result["versions"], result.get("provenance"), source)
     return _assemble(particles=result["particles"], time=result["time"], step=result["step"],
                      direction=result.get("direction"), radius=result.get("radius"), mass=result.get("mass"),
-                     observables=observables, fields=result.get("fields", ()), attrs=attrs)
+                     observables=observables, fields=result.get("fields", ()), attrs=attrs, qkv=qkv,
+                     tokens=tokens)
 
 
 # ---- run files, lazily ----
@@ -280,10 +297,11 @@ def _from_file(h5, path):
             except OSError:
                 extra = None  # an unreadable sibling hides nothing of the run itself
         mass = _lazy(h5, "particles/tokens/mass") if "mass" in tokens else None
+        qkv, given_tokens = given_arrays(f)
         ds = _assemble(particles=True, time=time, step=step,
                        direction=_lazy(h5, "particles/tokens/direction/value", frames),
                        radius=_lazy(h5, "particles/tokens/radius/value", frames), mass=mass,
-                       observables=observables, attrs=attrs)
+                       observables=observables, attrs=attrs, qkv=qkv, tokens=given_tokens)
 
         def close():
             h5.file.close()

@@ -109,24 +109,31 @@ std::vector<double> read_initial_density(const InitConfig& init) {
   return values;
 }
 
-std::vector<AttentionMatrices> read_attention_matrices(const std::filesystem::path& path, Index d) {
+std::vector<AttentionMatrices> read_attention_matrices(const std::filesystem::path& path, Index d, Index heads) {
   h5::File file = open_input(path, "model.qkv_file");
   std::vector<std::vector<double>> data(3);
   std::uint64_t layers = 0;
   const char* names[3] = {"Q", "K", "V"};
+  const auto ud = static_cast<std::uint64_t>(d), uh = static_cast<std::uint64_t>(heads);
+  // One head: [d, d] or [layers, d, d]; H > 1 heads: [H, d, d] or [layers, H, d, d].
+  const std::string expected = heads == 1 ? "[" + std::to_string(d) + ", " + std::to_string(d) + "] or [layers, " +
+                                                std::to_string(d) + ", " + std::to_string(d) + "] (model.d)"
+                                          : "[" + std::to_string(heads) + ", " + std::to_string(d) + ", " +
+                                                std::to_string(d) + "] or [layers, " + std::to_string(heads) + ", " +
+                                                std::to_string(d) + ", " + std::to_string(d) + "] (model.heads, model.d)";
   for (int m = 0; m < 3; ++m) {
     if (!file.contains(names[m]))
       throw InputError("model.qkv_file", path.string() + " has no dataset " + names[m]);
     const h5::Dataset ds = file.open_dataset(names[m]);
     const auto s = ds.shape();
-    const auto ud = static_cast<std::uint64_t>(d);
     std::uint64_t l = 0;
-    if (s.size() == 2 && s[0] == ud && s[1] == ud) l = 1;
-    else if (s.size() == 3 && s[0] >= 1 && s[1] == ud && s[2] == ud) l = s[0];
+    const bool square = s.size() >= 2 && s[s.size() - 2] == ud && s[s.size() - 1] == ud;
+    if (heads == 1 && square && s.size() == 2) l = 1;
+    else if (heads == 1 && square && s.size() == 3 && s[0] >= 1) l = s[0];
+    else if (heads > 1 && square && s.size() == 3 && s[0] == uh) l = 1;
+    else if (heads > 1 && square && s.size() == 4 && s[0] >= 1 && s[1] == uh) l = s[0];
     else
-      throw InputError("model.qkv_file", std::string(names[m]) + " has shape " + shape_text(s) + ", expected [" +
-                                             std::to_string(d) + ", " + std::to_string(d) + "] or [layers, " +
-                                             std::to_string(d) + ", " + std::to_string(d) + "] (model.d)");
+      throw InputError("model.qkv_file", std::string(names[m]) + " has shape " + shape_text(s) + ", expected " + expected);
     if (m > 0 && l != layers)
       throw InputError("model.qkv_file", "Q, K and V must have the same number of layers");
     layers = l;
@@ -137,13 +144,16 @@ std::vector<AttentionMatrices> read_attention_matrices(const std::filesystem::pa
   std::vector<AttentionMatrices> out(layers);
   const auto dd = static_cast<std::size_t>(d * d);
   for (std::uint64_t l = 0; l < layers; ++l) {
-    AttentionMatrices& a = out[l];
-    a.identity = false;
-    RowMatrix* targets[3] = {&a.Q, &a.K, &a.V};
-    for (int m = 0; m < 3; ++m) {
-      targets[m]->resize(d, d);
-      std::copy_n(data[static_cast<std::size_t>(m)].begin() + static_cast<std::ptrdiff_t>(l * dd), dd,
-                  targets[m]->data());
+    out[l].other_heads.resize(static_cast<std::size_t>(heads - 1));
+    for (std::uint64_t h = 0; h < uh; ++h) {
+      AttentionMatrices& a = h == 0 ? out[l] : out[l].other_heads[h - 1];
+      a.identity = false;
+      RowMatrix* targets[3] = {&a.Q, &a.K, &a.V};
+      for (int m = 0; m < 3; ++m) {
+        targets[m]->resize(d, d);
+        std::copy_n(data[static_cast<std::size_t>(m)].begin() + static_cast<std::ptrdiff_t>((l * uh + h) * dd), dd,
+                    targets[m]->data());
+      }
     }
   }
   return out;

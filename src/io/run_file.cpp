@@ -19,6 +19,7 @@
 #include "io/h5md.hpp"
 #include "toml_text.hpp"
 #include "normdyn/errors.hpp"
+#include "normdyn/given.hpp"
 #include "normdyn/io/file_lock.hpp"
 #include "normdyn/version.hpp"
 #include "normdyn/stopwatch.hpp"
@@ -56,6 +57,53 @@ std::vector<std::string> split_names(const std::string& joined) {
   return names;
 }
 
+// The arrays given with the run (model.qkv = "given", init.kind = "given"), stored beside the
+// configuration that names them, each group with a digest of its values that a reader checks.
+constexpr const char* kGivenQkv = "qkv";
+constexpr const char* kGivenTokens = "initial_tokens";
+
+std::string values_digest(const std::vector<std::vector<double>>& arrays) {
+  std::uint64_t h = kFnvOffset;
+  for (const auto& a : arrays) h = fnv1a(a.data(), a.size() * sizeof(double), h);
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+std::vector<std::vector<double>> flat_qkv(const std::vector<AttentionMatrices>& layers) {
+  std::vector<std::vector<double>> out(3);
+  for (const AttentionMatrices& layer : layers)
+    for (std::size_t h = 0; h < 1 + layer.other_heads.size(); ++h) {
+      const AttentionMatrices& head = h == 0 ? layer : layer.other_heads[h - 1];
+      const RowMatrix* sources[3] = {&head.Q, &head.K, &head.V};
+      for (int m = 0; m < 3; ++m)
+        out[static_cast<std::size_t>(m)].insert(out[static_cast<std::size_t>(m)].end(), sources[m]->data(),
+                                                sources[m]->data() + sources[m]->size());
+    }
+  return out;
+}
+
+void write_given(h5::Group& parameters, const RunConfig& config) {
+  if (const auto& qkv = config.model.given_qkv) {
+    const auto arrays = flat_qkv(*qkv);
+    const std::uint64_t dims[4] = {qkv->size(), static_cast<std::uint64_t>(config.model.heads),
+                                   static_cast<std::uint64_t>(config.model.d), static_cast<std::uint64_t>(config.model.d)};
+    h5::Group g = parameters.create_group(kGivenQkv);
+    g.create_dataset("Q", dims, std::span<const double>(arrays[0]));
+    g.create_dataset("K", dims, std::span<const double>(arrays[1]));
+    g.create_dataset("V", dims, std::span<const double>(arrays[2]));
+    g.set_attribute("digest", values_digest(arrays));
+  }
+  if (const auto& tokens = config.init.given_tokens) {
+    std::vector<double> rows(static_cast<std::size_t>(tokens->theta.size()));
+    Eigen::Map<RowMatrix>(rows.data(), tokens->n(), tokens->d()) = tokens->theta.array().colwise() * tokens->r.array();
+    const std::uint64_t dims[2] = {static_cast<std::uint64_t>(tokens->n()), static_cast<std::uint64_t>(tokens->d())};
+    h5::Group g = parameters.create_group(kGivenTokens);
+    g.create_dataset("value", dims, std::span<const double>(rows));
+    g.set_attribute("digest", values_digest({rows}));
+  }
+}
+
 void write_parameters(h5::File& file, const RunConfig& config, const Provenance& provenance) {
   h5::Group p = file.create_group("parameters");
   const std::string config_text = to_toml(config);
@@ -86,6 +134,7 @@ void write_parameters(h5::File& file, const RunConfig& config, const Provenance&
         },
         value);
   }
+  write_given(p, config);
 }
 
 void write_h5md_metadata(h5::File& file, const RunConfig& config) {
@@ -424,6 +473,45 @@ void validate_layout(const std::filesystem::path& path, const h5::File& file, co
   }
 }
 
+// The given arrays back into `config`, checked against their digest and the configuration.
+void read_given(const std::filesystem::path& path, const h5::Group& parameters, RunConfig& config) {
+  try {
+    if (config.model.qkv == QkvKind::given) {
+      if (!parameters.contains(kGivenQkv)) damaged(path, "/parameters/qkv", "is missing (model.qkv = \"given\")");
+      const h5::Group g = parameters.open_group(kGivenQkv);
+      std::vector<std::vector<double>> arrays;
+      std::vector<std::uint64_t> shape;
+      for (const char* name : {"Q", "K", "V"}) {
+        if (!g.contains(name)) damaged(path, std::string("/parameters/qkv/") + name, "is missing");
+        const h5::Dataset ds = g.open_dataset(name);
+        shape = ds.shape();
+        if (shape.size() != 4) damaged(path, std::string("/parameters/qkv/") + name, "is not [layers, heads, d, d]");
+        arrays.push_back(ds.read_doubles());
+      }
+      if (g.attribute_string("digest").value_or("") != values_digest(arrays))
+        damaged(path, "/parameters/qkv", "was edited after the run was written (its values no longer match its digest)");
+      give_qkv(config, arrays[0], arrays[1], arrays[2], static_cast<Index>(shape[0]), static_cast<Index>(shape[1]),
+               static_cast<Index>(shape[2]), "/parameters/qkv");
+    }
+    if (config.init.kind == InitKind::given) {
+      if (!parameters.contains(kGivenTokens))
+        damaged(path, "/parameters/initial_tokens", "is missing (init.kind = \"given\")");
+      const h5::Group g = parameters.open_group(kGivenTokens);
+      if (!g.contains("value")) damaged(path, "/parameters/initial_tokens/value", "is missing");
+      const h5::Dataset ds = g.open_dataset("value");
+      const auto shape = ds.shape();
+      if (shape.size() != 2) damaged(path, "/parameters/initial_tokens/value", "is not [n, d]");
+      const std::vector<double> rows = ds.read_doubles();
+      if (g.attribute_string("digest").value_or("") != values_digest({rows}))
+        damaged(path, "/parameters/initial_tokens",
+                "was edited after the run was written (its values no longer match its digest)");
+      give_tokens(config, rows, static_cast<Index>(shape[0]), static_cast<Index>(shape[1]), "/parameters/initial_tokens");
+    }
+  } catch (const InputError& e) {
+    damaged(path, "/parameters", std::string("holds given arrays that do not fit its configuration (") + e.what() + ")");
+  }
+}
+
 RunConfig stored_config(const std::filesystem::path& path, const h5::File& file) {
   if (!file.contains("parameters")) damaged(path, "/parameters", "is missing");
   const h5::Group parameters = file.open_group("parameters");
@@ -434,11 +522,14 @@ RunConfig stored_config(const std::filesystem::path& path, const h5::File& file)
     damaged(path, "/parameters@config",
             "was edited after the run was written (it no longer matches /parameters@config_hash): its frames "
             "are not those of this configuration");
+  RunConfig config;
   try {
-    return parse_config(*text, path.string() + ":/parameters/config");
+    config = parse_config(*text, path.string() + ":/parameters/config");
   } catch (const InputError& e) {
     damaged(path, "/parameters@config", std::string("is not a valid configuration (") + e.what() + ")");
   }
+  read_given(path, parameters, config);
+  return config;
 }
 
 }  // namespace

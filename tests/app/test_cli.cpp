@@ -199,6 +199,12 @@ BOOST_AUTO_TEST_CASE(informational_commands) {
   BOOST_TEST(schemes.exit_code == 0);
   for (const char* k : {"post", "pre", "mix", "peri", "ngpt", "cod", "r_j |A_j|", "sqrt(t + 1)"})
     BOOST_TEST(schemes.out.find(k) != std::string::npos);
+  // Every alternative of every attention list, with its parameters and the traits it breaks.
+  const auto attention = s.normdyn("list-attention");
+  BOOST_TEST(attention.exit_code == 0);
+  for (const char* k : {"causal", "strictly_causal", "alibi", "rope", "attention.rope_base (default 10000)", "softmax",
+                        "uniform", "sinkhorn", "attention.sinkhorn_tol (default 1e-12)", "not: exchangeable"})
+    BOOST_TEST(attention.out.find(k) != std::string::npos, k);
   const auto ref = s.normdyn("config-reference");
   BOOST_TEST(ref.exit_code == 0);
   // The documentation's configuration reference is this table: the page generates it at the site's

@@ -282,6 +282,11 @@ BOOST_AUTO_TEST_CASE(bad_input_under_mpirun_is_one_message_and_exit_code_2) {
   BOOST_TEST(contains(mf.err, "normdyn: error: model.kind: mean-field runs cannot be sharded"), mf.err);
   BOOST_TEST(mf.err.find("model.kind") == mf.err.rfind("model.kind"), mf.err);
   BOOST_TEST(!std::filesystem::exists(s / "mf.h5"));
+  // Sinkhorn attention needs every row at once: refused naming its key.
+  const auto sk = s.shell(mpirun(2) + NORMDYN_BINARY + " run ok.toml -o sk.h5 --set attention.normalizer=sinkhorn");
+  BOOST_TEST(sk.exit_code == 2);
+  BOOST_TEST(contains(sk.err, "normdyn: error: attention.normalizer: attention.normalizer = \"sinkhorn\" needs every row"), sk.err);
+  BOOST_TEST(!std::filesystem::exists(s / "sk.h5"));
   // Sweeps: rank 0 reads the sweep file.
   s.write("sweep.toml", "[axes]\n\"model.beta\" = [1.0, 0.0]\n");
   const auto sweep = s.shell(mpirun(2) + NORMDYN_BINARY + " sweep sweep.toml -o out");

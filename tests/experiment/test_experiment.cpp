@@ -6,11 +6,14 @@
 #include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
+#include "normdyn/errors.hpp"
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/recorder.hpp"
+#include "normdyn/given.hpp"
 #include "normdyn/io/run_file.hpp"
 
 namespace fs = std::filesystem;
@@ -187,4 +190,72 @@ BOOST_AUTO_TEST_CASE(meanfield_fields_in_memory) {
   BOOST_TEST(memory.fields[1].values.size() == 5u * 64u);
   BOOST_TEST(memory.fields[2].spec.name == "narrowest_cluster_cells");
   BOOST_TEST(memory.fields[2].values.size() == 5u);
+}
+
+// Arrays given with the run (Python's qkv= and tokens=): the first frame is the given tokens; the
+// run file stores the arrays, so that its stored configuration rebuilds them and an interrupted
+// run resumes to the uninterrupted one bit for bit with nothing else at hand.
+BOOST_AUTO_TEST_CASE(given_arrays_are_stored_and_resume_from_the_run_file) {
+  TempDir dir;
+  const Index n = 10, d = 4, heads = 2, layers = 2;
+  std::vector<double> q(static_cast<std::size_t>(layers * heads * d * d)), k(q.size()), v(q.size()),
+      x(static_cast<std::size_t>(n * d));
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    q[i] = 0.5 * std::sin(1.0 + 0.7 * static_cast<double>(i));
+    k[i] = 0.5 * std::cos(2.0 + 1.3 * static_cast<double>(i));
+    v[i] = 0.5 * std::sin(3.0 + 0.3 * static_cast<double>(i));
+  }
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 2.0 * std::sin(0.9 * static_cast<double>(i) + 0.1);
+  const auto make = [&](const fs::path& out) {
+    RunConfig c = parse_config("[model]\nscheme = \"pre\"\nn = 10\nd = 4\nheads = 2\n[solver]\nt_end = 3.0\n[output]\nsamples = 7\n",
+                               "test", {"output.path=\"" + out.string() + "\""});
+    give_qkv(c, q, k, v, layers, heads, d);
+    give_tokens(c, x, n, d);
+    return c;
+  };
+  const RunConfig whole = make(dir.path / "given_whole.h5");
+  const RunSummary reference = run_experiment(whole, ExperimentOptions{});
+  BOOST_TEST_REQUIRE(static_cast<int>(reference.status) == static_cast<int>(RunStatus::ok));
+  const RunReader w(whole.output.path);
+  const Tokens first = w.frame(0);
+  for (Index i = 0; i < n; ++i)
+    for (Index c = 0; c < d; ++c)
+      BOOST_TEST(first.r(i) * first.theta(i, c) == x[static_cast<std::size_t>(i * d + c)], boost::test_tools::tolerance(1e-14));
+  const RunConfig stored = w.config();
+  BOOST_TEST(to_string(stored.model.qkv) == "given");
+  BOOST_TEST_REQUIRE(stored.model.given_qkv);
+  BOOST_TEST_REQUIRE(stored.model.given_qkv->size() == 2u);
+  BOOST_TEST((*stored.model.given_qkv)[1].other_heads.at(0).K(3, 2) == k[static_cast<std::size_t>(((1 * heads + 1) * d + 3) * d + 2)]);
+
+  RunConfig config = make(dir.path / "given.h5");
+  ExperimentOptions options;
+  int steps = 0;
+  options.stop_requested = [&steps] { return ++steps > 5 ? 15 : 0; };
+  BOOST_TEST_REQUIRE(static_cast<int>(run_experiment(config, options).status) == static_cast<int>(RunStatus::interrupted));
+  RunConfig resumed;
+  BOOST_TEST_REQUIRE(static_cast<int>(resume_experiment(config.output.path, std::nullopt, ExperimentOptions{}, resumed).status) ==
+                     static_cast<int>(RunStatus::ok));
+  const RunReader a(config.output.path);
+  BOOST_TEST_REQUIRE(a.frames() == w.frames());
+  const Tokens y = a.frame(a.frames() - 1), z = w.frame(w.frames() - 1);
+  BOOST_TEST(same_bits(y.theta.data(), z.theta.data(), static_cast<std::size_t>(y.theta.size())));
+  BOOST_TEST(same_bits(y.r.data(), z.r.data(), static_cast<std::size_t>(y.r.size())));
+
+  // Shapes that do not fit the configuration, a token without a direction, "given" without arrays.
+  const auto key_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const InputError& e) {
+      return e.key();
+    }
+    return std::string("accepted");
+  };
+  RunConfig bad = parse_config("[model]\nn = 10\nd = 3\n", "test");
+  BOOST_TEST(key_of([&] { give_qkv(bad, q, k, v, layers, heads, d); }) == "qkv");
+  std::vector<double> zero(x);
+  std::fill_n(zero.begin() + 8, 4, 0.0);
+  RunConfig four = parse_config("[model]\nn = 10\nd = 4\n", "test");
+  BOOST_TEST(key_of([&] { give_tokens(four, zero, n, d); }) == "tokens");
+  BOOST_TEST(key_of([&] { make_qkv(parse_config("[model]\nqkv = \"given\"\n", "test").model); }) == "model.qkv");
+  BOOST_TEST(key_of([&] { make_initial_tokens(parse_config("[init]\nkind = \"given\"\n", "test")); }) == "init.kind");
 }

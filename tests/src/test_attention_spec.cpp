@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE attention_spec
 #include <boost/test/unit_test.hpp>
 
+#include <Eigen/SVD>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -14,6 +15,7 @@
 #include "normdyn/config.hpp"
 #include "normdyn/dynamics.hpp"
 #include "normdyn/errors.hpp"
+#include "normdyn/qkv.hpp"
 #include "test_support.hpp"
 #include "tolerances.hpp"
 
@@ -21,41 +23,78 @@ using namespace normdyn;
 
 namespace {
 
-// The definition, one row at a time: s_ij = beta <Q x_i, K x_j> - lambda |i - j| / n over the keys the
-// mask allows, w_ij = m_j e^{s_ij} / (sum_k m_k e^{s_ik}) (softmax) or m_j e^{s_ij} / sum_k m_k e^{b_ik}
-// (uniform), A_i = sum_j w_ij V x_j, and A_i = 0 for a row without a key.
+// The definition, one row at a time: s_ij = beta <R_i Q x_i, R_j K x_j> - lambda |i - j| / n over the keys
+// the mask allows (R_p: RoPE's rotation of position p when rope_base > 0, else I), w_ij = m_j e^{s_ij} /
+// (sum_k m_k e^{s_ik}) (softmax), m_j e^{s_ij} / sum_k m_k e^{b_ik} (uniform), or e^{s_ij} scaled on both
+// sides until rows and columns sum to 1 (sinkhorn), A_i = sum_j w_ij V x_j, and A_i = 0 for a row
+// without a key.
 RowMatrix reference(const RowMatrix& x, const AttentionMatrices& m, double beta, const std::string& mask,
-                    double lambda, const std::string& normalizer, const Vector& masses = Vector()) {
+                    double lambda, const std::string& normalizer, const Vector& masses = Vector(),
+                    double rope_base = 0.0) {
   const Index n = x.rows(), d = x.cols();
   RowMatrix a = RowMatrix::Zero(n, d);
-  const RowMatrix q = m.identity ? x : RowMatrix(x * m.Q.transpose());
-  const RowMatrix k = m.identity ? x : RowMatrix(x * m.K.transpose());
+  RowMatrix q = m.identity ? x : RowMatrix(x * m.Q.transpose());
+  RowMatrix k = m.identity ? x : RowMatrix(x * m.K.transpose());
   const RowMatrix v = m.identity ? x : RowMatrix(x * m.V.transpose());
+  if (rope_base > 0)
+    for (RowMatrix* rows : {&q, &k})
+      for (Index p = 0; p < n; ++p) {
+        // R_p as a matrix: the rotation by p base^(-2c/d) in the plane of coordinates (2c, 2c + 1).
+        RowMatrix r = RowMatrix::Identity(d, d);
+        for (Index c = 0; 2 * c + 1 < d; ++c) {
+          const long double angle = p * std::pow(static_cast<long double>(rope_base), -2.0L * c / d);
+          r(2 * c, 2 * c) = r(2 * c + 1, 2 * c + 1) = static_cast<double>(std::cos(angle));
+          r(2 * c + 1, 2 * c) = static_cast<double>(std::sin(angle));
+          r(2 * c, 2 * c + 1) = -r(2 * c + 1, 2 * c);
+        }
+        rows->row(p) = (r * rows->row(p).transpose()).transpose();
+      }
+  std::vector<std::vector<long double>> w(static_cast<std::size_t>(n), std::vector<long double>(static_cast<std::size_t>(n), 0.0L));
+  std::vector<long double> norm(static_cast<std::size_t>(n), 1.0L);
   for (Index i = 0; i < n; ++i) {
     const Index last = mask == "none" ? n : mask == "causal" ? i + 1 : i;
     long double z = 0, ref = 0;
-    std::vector<long double> sum(static_cast<std::size_t>(d), 0.0L);
     for (Index j = 0; j < last; ++j) {
       const long double mass = masses.size() ? masses(j) : 1.0;
       const long double b = -static_cast<long double>(lambda) * std::abs(i - j) / n;
       long double s = b;
       for (Index c = 0; c < d; ++c) s += static_cast<long double>(beta) * q(i, c) * k(j, c);
-      const long double w = mass * std::exp(s);
-      z += w;
+      w[i][j] = (normalizer == "sinkhorn" ? 1.0L : mass) * std::exp(s);
+      z += w[i][j];
       ref += mass * std::exp(b);
-      for (Index c = 0; c < d; ++c) sum[static_cast<std::size_t>(c)] += w * v(j, c);
     }
-    if (last == 0) continue;
-    const long double norm = normalizer == "softmax" ? z : ref;
-    for (Index c = 0; c < d; ++c) a(i, c) = static_cast<double>(sum[static_cast<std::size_t>(c)] / norm);
+    norm[i] = normalizer == "uniform" ? ref : z;
   }
+  if (normalizer == "sinkhorn")  // alternate until the columns sum to 1 in long double
+    for (int sweep = 0; sweep < 100000; ++sweep) {
+      long double worst = 0;
+      for (Index i = 0; i < n; ++i) {
+        long double row = 0;
+        for (Index j = 0; j < n; ++j) row += w[i][j];
+        for (Index j = 0; j < n; ++j) w[i][j] /= row;
+      }
+      for (Index j = 0; j < n; ++j) {
+        long double column = 0;
+        for (Index i = 0; i < n; ++i) column += w[i][j];
+        worst = std::max(worst, std::abs(column - 1.0L));
+        for (Index i = 0; i < n; ++i) w[i][j] /= column;
+      }
+      if (worst < 1e-17L) break;
+    }
+  for (Index i = 0; i < n; ++i)
+    for (Index c = 0; c < d && (mask != "strictly_causal" || i > 0); ++c) {
+      long double sum = 0;
+      for (Index j = 0; j < n; ++j) sum += w[i][j] * v(j, c);
+      a(i, c) = static_cast<double>(normalizer == "sinkhorn" ? sum : sum / norm[i]);
+    }
   return a;
 }
 
-AttentionSpec spec(const std::string& mask, double lambda, const std::string& normalizer) {
+AttentionSpec spec(const std::string& mask, double lambda, const std::string& normalizer, double rope_base = 0.0) {
   AttentionSpec s;
   s.mask = *make_alternative<AttentionMask>(mask);
   if (lambda > 0) s.bias = Alibi{lambda};
+  if (rope_base > 0) s.positions = Rope{rope_base};
   s.normalizer = *make_alternative<AttentionNormalizer>(normalizer);
   return s;
 }
@@ -69,31 +108,72 @@ RowMatrix kernel_attention(const RowMatrix& x, const AttentionMatrices& m, doubl
 }
 
 const std::vector<std::string> kMasks{"none", "causal", "strictly_causal"};
-const std::vector<std::string> kNormalizers{"softmax", "uniform"};
+const std::vector<std::string> kNormalizers{"softmax", "uniform", "sinkhorn"};
+const std::vector<std::string> kRowNormalizers{"softmax", "uniform"};
 
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_combination_matches_the_definition) {
-  const Index d = 5;
+  const Index d = 6;
   for (Index n : {1, 2, 9, 300}) {  // 300 tokens: several row blocks, blocks of one causal row range each
     const RowMatrix x = test::random_tokens(n, d, 3).theta;
     const AttentionMatrices general = test::random_qkv(d, 11);
     Vector masses = Vector::Random(n).array().abs() + 0.1;
     for (const auto& mask : kMasks)
       for (double lambda : {0.0, 3.0})
-        for (const auto& normalizer : kNormalizers)
-          for (bool identity : {true, false})
-            for (bool weighted : {false, true}) {
-              const AttentionMatrices& m = identity ? AttentionMatrices::identity_matrices() : general;
-              const Vector w = weighted ? masses : Vector();
-              const RowMatrix a = kernel_attention(x, m, 2.5, spec(mask, lambda, normalizer), {}, w);
-              const RowMatrix ref = reference(x, m, 2.5, mask, lambda, normalizer, w);
-              BOOST_TEST_INFO("n " << n << " mask " << mask << " lambda " << lambda << " " << normalizer
-                                   << (identity ? " identity" : " general") << (weighted ? " weighted" : ""));
-              // Relative to the size of A: USA's rows are e^{beta} larger than the softmax's.
-              BOOST_TEST((a - ref).cwiseAbs().maxCoeff() <= test::kRoundoff * std::max(1.0, ref.cwiseAbs().maxCoeff()));
-            }
+        for (double rope_base : {0.0, 10000.0, 3.0})
+          for (const auto& normalizer : kNormalizers)
+            for (bool identity : {true, false})
+              for (bool weighted : {false, true}) {
+                if (normalizer == "sinkhorn" && (mask != "none" || n > 50)) continue;  // refused; the reference is O(n^3)
+                const AttentionMatrices& m = identity ? AttentionMatrices::identity_matrices() : general;
+                const Vector w = weighted ? masses : Vector();
+                const RowMatrix a = kernel_attention(x, m, 2.5, spec(mask, lambda, normalizer, rope_base), {}, w);
+                const RowMatrix ref = reference(x, m, 2.5, mask, lambda, normalizer, w, rope_base);
+                BOOST_TEST_INFO("n " << n << " mask " << mask << " lambda " << lambda << " rope " << rope_base << " "
+                                     << normalizer << (identity ? " identity" : " general") << (weighted ? " weighted" : ""));
+                // Relative to the size of A: USA's rows are e^{beta} larger than the softmax's. Sinkhorn's
+                // columns sum to 1 within its tolerance, 1e-12 by default.
+                const double tolerance = normalizer == "sinkhorn" ? 1e-11 : test::kRoundoff;
+                BOOST_TEST((a - ref).cwiseAbs().maxCoeff() <= tolerance * std::max(1.0, ref.cwiseAbs().maxCoeff()));
+              }
   }
+}
+
+// The scaling itself: rows and columns of the weights sum to 1 within the tolerance; a tolerance it
+// cannot reach gives NaN attention (a numerical failure of the run, not a wrong number).
+BOOST_AUTO_TEST_CASE(sinkhorn_weights_are_doubly_stochastic) {
+  const Index n = 40;
+  const RowMatrix x = test::random_tokens(n, 4, 12).theta;
+  RowMatrix k = x * x.transpose();
+  for (Index i = 0; i < n; ++i) k.row(i) = (3.0 * (k.row(i).array() - k.row(i).maxCoeff())).exp();
+  for (double tol : {1e-6, 1e-12}) {
+    RowMatrix w = k;
+    const int sweeps = Sinkhorn{tol}.scale(w);
+    BOOST_TEST(sweeps > 0);
+    BOOST_TEST((w.rowwise().sum().array() - 1.0).abs().maxCoeff() <= 1e-14);
+    BOOST_TEST((w.colwise().sum().array() - 1.0).abs().maxCoeff() <= tol);
+  }
+  RowMatrix w = k;
+  BOOST_TEST(Sinkhorn{1e-30}.scale(w) == -1);
+  AttentionSpec unreachable = spec("none", 0, "sinkhorn");
+  std::get<Sinkhorn>(unreachable.normalizer).tol = 1e-30;
+  const RowMatrix a = kernel_attention(x, AttentionMatrices::identity_matrices(), 3.0, unreachable);
+  BOOST_TEST(a.array().isNaN().all());
+}
+
+// RoPE's scores depend on positions through their differences only: shifting every position by the
+// same amount (the rows of a shard) leaves the weights alone, and token p's own score is beta |x_p|^2.
+BOOST_AUTO_TEST_CASE(rope_rotations_preserve_norms_and_relative_positions) {
+  const Index n = 20, d = 6;
+  const RowMatrix x = test::random_tokens(n, d, 13).theta;
+  RowMatrix a = x, b = x;
+  Rope{100.0}.rotate(a, 0);
+  Rope{100.0}.rotate(b, 7);
+  BOOST_TEST((a.rowwise().norm() - x.rowwise().norm()).cwiseAbs().maxCoeff() <= test::kRoundoff);
+  const RowMatrix sa = a * a.transpose(), sb = b * b.transpose();
+  BOOST_TEST((sa - sb).cwiseAbs().maxCoeff() <= test::kRoundoff);
+  BOOST_TEST((sa.diagonal() - (x * x.transpose()).diagonal()).cwiseAbs().maxCoeff() <= test::kRoundoff);
 }
 
 // The default keeps the paper's kernel, its symmetric path included (the known-answer tests hold its
@@ -146,8 +226,8 @@ BOOST_AUTO_TEST_CASE(rows_of_a_shard_are_the_rows_of_the_whole) {
   const Index n = 150, d = 3;
   const RowMatrix x = test::random_tokens(n, d, 7).theta;
   for (const auto& mask : kMasks)
-    for (const auto& normalizer : kNormalizers) {
-      const AttentionSpec s = spec(mask, 2.0, normalizer);
+    for (const auto& normalizer : kRowNormalizers) {
+      const AttentionSpec s = spec(mask, 2.0, normalizer, mask == "causal" ? 50.0 : 0.0);
       const RowMatrix whole = kernel_attention(x, AttentionMatrices::identity_matrices(), 1.5, s);
       AttentionKernel kernel({}, s);
       RowMatrix part(n - 61, d);
@@ -178,6 +258,54 @@ BOOST_AUTO_TEST_CASE(velocities_are_tangent_and_threads_do_not_change_them) {
   }
 }
 
+// Several heads: the attention is the sum of each head's; heads of Q = K = V = I are one head H
+// times; the rows of a shard are those of the whole.
+BOOST_AUTO_TEST_CASE(heads_add_their_attention) {
+  const Index n = 60, d = 4;
+  const RowMatrix x = test::random_tokens(n, d, 14).theta;
+  AttentionMatrices m = test::random_qkv(d, 21);
+  m.other_heads = {test::random_qkv(d, 22), AttentionMatrices::identity_matrices()};
+  AttentionMatrices first = m;
+  first.other_heads.clear();
+  for (const auto& [mask, rope] : {std::pair<std::string, double>{"none", 0.0}, {"causal", 100.0}}) {
+    const AttentionSpec s = spec(mask, 0.0, "softmax", rope);
+    const RowMatrix a = kernel_attention(x, m, 2.0, s);
+    const RowMatrix ref = reference(x, first, 2.0, mask, 0.0, "softmax", Vector(), rope) +
+                          reference(x, m.other_heads[0], 2.0, mask, 0.0, "softmax", Vector(), rope) +
+                          reference(x, m.other_heads[1], 2.0, mask, 0.0, "softmax", Vector(), rope);
+    BOOST_TEST((a - ref).cwiseAbs().maxCoeff() <= test::kRoundoff * std::max(1.0, ref.cwiseAbs().maxCoeff()), mask);
+    AttentionKernel kernel({}, s);
+    RowMatrix part(n - 17, d);
+    kernel.compute_rows(x, m, 2.0, Vector(), 17, n, part);
+    BOOST_TEST((part - a.bottomRows(n - 17)).cwiseAbs().maxCoeff() <= test::kRoundoff * std::max(1.0, a.cwiseAbs().maxCoeff()), mask);
+  }
+  const RowMatrix one = kernel_attention(x, AttentionMatrices::identity_matrices(), 2.0, {});
+  const RowMatrix three = kernel_attention(x, AttentionMatrices::identity_matrices(3), 2.0, {});
+  const RowMatrix expected = 3.0 * one;  // rounded once, as the kernel does (no fused multiply-add)
+  BOOST_TEST((three - expected).cwiseAbs().maxCoeff() == 0.0);
+}
+
+// The random kinds draw every head; the first head is the one-head model's, bit for bit, and the
+// others differ from it.
+BOOST_AUTO_TEST_CASE(random_heads_keep_the_first_head_of_one_head) {
+  const Index d = 4;
+  for (const bool per_layer : {false, true}) {
+    QkvSource one = per_layer ? QkvSource::gaussian_per_layer(d, 5) : QkvSource::gaussian(d, 5);
+    QkvSource three = per_layer ? QkvSource::gaussian_per_layer(d, 5, 3) : QkvSource::gaussian(d, 5, 3);
+    const AttentionMatrices a = one.at(1.5), b = three.at(1.5);
+    BOOST_TEST(b.heads() == 3);
+    BOOST_TEST((a.Q - b.Q).cwiseAbs().maxCoeff() == 0.0);
+    BOOST_TEST((a.V - b.V).cwiseAbs().maxCoeff() == 0.0);
+    BOOST_TEST((b.other_heads[0].Q - b.Q).cwiseAbs().maxCoeff() > 0.1);
+    BOOST_TEST((b.other_heads[1].K - b.other_heads[0].K).cwiseAbs().maxCoeff() > 0.1);
+  }
+  QkvSource unit = QkvSource::gaussian_unit_norm(d, 5, false, 2);
+  for (const AttentionMatrices* h : {&unit.at(0.0), &unit.at(0.0).other_heads[0]})
+    BOOST_TEST(Eigen::JacobiSVD<RowMatrix>(h->Q.transpose() * h->K).singularValues()(0) == 1.0,
+               boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(QkvSource::identity(4).at(0.0).heads() == 4);
+}
+
 BOOST_AUTO_TEST_CASE(traits_and_the_settings_that_break_them) {
   BOOST_TEST(AttentionSpec{}.traits().exchangeable);
   BOOST_TEST(AttentionSpec{}.traits().has_energy);
@@ -194,6 +322,15 @@ BOOST_AUTO_TEST_CASE(traits_and_the_settings_that_break_them) {
   BOOST_TEST(spec("none", 0, "uniform").traits().has_energy);
   BOOST_TEST(describe(spec("strictly_causal", 1, "uniform")) ==
              "attention.mask = \"strictly_causal\", attention.alibi = 1, attention.normalizer = \"uniform\"");
+  const AttentionSpec rope = spec("none", 0, "softmax", 500.0);
+  BOOST_TEST(!rope.traits().exchangeable);
+  BOOST_TEST(!rope.traits().rotation_equivariant);
+  BOOST_TEST(rope.traits().shardable);
+  BOOST_TEST(rope.breaking_setting(&Traits::exchangeable) == "attention.rope = true, attention.rope_base = 500");
+  const AttentionSpec sinkhorn = spec("none", 0, "sinkhorn");
+  BOOST_TEST(sinkhorn.traits().exchangeable);
+  BOOST_TEST(!sinkhorn.traits().shardable);
+  BOOST_TEST(sinkhorn.breaking_setting(&Traits::shardable) == "attention.normalizer = \"sinkhorn\"");
 }
 
 BOOST_AUTO_TEST_CASE(the_attention_table_of_the_configuration) {
@@ -218,4 +355,17 @@ BOOST_AUTO_TEST_CASE(the_attention_table_of_the_configuration) {
   BOOST_TEST(error(meanfield + "[attention]\nmask = \"causal\"\n").find("attention.mask") != std::string::npos);
   BOOST_TEST(error(meanfield + "[attention]\nalibi = 1.0\n").find("attention.alibi") != std::string::npos);
   BOOST_TEST(error(meanfield + "[attention]\nmask = \"none\"\n") == "accepted");
+  BOOST_TEST(error(meanfield + "[attention]\nrope = true\n").find("attention.rope") != std::string::npos);
+  BOOST_TEST(error(meanfield + "[attention]\nnormalizer = \"sinkhorn\"\n").find("attention.normalizer") != std::string::npos);
+  BOOST_TEST(error("[model]\nd = 3\n[attention]\nrope = true\n").find("attention.rope: needs an even model.d") == 0);
+  BOOST_TEST(error("[model]\nd = 4\n[attention]\nrope = true\nrope_base = 0\n").find("attention.rope_base") == 0);
+  BOOST_TEST(error("[model]\nd = 4\n[attention]\nrope_base = 100\n").find("attention.rope_base: applies only to attention.rope = true") == 0);
+  BOOST_TEST(error("[attention]\nsinkhorn_tol = 1e-9\n").find("attention.sinkhorn_tol: applies only") == 0);
+  BOOST_TEST(error("[attention]\nnormalizer = \"sinkhorn\"\nmask = \"causal\"\n").find("attention.normalizer") == 0);
+  BOOST_TEST(error("[model]\nheads = 0\n").find("model.heads") == 0);
+  BOOST_TEST(error("[model]\nkind = \"meanfield\"\nheads = 2\n[init]\nkind = \"uniform\"\n").find("model.heads") == 0);
+  BOOST_TEST(parse_config("[model]\nheads = 4\n", "t.toml").model.heads == 4);
+  const RunConfig r = parse_config("[model]\nd = 4\n[attention]\nrope = true\nrope_base = 50\nnormalizer = \"sinkhorn\"\nsinkhorn_tol = 1e-10\n", "t.toml");
+  BOOST_TEST(describe(r.attention) == "attention.rope = true, attention.rope_base = 50, attention.normalizer = \"sinkhorn\", attention.sinkhorn_tol = 1e-10");
+  BOOST_TEST(describe(parse_config(to_toml(r), "resolved").attention) == describe(r.attention));
 }

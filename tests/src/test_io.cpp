@@ -238,4 +238,36 @@ BOOST_AUTO_TEST_CASE(attention_matrices_from_a_file) {
   BOOST_TEST(layers[0].K(1, 0) == 1.0);
   BOOST_TEST(!layers[0].identity);
   BOOST_TEST(error_of([&] { read_attention_matrices(p, 3); }).rfind("model.qkv_file: Q has shape [2, 2]", 0) == 0);
+  BOOST_TEST(error_of([&] { read_attention_matrices(p, 2, 2); }).find("expected [2, 2, 2] or [layers, 2, 2, 2] (model.heads, model.d)") !=
+             std::string::npos);
+}
+
+// Several heads: [H, d, d] is one layer of H heads, [layers, H, d, d] several layers; entry (l, h, i, j).
+BOOST_AUTO_TEST_CASE(attention_heads_from_a_file) {
+  TempDir dir;
+  for (const bool layered : {false, true}) {
+    const fs::path p = dir.path / (layered ? "layers.h5" : "heads.h5");
+    const std::uint64_t layers = layered ? 2 : 1, heads = 3, d = 2;
+    std::vector<double> values(layers * heads * d * d);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i);
+    {
+      auto f = h5::File::create(p, h5::CreateMode::exclusive);
+      const std::vector<std::uint64_t> dims = layered ? std::vector<std::uint64_t>{layers, heads, d, d}
+                                                      : std::vector<std::uint64_t>{heads, d, d};
+      for (const char* name : {"Q", "K", "V"}) f.create_dataset(name, dims, std::span<const double>(values));
+    }
+    const auto read = read_attention_matrices(p, 2, 3);
+    BOOST_REQUIRE_EQUAL(read.size(), layers);
+    for (std::uint64_t l = 0; l < layers; ++l) {
+      BOOST_REQUIRE_EQUAL(read[l].heads(), 3);
+      for (std::uint64_t h = 0; h < heads; ++h) {
+        const AttentionMatrices& m = h == 0 ? read[l] : read[l].other_heads[h - 1];
+        BOOST_TEST(!m.identity);
+        BOOST_TEST(m.V(1, 0) == static_cast<double>(((l * heads + h) * d + 1) * d), "layer " << l << " head " << h);
+      }
+    }
+    if (layered)  // [3, 2, 2] is also three layers of one head
+      BOOST_TEST(error_of([&] { read_attention_matrices(p, 2, 1); }).rfind("model.qkv_file: Q has shape", 0) == 0);
+    BOOST_TEST(error_of([&] { read_attention_matrices(p, 2, 4); }).rfind("model.qkv_file: Q has shape", 0) == 0);
+  }
 }

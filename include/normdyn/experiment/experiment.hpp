@@ -92,4 +92,5 @@ AttentionDynamics make_dynamics(const RunConfig& config);
 QkvSource make_qkv(const ModelConfig& model);
 Tokens make_initial_tokens(const RunConfig& config);
 
+
 }  // namespace normdyn

@@ -18,7 +18,8 @@ Tokens read_initial_tokens(const InitConfig& init, Index n, Index d);
 // caller remaps it conservatively to the grid).
 std::vector<double> read_initial_density(const InitConfig& init);
 
-// model.qkv = "file": datasets Q, K, V, each [d, d] (one layer) or [layers, d, d].
-std::vector<AttentionMatrices> read_attention_matrices(const std::filesystem::path& file, Index d);
+// model.qkv = "file": datasets Q, K, V, each [d, d] (one layer) or [layers, d, d]; with heads > 1,
+// [heads, d, d] or [layers, heads, d, d].
+std::vector<AttentionMatrices> read_attention_matrices(const std::filesystem::path& file, Index d, Index heads = 1);
 
 }  // namespace normdyn

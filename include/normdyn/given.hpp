@@ -1,0 +1,18 @@
+#pragma once
+#include <span>
+#include <string>
+
+#include "normdyn/config.hpp"
+
+namespace normdyn {
+
+// Arrays given with a run instead of drawn or read from a file (Python's normdyn.run(qkv=, tokens=)):
+// they set model.qkv = "given" (Q, K, V per layer, `heads` heads each: values [layers, heads, d, d]
+// row-major) or init.kind = "given" (rows x_i of [n, d]: direction x_i/|x_i|, radius |x_i|), after
+// checking their shapes against model.d, model.heads and model.n. `name` is the argument named in
+// errors ("qkv", "tokens"). The run file stores them (/parameters/qkv, /parameters/initial_tokens).
+void give_qkv(RunConfig& config, std::span<const double> q, std::span<const double> k, std::span<const double> v,
+              Index layers, Index heads, Index d, const std::string& name = "qkv");
+void give_tokens(RunConfig& config, std::span<const double> rows, Index n, Index d, const std::string& name = "tokens");
+
+}  // namespace normdyn

@@ -1,0 +1,75 @@
+#include "normdyn/given.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "normdyn/errors.hpp"
+
+namespace normdyn {
+
+void give_qkv(RunConfig& config, std::span<const double> q, std::span<const double> k, std::span<const double> v,
+              Index layers, Index heads, Index d, const std::string& name) {
+  if (config.model.kind != ModelKind::particles)
+    throw InputError(name, "applies only to model.kind = \"particles\"");
+  if (d != config.model.d)
+    throw InputError(name, "matrices of size " + std::to_string(d) + " x " + std::to_string(d) + " need model.d = " +
+                               std::to_string(d) + " (it is " + std::to_string(config.model.d) + ")");
+  if (heads != config.model.heads)
+    throw InputError(name, std::to_string(heads) + " heads need model.heads = " + std::to_string(heads) + " (it is " +
+                               std::to_string(config.model.heads) + ")");
+  if (layers < 1 || heads < 1 || d < 1) throw InputError(name, "needs at least one layer, one head and d >= 1");
+  const auto size = static_cast<std::size_t>(layers * heads * d * d);
+  const std::span<const double> arrays[3] = {q, k, v};
+  const char* names[3] = {"Q", "K", "V"};
+  for (int m = 0; m < 3; ++m) {
+    if (arrays[m].size() != size)
+      throw InputError(name, std::string(names[m]) + " has " + std::to_string(arrays[m].size()) + " values, expected " +
+                                 std::to_string(size) + " (layers x heads x d x d, as Q)");
+    for (double x : arrays[m])
+      if (!std::isfinite(x)) throw InputError(name, std::string(names[m]) + " has non-finite entries");
+  }
+  auto layers_out = std::make_shared<std::vector<AttentionMatrices>>(static_cast<std::size_t>(layers));
+  const auto dd = static_cast<std::size_t>(d * d);
+  for (Index l = 0; l < layers; ++l) {
+    AttentionMatrices& layer = (*layers_out)[static_cast<std::size_t>(l)];
+    layer.other_heads.resize(static_cast<std::size_t>(heads - 1));
+    for (Index h = 0; h < heads; ++h) {
+      AttentionMatrices& head = h == 0 ? layer : layer.other_heads[static_cast<std::size_t>(h - 1)];
+      head.identity = false;
+      RowMatrix* targets[3] = {&head.Q, &head.K, &head.V};
+      for (int m = 0; m < 3; ++m) {
+        targets[m]->resize(d, d);
+        std::copy_n(arrays[m].begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(l * heads + h) * dd), dd,
+                    targets[m]->data());
+      }
+    }
+  }
+  config.model.qkv = QkvKind::given;
+  config.model.given_qkv = std::move(layers_out);
+}
+
+void give_tokens(RunConfig& config, std::span<const double> rows, Index n, Index d, const std::string& name) {
+  if (config.model.kind != ModelKind::particles)
+    throw InputError(name, "applies only to model.kind = \"particles\"");
+  if (n != config.model.n || d != config.model.d)
+    throw InputError(name, "is [" + std::to_string(n) + ", " + std::to_string(d) + "]; the configuration has model.n = " +
+                               std::to_string(config.model.n) + ", model.d = " + std::to_string(config.model.d));
+  if (rows.size() != static_cast<std::size_t>(n * d))
+    throw InputError(name, "has " + std::to_string(rows.size()) + " values, expected n x d = " + std::to_string(n * d));
+  auto tokens = std::make_shared<Tokens>();
+  tokens->theta = Eigen::Map<const RowMatrix>(rows.data(), n, d);
+  tokens->r.resize(n);
+  for (Index i = 0; i < n; ++i) {
+    const double norm = tokens->theta.row(i).norm();
+    if (!std::isfinite(norm) || !(norm > 0.0))
+      throw InputError(name, "row " + std::to_string(i) + " is zero or not finite (a token needs a direction)");
+    tokens->theta.row(i) /= norm;
+    tokens->r(i) = norm;
+  }
+  config.init.kind = InitKind::given;
+  config.init.given_tokens = std::move(tokens);
+}
+
+}  // namespace normdyn
