@@ -234,6 +234,7 @@ Tokens make_initial_tokens(const RunConfig& c) {
     case InitKind::gaussian: return gaussian_tokens(c.model.n, c.model.d, i.seed);
     case InitKind::orthonormal: return orthonormal_tokens(c.model.n, c.model.d, i.r0, i.seed);
     case InitKind::cap: return cap_tokens(c.model.n, c.model.d, i.r0, i.delta, i.seed);
+    case InitKind::equiangular: return equiangular_tokens(c.model.n, c.model.d, i.rho, i.r0, i.seed);
     case InitKind::file: return read_initial_tokens(i, c.model.n, c.model.d);
     case InitKind::given:
       if (!i.given_tokens)

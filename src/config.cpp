@@ -49,7 +49,7 @@ struct EnumNames<QkvKind> {
 };
 template <>
 struct EnumNames<InitKind> {
-  static constexpr std::array<std::pair<InitKind, std::string_view>, 8> values{{
+  static constexpr std::array<std::pair<InitKind, std::string_view>, 9> values{{
       {InitKind::uniform, "uniform"},
       {InitKind::gaussian, "gaussian"},
       {InitKind::orthonormal, "orthonormal"},
@@ -58,6 +58,7 @@ struct EnumNames<InitKind> {
       {InitKind::perturbed_uniform, "perturbed_uniform"},
       {InitKind::von_mises, "von_mises"},
       {InitKind::given, "given"},
+      {InitKind::equiangular, "equiangular"},
   }};
 };
 template <>
@@ -794,7 +795,8 @@ const std::vector<Key>& keys() {
         field("model.n", &C::model, &ModelConfig::n, "number of tokens n >= 1", {at_least(1)}, particles_only),
         field("model.d", &C::model, &ModelConfig::d, "dimension d >= 2 of the token space (tokens live on S^{d-1})",
               {at_least(2)}, particles_only),
-        field("model.beta", &C::model, &ModelConfig::beta, "inverse temperature beta > 0 of the softmax", {above(0)}),
+        field("model.beta", &C::model, &ModelConfig::beta,
+              "inverse temperature beta >= 0 of the softmax (0: every key weighs the same)", {at_least(0)}),
         beta_rule_row(),
         selector(field("model.qkv", &C::model, &ModelConfig::qkv, "attention matrices: " + choices<QkvKind>())),
         field("model.qkv_seed", &C::model, &ModelConfig::qkv_seed, "seed of random Q, K, V (default: init.seed)",
@@ -857,6 +859,9 @@ const std::vector<Key>& keys() {
               }),
         field("init.delta", &C::init, &InitConfig::delta, "cap: every pairwise cosine >= 1 - delta, 0 < delta < 2",
               {in_range(0, false, 2, false)}, init_kind_is({InitKind::cap})),
+        field("init.rho", &C::init, &InitConfig::rho,
+              "equiangular: every pairwise cosine rho, -1/(n-1) <= rho < 1 (needs model.d >= model.n)",
+              {in_range(-1, true, 1, false)}, init_kind_is({InitKind::equiangular})),
         field("init.file", &C::init, &InitConfig::file, "file: HDF5 file holding the initial tokens", {},
               init_kind_is({InitKind::file})),
         field("init.dataset", &C::init, &InitConfig::dataset, "file: dataset of directions, [n, d] or [frames, n, d]", {},
@@ -1195,6 +1200,14 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
   if (c.init.kind == InitKind::orthonormal && c.model.d < c.model.n)
     throw InputError("init.kind", "\"orthonormal\" needs model.d >= model.n (d = " + std::to_string(c.model.d) +
                                       ", n = " + std::to_string(c.model.n) + ")");
+  if (c.init.kind == InitKind::equiangular) {
+    if (c.model.d < c.model.n)
+      throw InputError("init.kind", "\"equiangular\" needs model.d >= model.n (d = " + std::to_string(c.model.d) +
+                                        ", n = " + std::to_string(c.model.n) + ")");
+    if (c.model.n > 1 && c.init.rho < -1.0 / static_cast<double>(c.model.n - 1))
+      throw InputError("init.rho", "must be >= -1/(n - 1) = " + format_number(-1.0 / static_cast<double>(c.model.n - 1)) +
+                                       " for n = " + std::to_string(c.model.n) + " tokens, got " + format_number(c.init.rho));
+  }
   if (c.init.kind == InitKind::file && c.init.file.empty())
     throw InputError("init.file", "is required when init.kind = \"file\"");
   if (c.model.qkv == QkvKind::file && c.model.qkv_file.empty())

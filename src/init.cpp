@@ -59,6 +59,17 @@ Tokens orthonormal_tokens(Index n, Index d, double r0, std::uint64_t seed) {
   return t;
 }
 
+Tokens equiangular_tokens(Index n, Index d, double rho, double r0, std::uint64_t seed) {
+  assert(n <= d && rho < 1.0 && (n == 1 || rho >= -1.0 / static_cast<double>(n - 1)));
+  Tokens t = orthonormal_tokens(n, d, r0, seed);
+  const double a = std::sqrt(1.0 - rho);
+  const double g = (std::sqrt(std::max(0.0, 1.0 - rho + static_cast<double>(n) * rho)) - a) / static_cast<double>(n);
+  const Eigen::RowVectorXd sum = t.theta.colwise().sum();
+  t.theta = (a * t.theta).rowwise() + g * sum;
+  normalize_rows(t.theta);
+  return t;
+}
+
 Tokens cap_tokens(Index n, Index d, double r0, double delta, std::uint64_t seed) {
   assert(delta > 0.0 && delta < 2.0);
   Random rng(seed, RandomStream::initial_tokens);

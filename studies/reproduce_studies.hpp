@@ -24,6 +24,7 @@ void metastability(Builder& b);         // metastability.cpp
 void continuum_depth(Builder& b);       // continuum.cpp
 void continuum_mean_field(Builder& b);  // continuum.cpp
 void continuum_grid(Builder& b);        // continuum.cpp
+void attention_models(Builder& b);      // attention_models.cpp
 
 // A group of rows: its key (ReproduceOptions::only), whether its rows integrate the engine
 // (ReproduceOptions::engine), and its function.
@@ -48,6 +49,7 @@ inline constexpr StudyEntry kReproductionStudies[] = {
     {"continuum-depth", false, continuum_depth},
     {"continuum-mean-field", false, continuum_mean_field},
     {"continuum-grid", false, continuum_grid},
+    {"attention-models", true, attention_models},
 };
 
 }  // namespace normdyn::studies

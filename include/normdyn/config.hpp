@@ -26,7 +26,7 @@
 namespace normdyn {
 
 enum class QkvKind { identity, gaussian, gaussian_per_layer, gaussian_unit_norm, file, given };
-enum class InitKind { uniform, gaussian, orthonormal, cap, file, perturbed_uniform, von_mises, given };
+enum class InitKind { uniform, gaussian, orthonormal, cap, file, perturbed_uniform, von_mises, given, equiangular };
 // What is simulated: n tokens (weighted or not), or the mean-field density on the circle.
 enum class ModelKind { particles, meanfield };
 // How particles discretize an initial density (init.sampling).
@@ -60,6 +60,7 @@ struct InitConfig {
   std::uint64_t seed = 1;
   double r0 = 1.0;
   double delta = 0.01;  // cap
+  double rho = 0.0;     // equiangular: every pairwise cosine
   std::filesystem::path file;                                 // file
   std::string dataset = "/particles/tokens/direction/value";  // file: [n, d] or [frames, n, d]
   std::int64_t frame = -1;                                    // file, 3-D dataset: −1 = last

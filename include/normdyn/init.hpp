@@ -17,6 +17,10 @@ Tokens uniform_tokens(Index n, Index d, double r0, std::uint64_t seed);
 Tokens gaussian_tokens(Index n, Index d, std::uint64_t seed);
 // θ_1..θ_n a random orthonormal family (needs d >= n): the symmetric start of Theorem 4.1.
 Tokens orthonormal_tokens(Index n, Index d, double r0, std::uint64_t seed);
+// n unit vectors with every pairwise cosine rho, -1/(n-1) <= rho < 1 (needs d >= n): the equiangular
+// configuration, theta_i = sqrt(1 - rho) e_i + g sum_k e_k over a random orthonormal family e (the one
+// of orthonormal_tokens), g = (sqrt(1 - rho + n rho) - sqrt(1 - rho)) / n.
+Tokens equiangular_tokens(Index n, Index d, double rho, double r0, std::uint64_t seed);
 // Directions uniform in a spherical cap of angular radius arccos(1 − δ)/2 about a random centre,
 // so that every pairwise cosine is at least 1 − δ (Theorem 4.3). Needs 0 < δ < 2.
 Tokens cap_tokens(Index n, Index d, double r0, double delta, std::uint64_t seed);

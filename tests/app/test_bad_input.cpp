@@ -26,7 +26,7 @@ const std::vector<Case>& cases() {
       {"[model]\nn = 0\n", "", "model.n: must be >= 1, got 0"},
       {"[model]\nn = \"ten\"\n", "", "model.n: expected an integer, got a string"},
       {"[model]\nd = 1\n", "", "model.d: must be >= 2, got 1"},
-      {"[model]\nbeta = 0.0\n", "", "model.beta: must be > 0, got 0"},
+      {"[model]\nbeta = -0.5\n", "", "model.beta: must be >= 0, got -0.5"},
       {"[model]\nbeta = nan\n", "", "model.beta: must be finite"},
       {"[model]\nscheme = \"prenorm\"\n", "", "model.scheme: unknown scheme \"prenorm\"; valid: post, pre, mix, peri, ngpt, cod"},
       {"[model]\ntau = 2.0\n", "", "model.tau: applies only to model.scheme = \"mix\" (model.scheme is \"post\")"},

@@ -265,7 +265,7 @@ BOOST_AUTO_TEST_CASE(bad_input_under_mpirun_is_one_message_and_exit_code_2) {
   s.write("bad.toml", "[model]\nbeta = -1.0\n");
   const auto run = s.shell(mpirun(2) + NORMDYN_BINARY + " run bad.toml -o x.h5");
   BOOST_TEST(run.exit_code == 2);
-  const std::string line = "normdyn: error: model.beta: must be > 0, got -1";
+  const std::string line = "normdyn: error: model.beta: must be >= 0, got -1";
   BOOST_TEST(contains(run.err, line), run.err);
   BOOST_TEST(run.err.find(line) == run.err.rfind(line), run.err);  // once, not once per process
   BOOST_TEST(!std::filesystem::exists(s / "x.h5"));
@@ -288,7 +288,7 @@ BOOST_AUTO_TEST_CASE(bad_input_under_mpirun_is_one_message_and_exit_code_2) {
   BOOST_TEST(contains(sk.err, "normdyn: error: attention.normalizer: attention.normalizer = \"sinkhorn\" needs every row"), sk.err);
   BOOST_TEST(!std::filesystem::exists(s / "sk.h5"));
   // Sweeps: rank 0 reads the sweep file.
-  s.write("sweep.toml", "[axes]\n\"model.beta\" = [1.0, 0.0]\n");
+  s.write("sweep.toml", "[axes]\n\"model.beta\" = [1.0, -1.0]\n");
   const auto sweep = s.shell(mpirun(2) + NORMDYN_BINARY + " sweep sweep.toml -o out");
   BOOST_TEST(sweep.exit_code == 2);
   BOOST_TEST(contains(sweep.err, "axes.\"model.beta\": point 2 of 2"), sweep.err);

@@ -142,7 +142,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_reported_before_anything_runs) {
   const auto r = s.normdyn("sweep sweep.toml -o out");
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.err == "normdyn: error: axes.\"model.beta\": point 2 of 4 (init.seed = 1, model.beta = -2.0): must be "
-                      "> 0, got -2\n");
+                      ">= 0, got -2\n");
   BOOST_TEST(!std::filesystem::exists(s / "out"));
   const auto missing = s.normdyn("sweep nothing.toml -o out");
   BOOST_TEST(missing.exit_code == 2);

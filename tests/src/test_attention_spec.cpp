@@ -15,6 +15,7 @@
 #include "normdyn/config.hpp"
 #include "normdyn/dynamics.hpp"
 #include "normdyn/errors.hpp"
+#include "normdyn/init.hpp"
 #include "normdyn/qkv.hpp"
 #include "test_support.hpp"
 #include "tolerances.hpp"
@@ -138,6 +139,71 @@ BOOST_AUTO_TEST_CASE(every_combination_matches_the_definition) {
                 BOOST_TEST((a - ref).cwiseAbs().maxCoeff() <= tolerance * std::max(1.0, ref.cwiseAbs().maxCoeff()));
               }
   }
+}
+
+// beta = 0: every key weighs the same, A_i is the mean of the (allowed) values, on both paths.
+BOOST_AUTO_TEST_CASE(beta_zero_is_the_mean_of_the_values) {
+  const Index n = 300, d = 5;
+  const RowMatrix x = test::random_tokens(n, d, 15).theta;
+  const RowMatrix mean = x.colwise().mean().replicate(n, 1);
+  for (bool symmetric : {true, false}) {
+    KernelOptions o;
+    o.symmetric = symmetric;
+    const RowMatrix a = kernel_attention(x, AttentionMatrices::identity_matrices(), 0.0, {}, o);
+    BOOST_TEST((a - mean).cwiseAbs().maxCoeff() <= test::kRoundoff, symmetric);
+  }
+  const RowMatrix causal = kernel_attention(x, AttentionMatrices::identity_matrices(), 0.0, spec("causal", 0, "softmax"));
+  BOOST_TEST((causal.row(9) - x.topRows(10).colwise().mean()).cwiseAbs().maxCoeff() <= test::kRoundoff);
+  BOOST_TEST(parse_config("[model]\nbeta = 0.0\n", "t.toml").model.beta == 0.0);
+}
+
+// The equiangular model (Post-LN, Q = K = V = I): tokens with every pairwise cosine rho stay so, and
+//   softmax:  rho' = 2 e^{beta rho} (1 - rho) ((n - 1) rho + 1) / (e^beta + (n - 1) e^{beta rho}),
+//   uniform:  rho' = (2/n) e^{beta rho} (1 - rho) ((n - 1) rho + 1),
+// so 1 - rho decays at the rates 2 and 2 e^beta. The particle system from init.kind = "equiangular",
+// integrated by RK4 beside the scalar equation with the same steps, follows it to 1e-10.
+BOOST_AUTO_TEST_CASE(equiangular_tokens_follow_the_closed_form_equation) {
+  const Index n = 7, d = 9;
+  const double beta = 1.5, dt = 1e-3;
+  for (const std::string normalizer : {"softmax", "uniform"})
+    for (const double rho0 : {-0.1, 0.0, 0.4}) {
+      const Tokens start = equiangular_tokens(n, d, rho0, 1.0, 3);
+      const RowMatrix gram = start.theta * start.theta.transpose();
+      BOOST_TEST((gram.diagonal().array() - 1.0).abs().maxCoeff() <= test::kRoundoff);
+      BOOST_TEST((gram - RowMatrix::Constant(n, n, rho0) - (1.0 - rho0) * RowMatrix::Identity(n, n)).cwiseAbs().maxCoeff() <=
+                 test::kRoundoff);
+      DynamicsSpec ds;
+      ds.beta = beta;
+      ds.attention = spec("none", 0, normalizer);
+      AttentionDynamics dyn(ds, QkvSource::identity(), n, d);
+      std::vector<double> x(dyn.size()), k1(x.size()), k2(x.size()), k3(x.size()), k4(x.size()), y(x.size());
+      dyn.layout().pack(start, x.data());
+      const auto f = [&](double r) {
+        const double e = std::exp(beta * r), grow = (1.0 - r) * ((n - 1) * r + 1.0);
+        return normalizer == "softmax" ? 2.0 * e * grow / (std::exp(beta) + (n - 1) * e) : 2.0 / n * e * grow;
+      };
+      double rho = rho0, worst = 0.0;
+      for (int step = 0; step < 2000; ++step) {
+        const double t = step * dt;
+        const auto stage = [&](const std::vector<double>& from, const std::vector<double>& slope, double h) {
+          for (std::size_t i = 0; i < y.size(); ++i) y[i] = from[i] + h * slope[i];
+        };
+        dyn.rhs(x.data(), k1.data(), t);
+        stage(x, k1, dt / 2);
+        dyn.rhs(y.data(), k2.data(), t + dt / 2);
+        stage(x, k2, dt / 2);
+        dyn.rhs(y.data(), k3.data(), t + dt / 2);
+        stage(x, k3, dt);
+        dyn.rhs(y.data(), k4.data(), t + dt);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] += dt / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
+        const double r1 = f(rho), r2 = f(rho + dt / 2 * r1), r3 = f(rho + dt / 2 * r2), r4 = f(rho + dt * r3);
+        rho += dt / 6 * (r1 + 2 * r2 + 2 * r3 + r4);
+        const Eigen::Map<const RowMatrix> theta(x.data(), n, d);
+        const RowMatrix g = theta * theta.transpose();
+        worst = std::max(worst, std::abs((g.sum() - g.trace()) / (n * (n - 1)) - rho));
+      }
+      BOOST_TEST(worst <= 1e-10, normalizer << " rho0 " << rho0 << " rho(2) " << rho);
+    }
 }
 
 // The scaling itself: rows and columns of the weights sum to 1 within the tolerance; a tolerance it
@@ -363,6 +429,10 @@ BOOST_AUTO_TEST_CASE(the_attention_table_of_the_configuration) {
   BOOST_TEST(error("[attention]\nsinkhorn_tol = 1e-9\n").find("attention.sinkhorn_tol: applies only") == 0);
   BOOST_TEST(error("[attention]\nnormalizer = \"sinkhorn\"\nmask = \"causal\"\n").find("attention.normalizer") == 0);
   BOOST_TEST(error("[model]\nheads = 0\n").find("model.heads") == 0);
+  BOOST_TEST(error("[model]\nn = 4\nd = 3\n[init]\nkind = \"equiangular\"\n").find("init.kind: \"equiangular\" needs model.d >= model.n") == 0);
+  BOOST_TEST(error("[model]\nn = 4\nd = 4\n[init]\nkind = \"equiangular\"\nrho = -0.5\n").find("init.rho: must be >= -1/(n - 1)") == 0);
+  BOOST_TEST(error("[init]\nrho = 0.5\n").find("init.rho") == 0);
+  BOOST_TEST(error("[model]\nn = 4\nd = 4\n[init]\nkind = \"equiangular\"\nrho = 0.25\n") == "accepted");
   BOOST_TEST(error("[model]\nkind = \"meanfield\"\nheads = 2\n[init]\nkind = \"uniform\"\n").find("model.heads") == 0);
   BOOST_TEST(parse_config("[model]\nheads = 4\n", "t.toml").model.heads == 4);
   const RunConfig r = parse_config("[model]\nd = 4\n[attention]\nrope = true\nrope_base = 50\nnormalizer = \"sinkhorn\"\nsinkhorn_tol = 1e-10\n", "t.toml");

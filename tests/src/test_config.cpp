@@ -45,7 +45,7 @@ BOOST_AUTO_TEST_CASE(scheme_parameters_are_read_into_the_scheme) {
 
 BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"[model]\nbeta = -1\n", "model.beta: must be > 0"},
+      {"[model]\nbeta = -1\n", "model.beta: must be >= 0"},
       {"[model]\nbeta = \"hot\"\n", "model.beta: expected a number"},
       {"[model]\nbeta = inf\n", "model.beta: must be finite"},
       {"[model]\nn = 0\n", "model.n: must be >= 1"},

@@ -173,6 +173,20 @@ BOOST_AUTO_TEST_CASE(post_ln_rate_9_percent_is_caught) {
   expect_caught(post_ln_rate_9_percent(), {"4.1-slope-post", "4.1-slope-post-n16-beta1-r2", "4.1-particles-post"});
 }
 
+// The models beyond the paper's attention: every row holds on the library's engine, and a wrong
+// Post-LN rate fails the equiangular flows and their rates.
+BOOST_AUTO_TEST_CASE(attention_models_hold_and_catch_a_wrong_rate) {
+  const std::vector<std::string> group{"attention-models"};
+  const Verdicts& good = reference(group, true);
+  BOOST_TEST(good.size() == 8u);
+  for (const auto& [id, verdict] : good) BOOST_TEST(verdict == "holds", id << ": " << verdict);
+  const std::set<std::string> rows = caught(post_ln_rate_9_percent(), group);
+  for (const char* id : {"attention-equiangular-softmax-rho0", "attention-equiangular-softmax-rho0.3",
+                         "attention-equiangular-uniform-rho0", "attention-equiangular-softmax-rate",
+                         "attention-equiangular-uniform-rate"})
+    BOOST_TEST(rows.count(id) == 1u, id);
+}
+
 // Every engine group at full size (Theorem 4.1's particles down to 1 - gamma = 1e-11 included), on
 // the library's engine and each mutant; CTest runs it as studies/test_reproduce_engine_all (label
 // slow). The 9 % Post-LN rate must also fail the asymptotic row, not only the exact ones.
