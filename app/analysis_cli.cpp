@@ -58,6 +58,7 @@ struct AnalysisCli::State {
   CLI::App* study = nullptr;
   CLI::App* study_attention = nullptr;
   CLI::App* study_symmetric = nullptr;
+  CLI::App* study_equiangular = nullptr;
   CLI::App* reproduce = nullptr;
   ReproduceRequest reproduce_request;
   std::string reproduce_dir;
@@ -81,6 +82,9 @@ struct AnalysisCli::State {
   studies::SymmetricStudyRequest symmetric_request;
   std::string symmetric_json;
   bool symmetric_force = false;
+  studies::EquiangularStudyRequest equiangular_request;
+  std::string equiangular_json;
+  bool equiangular_force = false;
 };
 
 AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
@@ -153,6 +157,23 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.study_symmetric->add_option("--step", sy.step, "largest RK4 step")->capture_default_str()->check(CLI::PositiveNumber);
   s.study_symmetric->add_option("--json", s.symmetric_json, "write the trajectories as JSON to this file");
   s.study_symmetric->add_flag("--force", s.symmetric_force, "replace an existing JSON file");
+
+  studies::EquiangularStudyRequest& eq = s.equiangular_request;
+  s.study_equiangular = s.study->add_subcommand(
+      "equiangular", "The equiangular model: Post-LN particles from every pairwise cosine rho0 against rho' of the "
+                     "closed form (softmax or the uniform normalizer), and the rates 2 and 2 e^beta");
+  s.study_equiangular->add_option("--n", eq.n, "number of tokens")->capture_default_str()->check(CLI::Range(2, 1 << 16));
+  s.study_equiangular->add_option("--d", eq.d, "dimension of the particles (0: n)")->capture_default_str()->check(CLI::Range(0, 1 << 16));
+  s.study_equiangular->add_option("--beta", eq.beta, "inverse temperature >= 0")->capture_default_str();
+  s.study_equiangular->add_option("--rho0", eq.rho0, "initial pairwise cosine, -1/(n-1) <= rho0 < 1")->capture_default_str();
+  s.study_equiangular->add_option("--normalizer", eq.normalizer, "softmax | uniform")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"softmax", "uniform"}));
+  s.study_equiangular->add_option("--t-end", eq.t_end, "horizon")->capture_default_str();
+  s.study_equiangular->add_option("--samples", eq.samples, "output intervals (times 0, T/K, ..., T)")->capture_default_str();
+  s.study_equiangular->add_option("--threads", eq.threads, "threads of the attention kernel (0: all)")->check(CLI::Range(0, 4096));
+  s.study_equiangular->add_option("--json", s.equiangular_json, "write the trajectories as JSON to this file");
+  s.study_equiangular->add_flag("--force", s.equiangular_force, "replace an existing JSON file");
 
   ReproduceRequest& rp = s.reproduce_request;
   s.reproduce = cli.add_subcommand(
@@ -246,6 +267,11 @@ int AnalysisCli::run() {
     ReproduceRequest request = s.reproduce_request;
     if (!s.reproduce_dir.empty()) request.output_dir = s.reproduce_dir;
     return reproduce_command(request);
+  }
+  if (s.study_equiangular->parsed()) {
+    std::optional<std::filesystem::path> json;
+    if (!s.equiangular_json.empty()) json = s.equiangular_json;
+    return equiangular_study_command(s.equiangular_request, json, s.equiangular_force);
   }
   if (s.study_symmetric->parsed()) {
     std::optional<std::filesystem::path> json;

@@ -98,4 +98,29 @@ int symmetric_study_command(const studies::SymmetricStudyRequest& request,
   return 0;
 }
 
+int equiangular_study_command(const studies::EquiangularStudyRequest& request,
+                              const std::optional<std::filesystem::path>& json, bool force) {
+  const studies::EquiangularStudy study = studies::equiangular_study(request);
+  const studies::EquiangularStudyRequest& r = study.request;
+  std::printf("Equiangular model, Post-LN, %s attention: n = %ld, d = %ld, beta = %g, rho0 = %g, t in [0, %g]; "
+              "particles (dopri5, rtol 1e-12) against the closed form (RK4, step <= 1e-4)\n",
+              r.normalizer.c_str(), static_cast<long>(r.n), static_cast<long>(r.d > 0 ? r.d : r.n), r.beta, r.rho0, r.t_end);
+  std::printf("%12s %20s %20s %12s %12s\n", "t", "rho (closed form)", "rho (particles)", "|diff|", "spread");
+  const std::size_t count = study.rho_particles.size();
+  for (std::size_t k = 0; k <= 10 && count > 0; ++k) {
+    const std::size_t i = std::min(count - 1, k * (count - 1) / 10);
+    std::printf("%12.6g %20.15f %20.15f %12.3e %12.3e\n", study.t[i], study.rho_theory[i], study.rho_particles[i],
+                std::abs(study.rho_particles[i] - study.rho_theory[i]), study.spread[i]);
+    if (i == count - 1) break;
+  }
+  std::printf("max |diff| = %.3e (status %s); rate of 1 - rho: theory %.8g, particles ", study.max_deviation,
+              study.status.c_str(), study.rate_theory);
+  if (std::isfinite(study.rate_fitted))
+    std::printf("%.8g (fitted over %d frames with 1 - rho in [1e-10, 1e-5])\n", study.rate_fitted, study.rate_frames);
+  else
+    std::printf("not measured: 1 - rho never spent 3 frames in [1e-10, 1e-5] (raise --t-end or --samples)\n");
+  if (json) studies::write_new_file(*json, studies::to_json(study).dump(1) + "\n", force);
+  return study.status == "ok" && study.max_deviation <= 1e-8 ? 0 : 1;
+}
+
 }  // namespace normdyn::app

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "normdyn/studies/attention.hpp"
+#include "normdyn/studies/equiangular.hpp"
 #include "normdyn/studies/symmetric.hpp"
 #include "normdyn/tokens.hpp"
 
@@ -25,5 +26,11 @@ int attention_study_command(const AttentionStudyRequest& request);
 // (γ, 1 − γ, r at the end; the initial slope against Theorem 4.1) and writes the JSON if asked.
 int symmetric_study_command(const studies::SymmetricStudyRequest& request,
                             const std::optional<std::filesystem::path>& json, bool force);
+
+// `normdyn study equiangular`: rho(t) of the particles against the closed form; prints a table of
+// ten times and the rates, writes the JSON if asked. Exit code 1 if the particles leave the closed
+// form by more than 1e-8.
+int equiangular_study_command(const studies::EquiangularStudyRequest& request,
+                              const std::optional<std::filesystem::path>& json, bool force);
 
 }  // namespace normdyn::app

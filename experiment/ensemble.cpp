@@ -715,6 +715,8 @@ EnsembleRun::EnsembleRun(const SweepSpec& spec, const EnsembleOptions& options)
     if (!(q >= 0.0 && q <= 1.0)) throw InputError("quantiles", "must lie in [0, 1], got " + number_text(q));
   points_ = expand_sweep(spec_);
   if (points_.empty()) throw InputError("axes", "the ensemble has no point");
+  if (options_.give)
+    for (auto& p : points_) options_.give(p.config);
   for (const auto& p : points_)
     if (p.config.model.kind != ModelKind::particles)
       throw InputError("model.kind", "ensembles are of particle systems (point " + p.name + " is a mean-field run)");
@@ -727,6 +729,7 @@ EnsembleRun::EnsembleRun(const SweepSpec& spec, const EnsembleOptions& options)
   res_.command_line = options_.command_line;
   res_.set = options_.set;
   res_.config_toml = to_toml(points_.front().config);
+  res_.first_config = points_.front().config;
   const RunConfig& first = points_.front().config;
   res_.time = first.output.sample_times(first.solver.t_end, first.solver.t_start);
   res_.n = first.model.n;
@@ -1413,6 +1416,40 @@ GridFile ensemble_grid(const EnsembleResult& r) {
     add(std::string("member_") + figure, with({r.over.dimension, "time"}), *values,
         std::string("the member's ") + figure + " per sample time (NaN after its last frame)");
     f.variables.back().deflate_level = 4;
+  }
+  // Arrays given with the ensemble, as the run file stores them (the configuration holds their digests).
+  const auto indices = [](std::size_t count) {
+    std::vector<std::int64_t> out(count);
+    for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<std::int64_t>(i);
+    return out;
+  };
+  if (const auto& qkv = r.first_config.model.given_qkv) {
+    const auto d = static_cast<std::size_t>(r.first_config.model.d);
+    f.dimensions.push_back(GridDimension{"qkv_layer", indices(qkv->size()), A{}});
+    f.dimensions.push_back(GridDimension{"head", indices(static_cast<std::size_t>(r.first_config.model.heads)), A{}});
+    f.dimensions.push_back(GridDimension{"qkv_row", indices(d), A{}});
+    f.dimensions.push_back(GridDimension{"qkv_column", indices(d), A{}});
+    const char* names[3] = {"qkv_Q", "qkv_K", "qkv_V"};
+    for (int m = 0; m < 3; ++m) {
+      std::vector<double> values;
+      for (const AttentionMatrices& layer : *qkv)
+        for (std::size_t h = 0; h <= layer.other_heads.size(); ++h) {
+          const AttentionMatrices& head = h == 0 ? layer : layer.other_heads[h - 1];
+          const RowMatrix& matrix = m == 0 ? head.Q : m == 1 ? head.K : head.V;
+          values.insert(values.end(), matrix.data(), matrix.data() + matrix.size());
+        }
+      add(names[m], {"qkv_layer", "head", "qkv_row", "qkv_column"}, values,
+          std::string("given ") + "QKV"[m] + " of each layer and head (model.qkv = \"given\")");
+    }
+  }
+  if (const auto& given = r.first_config.init.given_tokens) {
+    if (r.trajectory_points.empty()) {
+      f.dimensions.push_back(GridDimension{"token", indices(static_cast<std::size_t>(r.n)), A{}});
+      f.dimensions.push_back(GridDimension{"component", indices(static_cast<std::size_t>(r.d)), A{}});
+    }
+    add("initial_tokens", {"token", "component"},
+        std::vector<double>(given->rows.data(), given->rows.data() + given->rows.size()),
+        "given initial tokens x_j = r_j theta_j (init.kind = \"given\")");
   }
   add("accepted_steps", with({r.over.dimension}), r.accepted_steps, "accepted steps");
   add("rhs_evaluations", with({r.over.dimension}), r.rhs_evaluations, "right-hand side evaluations");

@@ -240,7 +240,7 @@ Tokens make_initial_tokens(const RunConfig& c) {
       if (!i.given_tokens)
         throw InputError("init.kind", "\"given\" needs the tokens: pass them with the run (Python: "
                                       "normdyn.run(..., tokens=X0)) or use init.kind = \"file\"");
-      return *i.given_tokens;
+      return i.given_tokens->tokens;
     case InitKind::perturbed_uniform:  // handled above
     case InitKind::von_mises: break;
   }

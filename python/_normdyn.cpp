@@ -313,10 +313,12 @@ Team& process_team() {
 // None on the processes other than rank 0 of an MPI launch (which share the members).
 py::object ensemble(const std::string& sweep_text, const std::string& source, std::optional<std::string> output, bool force,
                   int threads, const std::vector<double>& quantiles, const std::vector<std::size_t>& trajectories,
-                  bool member_figures, py::object progress, double progress_interval, bool main_thread, const std::string& command_line) {
+                  bool member_figures, py::object progress, double progress_interval, bool main_thread, const std::string& command_line,
+                  const py::object& qkv, const py::object& tokens) {
   if (threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(threads));
   const SweepSpec spec = parse_sweep(sweep_text, source);
   EnsembleOptions options;
+  options.give = python::arrays_giver(qkv, tokens);
   if (output) options.output = *output;
   options.force = force;
   options.output_name = "output";
@@ -419,7 +421,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("main_thread"), py::arg("command_line"));
   m.def("ensemble", &ensemble, py::arg("sweep_text"), py::arg("source"), py::arg("output"), py::arg("force"),
         py::arg("threads"), py::arg("quantiles"), py::arg("trajectories"), py::arg("member_figures"), py::arg("progress"),
-        py::arg("progress_interval"), py::arg("main_thread"), py::arg("command_line"));
+        py::arg("progress_interval"), py::arg("main_thread"), py::arg("command_line"), py::arg("qkv") = py::none(),
+        py::arg("tokens") = py::none());
   m.def("processes", [] { return process_team().size(); },
         "the processes of this launch (1 without an MPI launcher); starts MPI under one");
   m.def("needs_recovery", [](const std::string& path) { return needs_recovery(path); },

@@ -808,6 +808,10 @@ const std::vector<Key>& keys() {
               "HDF5 file with datasets Q, K, V, each [d, d] or [layers, d, d]; with model.heads = H > 1, "
               "[H, d, d] or [layers, H, d, d]", {},
               [](const C& c) { return only_for("model.qkv", c.model.qkv, {QkvKind::file}); }),
+        field("model.qkv_digest", &C::model, &ModelConfig::qkv_digest,
+              "given: digest of the matrices given with the run (FNV-1a of their values, set by normdyn; the run "
+              "file holds the matrices and is checked against it)", {},
+              [](const C& c) { return only_for("model.qkv", c.model.qkv, {QkvKind::given}); }),
         field("model.heads", &C::model, &ModelConfig::heads,
               "attention heads H: A_i is the sum over heads of each head's attention, each with its own Q, K, V "
               "(the random model.qkv kinds draw every head; the first head's matrices are those of a one-head model)",
@@ -859,6 +863,9 @@ const std::vector<Key>& keys() {
               }),
         field("init.delta", &C::init, &InitConfig::delta, "cap: every pairwise cosine >= 1 - delta, 0 < delta < 2",
               {in_range(0, false, 2, false)}, init_kind_is({InitKind::cap})),
+        field("init.tokens_digest", &C::init, &InitConfig::tokens_digest,
+              "given: digest of the tokens given with the run (FNV-1a of their values, set by normdyn; the run file "
+              "holds the tokens and is checked against it)", {}, init_kind_is({InitKind::given})),
         field("init.rho", &C::init, &InitConfig::rho,
               "equiangular: every pairwise cosine rho, -1/(n-1) <= rho < 1 (needs model.d >= model.n)",
               {in_range(-1, true, 1, false)}, init_kind_is({InitKind::equiangular})),

@@ -2,12 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 
 #include "normdyn/errors.hpp"
+#include "normdyn/text_hash.hpp"
 
 namespace normdyn {
+
+std::string values_digest(std::initializer_list<std::span<const double>> arrays) {
+  std::uint64_t h = kFnvOffset;
+  for (const auto& a : arrays) h = fnv1a(a.data(), a.size() * sizeof(double), h);
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
 
 void give_qkv(RunConfig& config, std::span<const double> q, std::span<const double> k, std::span<const double> v,
               Index layers, Index heads, Index d, const std::string& name) {
@@ -48,6 +58,7 @@ void give_qkv(RunConfig& config, std::span<const double> q, std::span<const doub
   }
   config.model.qkv = QkvKind::given;
   config.model.given_qkv = std::move(layers_out);
+  config.model.qkv_digest = values_digest({q, k, v});
 }
 
 void give_tokens(RunConfig& config, std::span<const double> rows, Index n, Index d, const std::string& name) {
@@ -58,18 +69,21 @@ void give_tokens(RunConfig& config, std::span<const double> rows, Index n, Index
                                std::to_string(config.model.n) + ", model.d = " + std::to_string(config.model.d));
   if (rows.size() != static_cast<std::size_t>(n * d))
     throw InputError(name, "has " + std::to_string(rows.size()) + " values, expected n x d = " + std::to_string(n * d));
-  auto tokens = std::make_shared<Tokens>();
-  tokens->theta = Eigen::Map<const RowMatrix>(rows.data(), n, d);
-  tokens->r.resize(n);
+  auto given = std::make_shared<InitConfig::GivenTokens>();
+  given->rows = Eigen::Map<const RowMatrix>(rows.data(), n, d);
+  Tokens& tokens = given->tokens;
+  tokens.theta = given->rows;
+  tokens.r.resize(n);
   for (Index i = 0; i < n; ++i) {
-    const double norm = tokens->theta.row(i).norm();
+    const double norm = tokens.theta.row(i).norm();
     if (!std::isfinite(norm) || !(norm > 0.0))
       throw InputError(name, "row " + std::to_string(i) + " is zero or not finite (a token needs a direction)");
-    tokens->theta.row(i) /= norm;
-    tokens->r(i) = norm;
+    tokens.theta.row(i) /= norm;
+    tokens.r(i) = norm;
   }
   config.init.kind = InitKind::given;
-  config.init.given_tokens = std::move(tokens);
+  config.init.given_tokens = std::move(given);
+  config.init.tokens_digest = values_digest({rows});
 }
 
 }  // namespace normdyn

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "normdyn/init.hpp"
+#include "normdyn/studies/equiangular.hpp"
 #include "reproduce_studies.hpp"
 #include "reproduce_support.hpp"
 
@@ -26,28 +27,6 @@ constexpr double kRateTolerance = 1e-3;
 // Causal convergence: every direction within this of x_1(0) at the horizon (the slowest pull, that of
 // the second token, is e^{-t/2} near the end).
 constexpr double kCausalTolerance = 1e-6;
-
-double equiangular_rate(bool softmax, double n, double beta, double rho) {
-  const double e = std::exp(beta * rho), grow = (1.0 - rho) * ((n - 1.0) * rho + 1.0);
-  return softmax ? 2.0 * e * grow / (std::exp(beta) + (n - 1.0) * e) : 2.0 / n * e * grow;
-}
-
-// rho(t) at `times` by RK4 with steps of at most 1e-4.
-std::vector<double> equiangular_theory(bool softmax, double n, double beta, double rho0, const std::vector<double>& times) {
-  std::vector<double> out{rho0};
-  double rho = rho0;
-  for (std::size_t i = 1; i < times.size(); ++i) {
-    const int steps = static_cast<int>(std::ceil((times[i] - times[i - 1]) / 1e-4));
-    const double h = (times[i] - times[i - 1]) / steps;
-    for (int s = 0; s < steps; ++s) {
-      const double k1 = equiangular_rate(softmax, n, beta, rho), k2 = equiangular_rate(softmax, n, beta, rho + h / 2 * k1),
-                   k3 = equiangular_rate(softmax, n, beta, rho + h / 2 * k2), k4 = equiangular_rate(softmax, n, beta, rho + h * k3);
-      rho += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
-    }
-    out.push_back(rho);
-  }
-  return out;
-}
 
 }  // namespace
 

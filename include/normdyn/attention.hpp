@@ -30,31 +30,11 @@
 // applies the normalizer's factor. The Sinkhorn normalizer forms the whole n×n matrix instead.
 #include <vector>
 
+#include "normdyn/attention_matrices.hpp"
 #include "normdyn/attention_spec.hpp"
 #include "normdyn/tokens.hpp"
 
 namespace normdyn {
-
-// Q, K, V of the first head (`identity`: Q = K = V = I, the matrices not stored), and those of the
-// other heads of a multi-head model, whose attention is the sum of its heads' (model.heads).
-struct AttentionMatrices {
-  bool identity = true;
-  RowMatrix Q, K, V;
-  std::vector<AttentionMatrices> other_heads;
-
-  static AttentionMatrices identity_matrices(Index heads = 1) {
-    AttentionMatrices m;
-    m.other_heads.resize(static_cast<std::size_t>(heads - 1));
-    return m;
-  }
-  Index heads() const { return 1 + static_cast<Index>(other_heads.size()); }
-  // Every head is Q = K = V = I.
-  bool all_identity() const {
-    for (const auto& h : other_heads)
-      if (!h.identity) return false;
-    return identity;
-  }
-};
 
 struct KernelOptions {
   int threads = 0;       // 0: OpenMP's default (OMP_NUM_THREADS, else all cores)

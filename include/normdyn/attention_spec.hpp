@@ -23,9 +23,19 @@
 #include "normdyn/attention/positions/none.hpp"
 #include "normdyn/attention/positions/rope.hpp"
 
+// A build can append masks without editing this file (the recipe test of docs/ARCHITECTURE.md does):
+// NORMDYN_EXTRA_ATTENTION_HEADER names a header defining them, NORMDYN_EXTRA_MASKS lists them with a
+// leading comma.
+#ifdef NORMDYN_EXTRA_ATTENTION_HEADER
+#include NORMDYN_EXTRA_ATTENTION_HEADER
+#endif
+#ifndef NORMDYN_EXTRA_MASKS
+#define NORMDYN_EXTRA_MASKS
+#endif
+
 namespace normdyn {
 
-using AttentionMask = std::variant<NoMask, CausalMask, StrictlyCausalMask>;
+using AttentionMask = std::variant<NoMask, CausalMask, StrictlyCausalMask NORMDYN_EXTRA_MASKS>;
 using ScoreBias = std::variant<NoBias, Alibi>;
 using AttentionPositions = std::variant<NoPositions, Rope>;
 using AttentionNormalizer = std::variant<Softmax, Uniform, Sinkhorn>;

@@ -16,7 +16,7 @@
 #include <variant>
 #include <vector>
 
-#include "normdyn/attention.hpp"
+#include "normdyn/attention_matrices.hpp"
 #include "normdyn/attention_spec.hpp"
 #include "normdyn/schemes.hpp"
 #include "normdyn/solvers/limiter.hpp"
@@ -51,8 +51,9 @@ struct ModelConfig {
   std::filesystem::path qkv_file;  // datasets Q, K, V: [d, d] or [layers, d, d]; [heads, d, d] or [layers, heads, d, d]
   Index heads = 1;                 // attention heads; A_i is the sum of theirs
   // model.qkv = "given": the matrices of each layer, given with the run (Python's qkv=) and stored in
-  // its run file (/parameters/qkv), not in the TOML text.
+  // its run file (/parameters/qkv), not in the TOML text, which holds their digest.
   std::shared_ptr<const std::vector<AttentionMatrices>> given_qkv;
+  std::string qkv_digest;
 };
 
 struct InitConfig {
@@ -74,9 +75,15 @@ struct InitConfig {
   std::vector<double> weights;       // von_mises: mixture weights (resolved: one per centre)
   Sampling sampling = Sampling::sampled;  // particles: how n tokens discretize the density
   double radius_width = 0.0;  // radii uniform on [r0 − w/2, r0 + w/2] (0: all r0)
-  // init.kind = "given": the initial tokens, given with the run (Python's tokens=) and stored in its run
-  // file (/parameters/initial_tokens), not in the TOML text.
-  std::shared_ptr<const Tokens> given_tokens;
+  // init.kind = "given": the initial tokens, given with the run (Python's tokens=) as rows x_j, and as
+  // directions x_j/|x_j| with radii |x_j|; stored in its run file (/parameters/initial_tokens), not in
+  // the TOML text, which holds their digest.
+  struct GivenTokens {
+    RowMatrix rows;
+    Tokens tokens;
+  };
+  std::shared_ptr<const GivenTokens> given_tokens;
+  std::string tokens_digest;
 };
 
 // The mean-field solver on the circle (model.kind = "meanfield").

@@ -1,4 +1,5 @@
 #pragma once
+#include <initializer_list>
 #include <span>
 #include <string>
 
@@ -9,10 +10,15 @@ namespace normdyn {
 // Arrays given with a run instead of drawn or read from a file (Python's normdyn.run(qkv=, tokens=)):
 // they set model.qkv = "given" (Q, K, V per layer, `heads` heads each: values [layers, heads, d, d]
 // row-major) or init.kind = "given" (rows x_i of [n, d]: direction x_i/|x_i|, radius |x_i|), after
-// checking their shapes against model.d, model.heads and model.n. `name` is the argument named in
-// errors ("qkv", "tokens"). The run file stores them (/parameters/qkv, /parameters/initial_tokens).
+// checking their shapes against model.d, model.heads and model.n, and set model.qkv_digest or
+// init.tokens_digest, so that the configuration names the arrays it ran with. `name` is the argument
+// named in errors ("qkv", "tokens"). The run file stores them (/parameters/qkv, /parameters/initial_tokens).
 void give_qkv(RunConfig& config, std::span<const double> q, std::span<const double> k, std::span<const double> v,
               Index layers, Index heads, Index d, const std::string& name = "qkv");
 void give_tokens(RunConfig& config, std::span<const double> rows, Index n, Index d, const std::string& name = "tokens");
+
+// The digest that model.qkv_digest and init.tokens_digest hold: FNV-1a over the bytes of the values,
+// in order, as 16 hexadecimal digits.
+std::string values_digest(std::initializer_list<std::span<const double>> arrays);
 
 }  // namespace normdyn

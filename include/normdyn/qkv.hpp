@@ -15,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#include "normdyn/attention.hpp"
+#include "normdyn/attention_matrices.hpp"
 
 namespace normdyn {
 

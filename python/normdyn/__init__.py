@@ -233,7 +233,7 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
 
 def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, force=False, pair_cosine=0.999,
              cluster_epsilon=1e-3, quantiles=(0.1, 0.5, 0.9), trajectories=None, threads=0, progress=False,
-             member_figures=True):
+             member_figures=True, qkv=None, tokens=None):
     """Integrates every point of `axes` (their Cartesian product over `config`) in this process and
     returns the ensemble statistics as an xarray Dataset (what `normdyn ensemble` writes).
 
@@ -268,9 +268,14 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
       Ctrl-C to the launcher raises KeyboardInterrupt on every process (it arrives as SIGTERM, which
       raises it during the call unless the script has a SIGTERM handler of its own). An ensemble
       stopped on rank 0 alone (its progress callback raised) raises KeyboardInterrupt on the others.
+    qkv, tokens: your own matrices and initial tokens, as for run(), given to every member (an axis
+      over model.n, model.d or model.heads then does not fit them: ValueError); the Dataset and the
+      file hold them (qkv_Q, qkv_K, qkv_V, initial_tokens), the configurations their digests.
     """
     text, source = _config_text(config)
-    resolved = _core.resolve_config(text, source, _overrides(set))
+    overrides = _overrides(set)
+    qkv, tokens, given = _given(text, source, overrides, set, qkv, tokens)
+    resolved = _core.resolve_config(text, source, overrides + given)
     sweep = _ensemble.sweep_text(resolved, axes, over, pair_cosine, cluster_epsilon)
     if output is not None:
         output = os.fspath(output)
@@ -287,7 +292,8 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
     try:
         with _TerminateAsInterrupt(_core.processes() > 1, output):
             result = _core.ensemble(sweep, "normdyn.ensemble", output, bool(force), threads, quantiles, points,
-                                    bool(member_figures), callback, 0.2, _main_thread(), _command_line("normdyn.ensemble"))
+                                    bool(member_figures), callback, 0.2, _main_thread(), _command_line("normdyn.ensemble"),
+                                    qkv, tokens)
     except KeyboardInterrupt as e:
         journal = None if output is None else output + ".journal"
         if journal is None or journal in str(e) or not os.path.exists(journal):

@@ -58,17 +58,9 @@ std::vector<std::string> split_names(const std::string& joined) {
 }
 
 // The arrays given with the run (model.qkv = "given", init.kind = "given"), stored beside the
-// configuration that names them, each group with a digest of its values that a reader checks.
+// configuration, whose model.qkv_digest and init.tokens_digest name them; a reader checks them.
 constexpr const char* kGivenQkv = "qkv";
 constexpr const char* kGivenTokens = "initial_tokens";
-
-std::string values_digest(const std::vector<std::vector<double>>& arrays) {
-  std::uint64_t h = kFnvOffset;
-  for (const auto& a : arrays) h = fnv1a(a.data(), a.size() * sizeof(double), h);
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-  return out;
-}
 
 std::vector<std::vector<double>> flat_qkv(const std::vector<AttentionMatrices>& layers) {
   std::vector<std::vector<double>> out(3);
@@ -92,15 +84,12 @@ void write_given(h5::Group& parameters, const RunConfig& config) {
     g.create_dataset("Q", dims, std::span<const double>(arrays[0]));
     g.create_dataset("K", dims, std::span<const double>(arrays[1]));
     g.create_dataset("V", dims, std::span<const double>(arrays[2]));
-    g.set_attribute("digest", values_digest(arrays));
   }
   if (const auto& tokens = config.init.given_tokens) {
-    std::vector<double> rows(static_cast<std::size_t>(tokens->theta.size()));
-    Eigen::Map<RowMatrix>(rows.data(), tokens->n(), tokens->d()) = tokens->theta.array().colwise() * tokens->r.array();
-    const std::uint64_t dims[2] = {static_cast<std::uint64_t>(tokens->n()), static_cast<std::uint64_t>(tokens->d())};
+    const RowMatrix& rows = tokens->rows;
+    const std::uint64_t dims[2] = {static_cast<std::uint64_t>(rows.rows()), static_cast<std::uint64_t>(rows.cols())};
     h5::Group g = parameters.create_group(kGivenTokens);
-    g.create_dataset("value", dims, std::span<const double>(rows));
-    g.set_attribute("digest", values_digest({rows}));
+    g.create_dataset("value", dims, std::span<const double>(rows.data(), static_cast<std::size_t>(rows.size())));
   }
 }
 
@@ -473,7 +462,7 @@ void validate_layout(const std::filesystem::path& path, const h5::File& file, co
   }
 }
 
-// The given arrays back into `config`, checked against their digest and the configuration.
+// The given arrays back into `config`, checked against the configuration and the digests it holds.
 void read_given(const std::filesystem::path& path, const h5::Group& parameters, RunConfig& config) {
   try {
     if (config.model.qkv == QkvKind::given) {
@@ -488,10 +477,11 @@ void read_given(const std::filesystem::path& path, const h5::Group& parameters, 
         if (shape.size() != 4) damaged(path, std::string("/parameters/qkv/") + name, "is not [layers, heads, d, d]");
         arrays.push_back(ds.read_doubles());
       }
-      if (g.attribute_string("digest").value_or("") != values_digest(arrays))
-        damaged(path, "/parameters/qkv", "was edited after the run was written (its values no longer match its digest)");
+      const std::string named = config.model.qkv_digest;
       give_qkv(config, arrays[0], arrays[1], arrays[2], static_cast<Index>(shape[0]), static_cast<Index>(shape[1]),
                static_cast<Index>(shape[2]), "/parameters/qkv");
+      if (config.model.qkv_digest != named)
+        damaged(path, "/parameters/qkv", "was edited after the run was written (its values no longer match model.qkv_digest)");
     }
     if (config.init.kind == InitKind::given) {
       if (!parameters.contains(kGivenTokens))
@@ -502,10 +492,11 @@ void read_given(const std::filesystem::path& path, const h5::Group& parameters, 
       const auto shape = ds.shape();
       if (shape.size() != 2) damaged(path, "/parameters/initial_tokens/value", "is not [n, d]");
       const std::vector<double> rows = ds.read_doubles();
-      if (g.attribute_string("digest").value_or("") != values_digest({rows}))
-        damaged(path, "/parameters/initial_tokens",
-                "was edited after the run was written (its values no longer match its digest)");
+      const std::string named = config.init.tokens_digest;
       give_tokens(config, rows, static_cast<Index>(shape[0]), static_cast<Index>(shape[1]), "/parameters/initial_tokens");
+      if (config.init.tokens_digest != named)
+        damaged(path, "/parameters/initial_tokens",
+                "was edited after the run was written (its values no longer match init.tokens_digest)");
     }
   } catch (const InputError& e) {
     damaged(path, "/parameters", std::string("holds given arrays that do not fit its configuration (") + e.what() + ")");

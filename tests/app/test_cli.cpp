@@ -205,6 +205,14 @@ BOOST_AUTO_TEST_CASE(informational_commands) {
   for (const char* k : {"causal", "strictly_causal", "alibi", "rope", "attention.rope_base (default 10000)", "softmax",
                         "uniform", "sinkhorn", "attention.sinkhorn_tol (default 1e-12)", "not: exchangeable"})
     BOOST_TEST(attention.out.find(k) != std::string::npos, k);
+  // The equiangular model: particles against the closed form, the rates; bad flags named.
+  const auto eq = s.normdyn("study equiangular --n 6 --beta 1 --rho0 0.2 --normalizer uniform --t-end 4 --samples 80 --json eq.json");
+  BOOST_TEST(eq.exit_code == 0, eq.err);
+  BOOST_TEST(eq.out.find("rate of 1 - rho: theory 5.4365637") != std::string::npos, eq.out);
+  BOOST_TEST(std::filesystem::exists(s / "eq.json"));
+  const auto bad_rho = s.normdyn("study equiangular --n 6 --rho0 -0.5");
+  BOOST_TEST(bad_rho.exit_code == 2);
+  BOOST_TEST(bad_rho.err.find("--rho0") != std::string::npos, bad_rho.err);
   const auto ref = s.normdyn("config-reference");
   BOOST_TEST(ref.exit_code == 0);
   // The documentation's configuration reference is this table: the page generates it at the site's

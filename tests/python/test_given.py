@@ -82,3 +82,33 @@ def test_heads_from_three_dimensional_arrays(tmp_path):
 def test_arrays_that_do_not_fit_are_refused_naming_the_argument(kwargs, match):
     with pytest.raises(ValueError, match=match):
         normdyn.run(CONFIG, **kwargs)
+
+
+def test_an_ensemble_of_given_arrays(tmp_path):
+    q, k, v = matrices((4, 4), 5)
+    x = tokens(6, 4)
+    out = tmp_path / "ens.h5"
+    ds = normdyn.ensemble(CONFIG, axes={"init.seed": [1, 2], "model.beta": [1.0, 2.0]}, qkv=(q, k, v), tokens=x,
+                          output=out, threads=1)
+    assert np.array_equal(ds.qkv_K.values[0, 0], k) and np.array_equal(ds.initial_tokens.values, x)
+    assert 'qkv_digest = "' in ds.attrs["config"] and 'tokens_digest = "' in ds.attrs["config"]
+    # Every member starts from the given tokens and runs the given matrices: a member is the single run.
+    run = normdyn.run(CONFIG, threads=1, set={"model.beta": 2.0}, qkv=(q, k, v), tokens=x)
+    member = ds.member_one_minus_mean_cosine.sel(beta=2.0, seed=1).values
+    np.testing.assert_allclose(member, 1 - _mean_cosine(run), rtol=1e-12, atol=1e-15)
+    # The same call returns the file; other arrays are another ensemble, refused without force=True.
+    again = normdyn.ensemble(CONFIG, axes={"init.seed": [1, 2], "model.beta": [1.0, 2.0]}, qkv=(q, k, v), tokens=x,
+                             output=out, threads=1)
+    assert again.attrs["identity"] == ds.attrs["identity"]
+    with pytest.raises(ValueError):
+        normdyn.ensemble(CONFIG, axes={"init.seed": [1, 2], "model.beta": [1.0, 2.0]}, qkv=(q, k, 2 * v), tokens=x,
+                         output=out, threads=1)
+    with pytest.raises(ValueError, match="qkv"):
+        normdyn.ensemble(CONFIG, axes={"model.d": [4, 5]}, qkv=(q, k, v), over=None)
+
+
+def _mean_cosine(ds):
+    theta = ds.direction.values
+    g = np.einsum("tic,tjc->tij", theta, theta)
+    n = theta.shape[1]
+    return (g.sum(axis=(1, 2)) - n) / (n * (n - 1))

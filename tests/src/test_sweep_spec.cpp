@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(a_bad_axis_value_names_the_axis_and_the_point) {
                                        dir);
   BOOST_TEST(key == "axes.\"model.beta\"");
   BOOST_TEST(contains(message, "point 2 of 6 (init.seed = 1, model.beta = -4.0)"), message);
-  BOOST_TEST(contains(message, "must be > 0, got -4"), message);
+  BOOST_TEST(contains(message, "must be >= 0, got -4"), message);
   // A value of the wrong type.
   const auto wrong_type = error_of("[axes]\n\"model.n\" = [8, \"many\"]\n", dir);
   BOOST_TEST(wrong_type.first == "axes.\"model.n\"");

@@ -79,6 +79,9 @@ struct EnsembleOptions {
   // running are abandoned (they are integrated again on the next run), those done stay in the journal.
   std::function<int()> stop_requested;
   std::function<void(const EnsembleProgress&)> progress;  // called on the calling thread
+  // Applied to every point's configuration once the sweep is expanded: arrays given with the ensemble
+  // (Python's qkv=, tokens=; given.hpp). The output stores point 0's.
+  std::function<void(RunConfig&)> give;
   double progress_interval = 0.2;
   // Once the journal reaches this size (or twice its size after its last rewrite) and a group is
   // complete, it is rewritten with that group's statistics in place of its members' records (0: at
@@ -129,6 +132,7 @@ struct EnsembleResult {
   std::int64_t n = 0, d = 0;
   // Provenance.
   std::string config_toml;  // resolved configuration of point 0
+  RunConfig first_config;   // point 0's, with the arrays given with the ensemble (if any)
   std::string sweep_text;
   std::vector<std::string> set;  // EnsembleOptions::set
   std::string command_line;

@@ -3,7 +3,7 @@
 // Shapes are checked against the configuration; a mismatch is an InputError naming the key.
 #include <vector>
 
-#include "normdyn/attention.hpp"
+#include "normdyn/attention_matrices.hpp"
 #include "normdyn/config.hpp"
 #include "normdyn/tokens.hpp"
 

@@ -40,7 +40,7 @@
 #include <optional>
 #include <vector>
 
-#include "normdyn/attention.hpp"
+#include "normdyn/attention_matrices.hpp"
 #include "normdyn/ode_system.hpp"
 #include "normdyn/schemes.hpp"
 #include "normdyn/solvers/limiter.hpp"
