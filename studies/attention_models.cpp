@@ -8,6 +8,10 @@
 //   so 1 - rho decays at the rates 2 and 2 e^beta.
 // * Causal attention with V = I (Karagodin, Polyanskiy and Rigollet 2024, Theorem 4.1): the first token
 //   does not move, and every token converges to its initial position.
+// * Several heads with the uniform normalizer and V_h = Q_h^T K_h symmetric: the flow is the gradient
+//   flow of E = sum_h sum_jk e^{beta <Q_h x_j, K_h x_k>} (dE/dt = 2 beta Z sum_j |P_j U_j|^2 with
+//   the common normalizer Z = n), so E never decreases. With the softmax, each head's normalizer
+//   differs by row and head and the argument fails: no row claims it.
 #include <cmath>
 #include <limits>
 
@@ -27,6 +31,8 @@ constexpr double kRateTolerance = 1e-3;
 // Causal convergence: every direction within this of x_1(0) at the horizon (the slowest pull, that of
 // the second token, is e^{-t/2} near the end).
 constexpr double kCausalTolerance = 1e-6;
+// Round-off and the integrator's error (rtol 1e-11) leave E's increments above this relative size.
+constexpr double kEnergyTolerance = 1e-9;
 
 }  // namespace
 
@@ -93,6 +99,53 @@ void attention_models(Builder& b) {
                                                                                          : "inconclusive"});
       }
     });
+
+  b.study("several heads, uniform normalizer: energy", [&] {
+    const Index tokens = 8, dim = 3, heads = 3;
+    const std::vector<double> times = linear_times(20.0, 200);
+    DynamicsSpec spec = dynamics_spec(PostLN{}, 1.0, o.threads);
+    spec.attention.normalizer = Uniform{};
+    // Q_h = I, K_h = V_h = B_h symmetric positive definite, one per head (seeds 11, 12, 13).
+    AttentionMatrices m;
+    std::vector<RowMatrix> b_h;
+    for (Index h = 0; h < heads; ++h) {
+      b_h.push_back(positive_definite_qk(dim, 11 + static_cast<std::uint64_t>(h)));
+      AttentionMatrices& head = h == 0 ? m : m.other_heads.emplace_back();
+      head.identity = false;
+      head.Q = RowMatrix::Identity(dim, dim);
+      head.K = head.V = b_h.back();
+    }
+    const auto energy = [&](const RowMatrix& theta) {
+      double e = 0.0;
+      for (const RowMatrix& b : b_h) e += (theta * b * theta.transpose()).array().exp().sum();
+      return e;
+    };
+    const ParticleRun run = run_particles(engine, spec, QkvSource::layers({m}), uniform_tokens(tokens, dim, 1.0, 4), times,
+                                          1e-11, 1e-13);
+    const bool complete = run.status == RunStatus::ok && run.frames.size() == times.size();
+    double worst = -std::numeric_limits<double>::infinity(), rise = 0.0;
+    if (complete) {
+      double previous = energy(run.frames.front().theta);
+      const double first = previous;
+      for (std::size_t i = 1; i < run.frames.size(); ++i) {
+        const double e = energy(run.frames[i].theta);
+        worst = std::max(worst, (previous - e) / previous);
+        previous = e;
+      }
+      rise = previous / first;
+    }
+    b.row({"attention-heads3-uniform-energy",
+           "Three heads, uniform normalizer (USA), Q_h = I, K_h = V_h = B_h symmetric positive definite: "
+           "E = sum_h sum_jk exp(beta <Q_h x_j, K_h x_k>) is non-decreasing (Post-LN, n = 8, d = 3, beta = 1)",
+           "normdyn run with model.scheme = \"post\", model.n = 8, model.d = 3, model.beta = 1, model.heads = 3, "
+           "attention.normalizer = \"uniform\", model.qkv = \"file\" holding Q_h = I, K_h = V_h = I + S_h/(2|S_h|) "
+           "(S_h the symmetric part of a Gaussian matrix, seeds 11, 12, 13), init.seed = 4, solver.t_end = 20",
+           complete ? "largest relative decrease of E between consecutive frames: " + num(worst, 3) + "; E grew by a factor " +
+                          num(rise, 4)
+                    : "the run ended with status " + std::string(to_string(run.status)),
+           "<= 0 (non-decreasing)", "largest relative decrease <= " + num(kEnergyTolerance),
+           complete && worst <= kEnergyTolerance ? "holds" : "fails"});
+  });
 
   b.study("causal attention with V = I", [&] {
     const Index tokens = 6, dim = 3;
