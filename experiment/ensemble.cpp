@@ -29,6 +29,7 @@
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/recorder.hpp"
 #include "normdyn/experiment/team.hpp"
+#include "normdyn/given.hpp"
 #include "normdyn/io/atomic_file.hpp"
 #include "normdyn/io/file_lock.hpp"
 #include "normdyn/io/run_file.hpp"
@@ -1430,17 +1431,13 @@ GridFile ensemble_grid(const EnsembleResult& r) {
     f.dimensions.push_back(GridDimension{"qkv_row", indices(d), A{}});
     f.dimensions.push_back(GridDimension{"qkv_column", indices(d), A{}});
     const char* names[3] = {"qkv_Q", "qkv_K", "qkv_V"};
-    for (int m = 0; m < 3; ++m) {
-      std::vector<double> values;
-      for (const AttentionMatrices& layer : *qkv)
-        for (std::size_t h = 0; h <= layer.other_heads.size(); ++h) {
-          const AttentionMatrices& head = h == 0 ? layer : layer.other_heads[h - 1];
-          const RowMatrix& matrix = m == 0 ? head.Q : m == 1 ? head.K : head.V;
-          values.insert(values.end(), matrix.data(), matrix.data() + matrix.size());
-        }
-      add(names[m], {"qkv_layer", "head", "qkv_row", "qkv_column"}, values,
+    const std::vector<double> values = given_qkv_values(r.first_config.model);
+    const std::size_t third = values.size() / 3;
+    for (std::size_t m = 0; m < 3; ++m)
+      add(names[m], {"qkv_layer", "head", "qkv_row", "qkv_column"},
+          std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(m * third),
+                              values.begin() + static_cast<std::ptrdiff_t>((m + 1) * third)),
           std::string("given ") + "QKV"[m] + " of each layer and head (model.qkv = \"given\")");
-    }
   }
   if (const auto& given = r.first_config.init.given_tokens) {
     if (r.trajectory_points.empty()) {

@@ -9,6 +9,7 @@
 #include "normdyn/errors.hpp"
 #include "normdyn/experiment/setup.hpp"
 #include "normdyn/experiment/team.hpp"
+#include "normdyn/given.hpp"
 #include "normdyn/init.hpp"
 #include "normdyn/io/inputs.hpp"
 #include "normdyn/resources.hpp"
@@ -160,8 +161,12 @@ RunSummary resume_sharded(const std::filesystem::path& path, std::optional<int> 
   }
   if (const int code = team.agree(0); code != 0) throw PeerFailure{code};
   team.broadcast(toml);
+  // Matrices given with the run are not in its text: they travel beside it.
+  std::vector<double> given = team.is_root() ? given_qkv_values(config.model) : std::vector<double>{};
+  team.broadcast(given);
   if (!team.is_root()) {
     config = parse_config(toml, path.string());
+    if (config.model.qkv == QkvKind::given) give_qkv_values(config, given, "model.qkv");
     set_up();
   }
   team.broadcast(start);

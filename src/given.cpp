@@ -86,4 +86,27 @@ void give_tokens(RunConfig& config, std::span<const double> rows, Index n, Index
   config.init.tokens_digest = values_digest({rows});
 }
 
+std::vector<double> given_qkv_values(const ModelConfig& model) {
+  std::vector<double> out;
+  if (!model.given_qkv) return out;
+  for (int m = 0; m < 3; ++m)
+    for (const AttentionMatrices& layer : *model.given_qkv)
+      for (std::size_t h = 0; h <= layer.other_heads.size(); ++h) {
+        const AttentionMatrices& head = h == 0 ? layer : layer.other_heads[h - 1];
+        const RowMatrix& matrix = m == 0 ? head.Q : m == 1 ? head.K : head.V;
+        out.insert(out.end(), matrix.data(), matrix.data() + matrix.size());
+      }
+  return out;
+}
+
+void give_qkv_values(RunConfig& config, std::span<const double> values, const std::string& name) {
+  const Index d = config.model.d, heads = config.model.heads;
+  const auto per_layer = static_cast<std::size_t>(3 * heads * d * d);
+  if (per_layer == 0 || values.size() % per_layer != 0)
+    throw InputError(name, "holds " + std::to_string(values.size()) + " values, not three [layers, heads, d, d] arrays");
+  const std::size_t third = values.size() / 3;
+  give_qkv(config, values.subspan(0, third), values.subspan(third, third), values.subspan(2 * third, third),
+           static_cast<Index>(values.size() / per_layer), heads, d, name);
+}
+
 }  // namespace normdyn

@@ -2,6 +2,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "normdyn/config.hpp"
 
@@ -16,6 +17,12 @@ namespace normdyn {
 void give_qkv(RunConfig& config, std::span<const double> q, std::span<const double> k, std::span<const double> v,
               Index layers, Index heads, Index d, const std::string& name = "qkv");
 void give_tokens(RunConfig& config, std::span<const double> rows, Index n, Index d, const std::string& name = "tokens");
+
+// The given matrices as give_qkv takes them: Q, K and V one after the other, each [layers, heads, d, d]
+// (empty when model.qkv is not "given").
+std::vector<double> given_qkv_values(const ModelConfig& model);
+// give_qkv of such values (layers from their count).
+void give_qkv_values(RunConfig& config, std::span<const double> values, const std::string& name);
 
 // The digest that model.qkv_digest and init.tokens_digest hold: FNV-1a over the bytes of the values,
 // in order, as 16 hexadecimal digits.

@@ -62,28 +62,17 @@ std::vector<std::string> split_names(const std::string& joined) {
 constexpr const char* kGivenQkv = "qkv";
 constexpr const char* kGivenTokens = "initial_tokens";
 
-std::vector<std::vector<double>> flat_qkv(const std::vector<AttentionMatrices>& layers) {
-  std::vector<std::vector<double>> out(3);
-  for (const AttentionMatrices& layer : layers)
-    for (std::size_t h = 0; h < 1 + layer.other_heads.size(); ++h) {
-      const AttentionMatrices& head = h == 0 ? layer : layer.other_heads[h - 1];
-      const RowMatrix* sources[3] = {&head.Q, &head.K, &head.V};
-      for (int m = 0; m < 3; ++m)
-        out[static_cast<std::size_t>(m)].insert(out[static_cast<std::size_t>(m)].end(), sources[m]->data(),
-                                                sources[m]->data() + sources[m]->size());
-    }
-  return out;
-}
-
 void write_given(h5::Group& parameters, const RunConfig& config) {
   if (const auto& qkv = config.model.given_qkv) {
-    const auto arrays = flat_qkv(*qkv);
+    const std::vector<double> values = given_qkv_values(config.model);
+    const std::span<const double> all(values);
+    const std::size_t third = values.size() / 3;
     const std::uint64_t dims[4] = {qkv->size(), static_cast<std::uint64_t>(config.model.heads),
                                    static_cast<std::uint64_t>(config.model.d), static_cast<std::uint64_t>(config.model.d)};
     h5::Group g = parameters.create_group(kGivenQkv);
-    g.create_dataset("Q", dims, std::span<const double>(arrays[0]));
-    g.create_dataset("K", dims, std::span<const double>(arrays[1]));
-    g.create_dataset("V", dims, std::span<const double>(arrays[2]));
+    g.create_dataset("Q", dims, all.subspan(0, third));
+    g.create_dataset("K", dims, all.subspan(third, third));
+    g.create_dataset("V", dims, all.subspan(2 * third, third));
   }
   if (const auto& tokens = config.init.given_tokens) {
     const RowMatrix& rows = tokens->rows;
