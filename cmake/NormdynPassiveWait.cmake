@@ -29,8 +29,11 @@ macro(normdyn_link_passive_wait target)
   else()
     add_dependencies(${target} normdyn_passive_wait)
     # Kept in DT_NEEDED though the program calls nothing in it (Debian's GCC links with --as-needed).
-    string(APPEND CMAKE_CXX_STANDARD_LIBRARIES
-           " -Wl,--push-state,--no-as-needed ${PROJECT_BINARY_DIR}/${CMAKE_INSTALL_LIBDIR}/libnormdyn_passive_wait.so -Wl,--pop-state")
+    # Once per directory: every C++ program there links it, so each must be passed to this macro.
+    if(NOT CMAKE_CXX_STANDARD_LIBRARIES MATCHES "libnormdyn_passive_wait")
+      string(APPEND CMAKE_CXX_STANDARD_LIBRARIES
+             " -Wl,--push-state,--no-as-needed ${PROJECT_BINARY_DIR}/${CMAKE_INSTALL_LIBDIR}/libnormdyn_passive_wait.so -Wl,--pop-state")
+    endif()
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_BINARY_DIR}/${CMAKE_INSTALL_LIBDIR}/libnormdyn_passive_wait.so)
     # One RUNPATH entry, right in the build tree and once installed.
     set_target_properties(${target} PROPERTIES SKIP_BUILD_RPATH OFF BUILD_WITH_INSTALL_RPATH ON

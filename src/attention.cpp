@@ -76,15 +76,22 @@ void AttentionKernel::compute(Eigen::Ref<const RowMatrix> theta, const Attention
   assert(attention.rows() == theta.rows() && attention.cols() == theta.cols());
   assert(masses.size() == 0 || masses.size() == theta.rows());
   compute_head(theta, qkv, beta, masses, attention);
+  add_other_heads(qkv, attention, [&](const AttentionMatrices& h, Eigen::Ref<RowMatrix> out) {
+    compute_head(theta, h, beta, masses, out);
+  });
+}
+
+// Heads of Q = K = V = I are the first head H times; other heads are computed one by one and added.
+template <class Head>
+void AttentionKernel::add_other_heads(const AttentionMatrices& qkv, Eigen::Ref<RowMatrix> attention, Head&& head) {
   if (qkv.other_heads.empty()) return;
-  // Heads of Q = K = V = I are one head H times; other heads are computed one by one and added.
   if (qkv.all_identity()) {
     attention *= static_cast<double>(qkv.heads());
     return;
   }
-  head_.resize(theta.rows(), theta.cols());
+  head_.resize(attention.rows(), attention.cols());
   for (const AttentionMatrices& h : qkv.other_heads) {
-    compute_head(theta, h, beta, masses, head_);
+    head(h, head_);
     attention += head_;
   }
 }
@@ -110,16 +117,9 @@ void AttentionKernel::compute_rows(Eigen::Ref<const RowMatrix> theta, const Atte
   assert(masses.size() == 0 || masses.size() == theta.rows());
   if (begin == end) return;
   compute_general(theta, qkv, beta, masses, begin, end, attention);
-  if (qkv.other_heads.empty()) return;
-  if (qkv.all_identity()) {
-    attention *= static_cast<double>(qkv.heads());
-    return;
-  }
-  head_.resize(end - begin, theta.cols());
-  for (const AttentionMatrices& h : qkv.other_heads) {
-    compute_general(theta, h, beta, masses, begin, end, head_);
-    attention += head_;
-  }
+  add_other_heads(qkv, attention, [&](const AttentionMatrices& h, Eigen::Ref<RowMatrix> out) {
+    compute_general(theta, h, beta, masses, begin, end, out);
+  });
 }
 
 // Rows [begin, end) of A, each against all n keys; `attention` holds those rows.
@@ -322,8 +322,7 @@ void AttentionKernel::sinkhorn_attention(Eigen::Ref<const RowMatrix> theta, bool
       row(j) = beta * row(j) + (biased ? std::visit([&](const auto& b) { return b.bias(i, j, n); }, spec_.bias) : 0.0);
     row = (row.array() - row.maxCoeff()).exp();
   }
-  last_sinkhorn_sweeps_ = std::get<Sinkhorn>(spec_.normalizer).scale(weights_);
-  if (last_sinkhorn_sweeps_ < 0) {
+  if (std::get<Sinkhorn>(spec_.normalizer).scale(weights_) < 0) {
     attention.setConstant(std::numeric_limits<double>::quiet_NaN());
     return;
   }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -14,9 +13,7 @@ namespace normdyn {
 std::string values_digest(std::initializer_list<std::span<const double>> arrays) {
   std::uint64_t h = kFnvOffset;
   for (const auto& a : arrays) h = fnv1a(a.data(), a.size() * sizeof(double), h);
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-  return out;
+  return hash_hex(h);
 }
 
 void give_qkv(RunConfig& config, std::span<const double> q, std::span<const double> k, std::span<const double> v,

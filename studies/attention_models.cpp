@@ -52,16 +52,8 @@ void attention_models(Builder& b) {
         const ParticleRun run =
             run_particles(engine, spec, QkvSource::identity(), equiangular_tokens(n, d, rho0, 1.0, 1), times, 1e-12, 1e-14);
         const std::vector<double> theory = equiangular_theory(softmax, double(n), beta, rho0, times);
-        double worst = 0.0, spread = 0.0;
-        std::vector<double> log_gap;
-        for (std::size_t i = 0; i < run.frames.size(); ++i) {
-          const RowMatrix g = run.frames[i].theta * run.frames[i].theta.transpose();
-          const double rho = mean_cosine(run.frames[i].theta);
-          worst = std::max(worst, std::abs(rho - theory[i]));
-          // Equiangular: every off-diagonal cosine is the mean.
-          spread = std::max(spread, ((g.array() - rho).abs() * (1.0 - RowMatrix::Identity(n, n).array())).maxCoeff());
-          log_gap.push_back(std::log(std::max(1.0 - rho, std::numeric_limits<double>::min())));
-        }
+        const EquiangularMeasurement m = measure_equiangular(run.frames, times, theory);
+        const double worst = m.max_deviation, spread = m.max_spread;
         const bool complete = run.status == RunStatus::ok && run.frames.size() == times.size();
         const std::string settings = "normdyn run with model.scheme = \"post\", model.n = 8, model.d = 8, model.beta = 2, "
                                      "attention.normalizer = \"" + normalizer + "\", init.kind = \"equiangular\", init.rho = " +
@@ -80,18 +72,11 @@ void attention_models(Builder& b) {
                "0", "max |rho - rho_ODE| <= " + num(kEquiangularTolerance) + " and spread <= " + num(kEquiangularTolerance),
                complete && worst <= kEquiangularTolerance && spread <= kEquiangularTolerance ? "holds" : "fails"});
         if (rho0 != 0.0) continue;
-        std::vector<double> window_t, window_y;
-        for (std::size_t i = 0; i < log_gap.size() && i < times.size(); ++i)
-          if (log_gap[i] <= std::log(1e-5) && log_gap[i] >= std::log(1e-10)) {
-            window_t.push_back(times[i]);
-            window_y.push_back(log_gap[i]);
-          }
-        const double fitted = window_t.size() >= 3 ? -log_slope(window_t, window_y, window_t.front(), window_t.back())
-                                                   : std::numeric_limits<double>::quiet_NaN();
+        const double fitted = m.rate_fitted;
         b.row({"attention-equiangular-" + normalizer + "-rate",
                "Equiangular model (" + normalizer + "): 1 - rho decays exponentially at the rate " +
                    (softmax ? std::string("2") : std::string("2 e^beta")),
-               settings, "fitted rate " + num(fitted, 8) + " over the " + std::to_string(window_t.size()) +
+               settings, "fitted rate " + num(fitted, 8) + " over the " + std::to_string(m.rate_frames) +
                              " frames with 1 - rho in [1e-10, 1e-5]",
                num(rate, 8), "relative error <= " + num(kRateTolerance),
                std::isfinite(fitted) && std::abs(fitted / rate - 1.0) <= kRateTolerance ? "holds"
@@ -117,7 +102,7 @@ void attention_models(Builder& b) {
     }
     const auto energy = [&](const RowMatrix& theta) {
       double e = 0.0;
-      for (const RowMatrix& b : b_h) e += (theta * b * theta.transpose()).array().exp().sum();
+      for (const RowMatrix& bh : b_h) e += (theta * bh * theta.transpose()).array().exp().sum();
       return e;
     };
     const ParticleRun run = run_particles(engine, spec, QkvSource::layers({m}), uniform_tokens(tokens, dim, 1.0, 4), times,

@@ -30,6 +30,30 @@ std::vector<double> equiangular_theory(bool softmax, double n, double beta, doub
   return out;
 }
 
+EquiangularMeasurement measure_equiangular(const std::vector<Tokens>& frames, const std::vector<double>& times,
+                                           const std::vector<double>& theory) {
+  EquiangularMeasurement m;
+  std::vector<double> window_t, window_y;
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const Index n = frames[i].n();
+    const RowMatrix g = frames[i].theta * frames[i].theta.transpose();
+    const double rho = mean_cosine(frames[i].theta);
+    m.rho.push_back(rho);
+    // Equiangular: every off-diagonal cosine is the mean.
+    m.spread.push_back(((g.array() - rho).abs() * (1.0 - RowMatrix::Identity(n, n).array())).maxCoeff());
+    m.max_spread = std::max(m.max_spread, m.spread.back());
+    m.max_deviation = std::max(m.max_deviation, std::abs(rho - theory[i]));
+    if (1.0 - rho <= 1e-5 && 1.0 - rho >= 1e-10) {
+      window_t.push_back(times[i]);
+      window_y.push_back(std::log(1.0 - rho));
+    }
+  }
+  m.rate_frames = static_cast<int>(window_t.size());
+  m.rate_fitted = window_t.size() >= 3 ? -log_slope(window_t, window_y, window_t.front(), window_t.back())
+                                       : std::numeric_limits<double>::quiet_NaN();
+  return m;
+}
+
 EquiangularStudy equiangular_study(const EquiangularStudyRequest& request) {
   const EquiangularStudyRequest& r = request;
   if (r.n < 2) throw InputError("--n", "needs at least 2 tokens");
@@ -53,21 +77,12 @@ EquiangularStudy equiangular_study(const EquiangularStudyRequest& request) {
   const ParticleRun run = run_particles(library_engine(), spec, QkvSource::identity(),
                                         equiangular_tokens(r.n, d, r.rho0, 1.0, 1), study.t, 1e-12, 1e-14);
   study.status = std::string(to_string(run.status));
-  std::vector<double> window_t, window_y;
-  for (std::size_t i = 0; i < run.frames.size(); ++i) {
-    const RowMatrix g = run.frames[i].theta * run.frames[i].theta.transpose();
-    const double rho = mean_cosine(run.frames[i].theta);
-    study.rho_particles.push_back(rho);
-    study.spread.push_back(((g.array() - rho).abs() * (1.0 - RowMatrix::Identity(r.n, r.n).array())).maxCoeff());
-    study.max_deviation = std::max(study.max_deviation, std::abs(rho - study.rho_theory[i]));
-    if (1.0 - rho <= 1e-5 && 1.0 - rho >= 1e-10) {
-      window_t.push_back(study.t[i]);
-      window_y.push_back(std::log(1.0 - rho));
-    }
-  }
-  study.rate_frames = static_cast<int>(window_t.size());
-  study.rate_fitted = window_t.size() >= 3 ? -log_slope(window_t, window_y, window_t.front(), window_t.back())
-                                           : std::numeric_limits<double>::quiet_NaN();
+  const EquiangularMeasurement m = measure_equiangular(run.frames, study.t, study.rho_theory);
+  study.rho_particles = m.rho;
+  study.spread = m.spread;
+  study.max_deviation = m.max_deviation;
+  study.rate_fitted = m.rate_fitted;
+  study.rate_frames = m.rate_frames;
   return study;
 }
 

@@ -71,13 +71,14 @@ class AttentionKernel {
   int threads() const { return threads_; }
   // The path the last call of compute() took.
   KernelPath last_path() const { return last_path_; }
-  // Sinkhorn normalizer: the sweeps of the last call's scaling (-1: it did not reach its tolerance).
-  int last_sinkhorn_sweeps() const { return last_sinkhorn_sweeps_; }
   // The block size compute() uses for n tokens on the given path.
   Index block_rows(Index n, KernelPath path) const;
 
  private:
-  // One head (the first of `qkv`) over all rows, or over rows [begin, end).
+  // Adds the heads after the first to `attention`, each computed by head(matrices, out).
+  template <class Head>
+  void add_other_heads(const AttentionMatrices& qkv, Eigen::Ref<RowMatrix> attention, Head&& head);
+  // One head (the first of `qkv`) over all rows.
   void compute_head(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
                     const Vector& masses, Eigen::Ref<RowMatrix> attention);
   void compute_general(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
@@ -105,7 +106,6 @@ class AttentionKernel {
   AttentionSpec spec_;
   int threads_;
   KernelPath last_path_ = KernelPath::general;
-  int last_sinkhorn_sweeps_ = 0;
   RowMatrix weights_;              // Sinkhorn: the whole n×n matrix of weights
   RowMatrix head_;                 // several heads: one head's attention before it is added
   RowMatrix queries_, keys_;       // ΘQᵀ, ΘKᵀ when the matrices are not the identity

@@ -22,11 +22,13 @@ inline std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t h 
 
 inline std::uint64_t text_hash(std::string_view text) { return fnv1a(text.data(), text.size()); }
 
-// The hash as 16 hexadecimal digits.
-inline std::string text_hash_hex(std::string_view text) {
+// A hash as 16 hexadecimal digits.
+inline std::string hash_hex(std::uint64_t hash) {
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(text_hash(text)));
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
   return hex;
 }
+
+inline std::string text_hash_hex(std::string_view text) { return hash_hex(text_hash(text)); }
 
 }  // namespace normdyn

@@ -205,8 +205,9 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
       [layers, heads, d, d]: sets model.qkv = "given", model.d (and model.heads for 4-D arrays).
     tokens: your own initial tokens, an array [n, d] of rows x_j (direction x_j / norm(x_j), radius
       norm(x_j)): sets init.kind = "given", model.n and model.d. The Dataset holds both (qkv_Q, qkv_K,
-      qkv_V, initial_tokens), and so does the run file (/parameters/qkv, /parameters/initial_tokens,
-      each with a digest), so that analyze and resume need nothing else.
+      qkv_V, initial_tokens), and so does the run file (/parameters/qkv, /parameters/initial_tokens);
+      the configuration names them by digest (model.qkv_digest, init.tokens_digest), which load,
+      analyze and resume check, so that they need nothing else.
 
     Ctrl-C ends the run (the file, if any, stays complete and resumable) and raises
     KeyboardInterrupt. A numerical failure (diverged, step_underflow, max_steps) is

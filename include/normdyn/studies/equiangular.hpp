@@ -40,6 +40,18 @@ struct EquiangularStudy {
 double equiangular_rate(bool softmax, double n, double beta, double rho);
 std::vector<double> equiangular_theory(bool softmax, double n, double beta, double rho0, const std::vector<double>& times);
 
+// What the particles' frames say against the closed form at the same times: the mean cosines, their
+// largest distance to the theory and the spread of the pairwise cosines, and the rate of 1 - rho
+// fitted over the frames where it lies in [1e-10, 1e-5] (NaN with fewer than 3 of them).
+struct EquiangularMeasurement {
+  std::vector<double> rho, spread;
+  double max_deviation = 0.0, max_spread = 0.0;
+  double rate_fitted = 0.0;
+  int rate_frames = 0;
+};
+EquiangularMeasurement measure_equiangular(const std::vector<Tokens>& frames, const std::vector<double>& times,
+                                           const std::vector<double>& theory);
+
 // Throws InputError naming the flag for bad parameters.
 EquiangularStudy equiangular_study(const EquiangularStudyRequest& request);
 nlohmann::json to_json(const EquiangularStudy& study);
