@@ -309,6 +309,8 @@ CheckContext check_context(const RunConfig& config, const AttentionNorms& attent
     if (const std::string b = a.breaking_setting(&Traits::exchangeable); !b.empty())
       c.attention_outside_paper = b + ": tokens are not exchangeable (the paper's theorems need exchangeable tokens)";
   }
+  if (config.noise.active())
+    c.attention_outside_paper = describe(config.noise) + ": the paper's theorems are stated for the deterministic flow";
   if (config.model.heads > 1 && c.attention_outside_paper.empty())
     c.attention_outside_paper = "model.heads = " + std::to_string(config.model.heads) +
                                 ": the paper's theorems are stated for one attention head";

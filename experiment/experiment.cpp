@@ -226,6 +226,7 @@ AttentionDynamics make_dynamics(const RunConfig& config) {
   spec.scheme = config.model.scheme;
   spec.beta = config.model.beta;
   spec.attention = config.attention;
+  spec.noise = config.noise;
   spec.kernel.threads = config.solver.threads;
   spec.masses = initial_masses(config);  // weighted tokens (empty: equal masses)
   return AttentionDynamics(spec, make_qkv(config.model), config.model.n, config.model.d);

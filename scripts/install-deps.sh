@@ -9,7 +9,7 @@ packages=(
   # toolchain
   build-essential cmake pkg-config git
   # numerical core
-  libboost-dev libboost-test-dev libeigen3-dev libfftw3-dev
+  libboost-dev libboost-test-dev libeigen3-dev libfftw3-dev librandom123-dev
   libopenblas-dev libopenblas0-pthread
   # I/O and configuration
   libhdf5-dev hdf5-tools libcli11-dev libtomlplusplus-dev nlohmann-json3-dev

@@ -277,6 +277,70 @@ void run_fixed(Run& run, Stepper stepper) {
   }
 }
 
+// Stochastic methods: equal steps of at most dt, as run_fixed, each drawing its noise from the step's
+// number (accepted steps since the start of the run), so that a resumed run or another process
+// takes the same increments. `Stepper::step(run, t, h, step)` leaves the new state in run.x_new_.
+template <class Stepper>
+void run_stochastic(Run& run, Stepper stepper) {
+  if (!run.emit_samples_at_current_time({run.t_, run.dt_, run.x_, run.counters_, 0})) return;
+  for (double end : run.piece_ends(true)) {
+    const double begin = run.t_;
+    run.system_.enter_piece(begin, end);
+    const double span = end - begin;
+    const auto steps = static_cast<std::int64_t>(std::max(1.0, std::ceil(span / run.options_.dt * (1.0 - 1e-12))));
+    const double h = span / static_cast<double>(steps);
+    for (std::int64_t k = 0; k < steps; ++k) {
+      const double t = begin + static_cast<double>(k) * h;
+      stepper.step(run, t, h, run.counters_.accepted_steps);
+      const double t_new = k + 1 == steps ? end : begin + static_cast<double>(k + 1) * h;
+      if (!run.accept(t_new)) return;
+      std::swap(run.x_, run.x_new_);
+      run.t_ = t_new;
+      if (!run.after_step()) return;
+    }
+    if (!run.emit_samples_at_current_time({run.t_, run.dt_, run.x_, run.counters_, 0})) return;
+  }
+}
+
+// x_{k+1} = x_k + f(x_k) h + G(x_k) ΔN_k, retracted (by accept()). The retraction supplies the
+// Itô-Stratonovich correction of the spheres' curvature, −(d − 1) σ² h / (2 s²) θ, so this converges to
+// the Stratonovich flow when G depends on a token through P_θ alone (independent noise, a speed
+// factor free of the attention); the configuration refuses it otherwise.
+struct EulerMaruyama {
+  void step(Run& run, double t, double h, std::int64_t number) const {
+    ++run.counters_.rhs_evaluations;
+    run.system_.increment(run.x_.data(), t, h, number, run.dxdt_.data());
+    for (std::size_t i = 0; i < run.x_.size(); ++i) run.x_new_[i] = run.x_[i] + run.dxdt_[i];
+  }
+};
+
+// The stochastic Heun method (Rümelin 1982): predictor x̃ = x + f(x) h + G(x) ΔN, retracted;
+// x_{k+1} = x + (f(x) + f(x̃)) h / 2 + (G(x) + G(x̃)) ΔN / 2 with the same ΔN. Weak order 1 for the
+// Stratonovich SDE (strong order 1 for commutative noise); without noise it is Heun's second-order
+// Runge-Kutta method.
+struct StratonovichHeun {
+  void step(Run& run, double t, double h, std::int64_t number) const {
+    run.counters_.rhs_evaluations += 2;
+    run.system_.increment(run.x_.data(), t, h, number, run.dxdt_.data());
+    for (std::size_t i = 0; i < run.x_.size(); ++i) run.sample_[i] = run.x_[i] + run.dxdt_[i];
+    if (run.options_.retract) run.system_.retract(run.sample_.data());
+    run.system_.increment(run.sample_.data(), t + h, h, number, run.dxdt_new_.data());
+    for (std::size_t i = 0; i < run.x_.size(); ++i)
+      run.x_new_[i] = run.x_[i] + 0.5 * (run.dxdt_[i] + run.dxdt_new_[i]);
+  }
+};
+
+template <Method M>
+struct StochasticStepper;
+template <>
+struct StochasticStepper<Method::euler_maruyama> {
+  static EulerMaruyama make(const IntegratorOptions&) { return {}; }
+};
+template <>
+struct StochasticStepper<Method::stratonovich_heun> {
+  static StratonovichHeun make(const IntegratorOptions&) { return {}; }
+};
+
 // The odeint stepper of every method of steppers.hpp that integrates an ODE: a new row there needs
 // one specialization here; its loop follows from the row (dense output, adaptive or fixed).
 template <Method M>
@@ -317,6 +381,8 @@ void run_method(Run& run) {
   constexpr MethodInfo info = method_info(M);
   if constexpr (info.control == StepControl::layers) {
     return;  // rejected by integrate()
+  } else if constexpr (info.control == StepControl::stochastic) {
+    run_stochastic(run, StochasticStepper<M>::make(run.options_));
   } else if constexpr (info.dense_output) {
     static_assert(info.control == StepControl::adaptive, "dense output is implemented for controlled FSAL steppers");
     run_dense(run, OdeintStepper<M>::make(run.options_));
@@ -335,6 +401,9 @@ IntegrationResult integrate(OdeSystem& system, std::span<const double> x0, doubl
   if (method_info(options.method).control == StepControl::layers)
     throw std::invalid_argument("integrate: solver.method = \"" + std::string(to_string(options.method)) +
                                 "\" is a layer map; it runs through run_layers");
+  if (system.noisy() && method_info(options.method).control != StepControl::stochastic)
+    throw std::invalid_argument("integrate: solver.method = \"" + std::string(to_string(options.method)) +
+                                "\" is not a stochastic method, and the system has noise");
   const auto start = Clock::now();
   Run run(system, x0, t0, sample_times, options, observer, resume);
   if (sample_times.empty()) return run.result(start);

@@ -490,7 +490,8 @@ std::string adaptive_only(const RunConfig& c) {
 // "integrator: dopri5 | cash_karp54 (adaptive), rk4 | euler (fixed step), discrete (layer maps)".
 std::string method_doc() {
   std::string doc = "integrator:";
-  for (const StepControl control : {StepControl::adaptive, StepControl::fixed, StepControl::layers}) {
+  for (const StepControl control :
+       {StepControl::adaptive, StepControl::fixed, StepControl::stochastic, StepControl::layers}) {
     std::vector<std::string> names;
     for (const Method m : methods_with(control)) names.emplace_back(to_string(m));
     if (names.empty()) continue;
@@ -673,6 +674,76 @@ Key attention_parameter_row(std::string path, std::string_view param, List Atten
   return k;
 }
 
+// The rows of the [noise] table: its kind from the noise list (noise.hpp), the parameters of the
+// chosen noise (one row per parameter key of the list, as the schemes' parameters), its seed.
+Key noise_kind_row() {
+  std::vector<std::string> names;
+  for (auto k : alternative_keys<NoiseKind>()) names.emplace_back(k);
+  Key k;
+  k.path = "noise.kind";
+  k.type = "string";
+  k.doc = "noise of the flow (a Stratonovich SDE on the spheres, dtheta_i = P_theta_i o (U_i dt + sigma dN_i) / s_i): "
+          "none | independent (dN_i = dW_i, one Brownian motion per token) | value (dN_i = sum_j w_ij dB x_j, one "
+          "d x d matrix Brownian motion B for all tokens)";
+  k.read = [names](const toml::node& n, RunConfig& c, const std::string& key) {
+    const std::string word = read_string(n, key);
+    if (auto a = make_alternative<NoiseKind>(word)) {
+      c.noise.kind = *a;
+      return;
+    }
+    unknown_choice(key, "value", word, names);
+  };
+  k.value = [](const RunConfig& c) -> std::optional<ConfigScalar> { return std::string(alternative_key(c.noise.kind)); };
+  k.applies = [](const RunConfig& c) {
+    if (c.noise.active() && c.model.kind == ModelKind::meanfield)
+      return in_quotes(alternative_key(c.noise.kind)) +
+             " does not apply to model.kind = \"meanfield\" (the mean-field solver has no diffusion)";
+    return std::string();
+  };
+  k.selector = true;
+  return k;
+}
+
+std::vector<Key> noise_parameter_rows() {
+  std::vector<Key> out;
+  std::set<std::string> seen;
+  for_each_alternative<NoiseKind>([&](auto noise) {
+    using N = decltype(noise);
+    for (const auto& p : N::params) {
+      const std::string param(p.key);
+      if (!seen.insert(param).second) continue;
+      Key k;
+      k.path = "noise." + param;
+      k.type = "float";
+      k.doc = std::string(p.doc) + " (required with noise)";
+      k.read = [param](const toml::node& n, RunConfig& c, const std::string& key) {
+        const double v = read_float(n, key);
+        std::visit(
+            [&](auto& chosen) {
+              for (const auto& q : std::decay_t<decltype(chosen)>::params) {
+                if (q.key != param) continue;
+                (q.lower_inclusive ? at_least(q.lower) : above(q.lower)).check(v, key);
+                chosen.*(q.member) = v;
+              }
+            },
+            c.noise.kind);
+      };
+      k.value = [param](const RunConfig& c) -> std::optional<ConfigScalar> {
+        for (const auto& [name, value] : alternative_parameters(c.noise.kind))
+          if (name == param) return value;
+        return std::nullopt;
+      };
+      k.applies = [param](const RunConfig& c) {
+        for (const auto& [name, value] : alternative_parameters(c.noise.kind))
+          if (name == param) return std::string();
+        return "applies only with noise (noise.kind is " + in_quotes(alternative_key(c.noise.kind)) + ")";
+      };
+      out.push_back(std::move(k));
+    }
+  });
+  return out;
+}
+
 // A key with a check of the whole configuration section after it is read.
 Key then(Key k, std::function<void(RunConfig&, const std::string& key)> after) {
   k.read = [read = k.read, after](const toml::node& n, RunConfig& c, const std::string& key) {
@@ -769,7 +840,8 @@ Key beta_rule_row() {
 Key method_row() {
   Key k = selector(field("solver.method", &RunConfig::solver, &SolverConfig::method,
                          "auto (the default: dopri5 or fehlberg78, whichever needs fewer right-hand sides for "
-                         "solver.rtol and the sample times; the run file names the method used) | " +
+                         "solver.rtol and the sample times; stratonovich_heun with noise; the run file names the "
+                         "method used) | " +
                              method_doc().substr(std::string("integrator: ").size())));
   k.read = [read = k.read](const toml::node& n, RunConfig& c, const std::string& key) {
     if (const auto* word = n.as_string(); word && word->get() == "auto") {
@@ -833,6 +905,15 @@ const std::vector<Key>& keys() {
     k.push_back(rope_row());
     k.push_back(attention_parameter_row<Rope>("attention.rope_base", "rope_base", &AttentionSpec::positions,
                                               "attention.rope = true"));
+    // ---- [noise]
+    k.push_back(noise_kind_row());
+    for (Key& p : noise_parameter_rows()) k.push_back(std::move(p));
+    k.push_back(field("noise.seed", &C::noise, &NoiseSpec::seed,
+                      "seed of the noise's increments, each a pure function of (seed, step, token or matrix entry) "
+                      "(default: init.seed)",
+                      {}, [](const C& c) {
+                        return c.noise.active() ? std::string() : std::string("applies only with noise (noise.kind is \"none\")");
+                      }));
 
     const std::vector<Key> rest{
         // ---- [meanfield]
@@ -1039,6 +1120,51 @@ struct BaseConflict {
 
 namespace {
 // Cross-key rules of the densities, the mean-field model and weighted particles.
+// Whether a scheme's speed factor s_j depends on the attention A_j (then the noise's coefficient
+// P_θ / s depends on θ_j beyond P_θ, and the Itô-Stratonovich correction has more than the spheres'
+// curvature).
+bool speed_depends_on_attention(const Scheme& scheme) {
+  return std::visit(
+      [](const auto& s) {
+        const TokenContext a{1.0, 1.0, 1.5, 0.5, 1.0}, b{1.0, 1.0, 1.5, 0.25, 2.0};
+        return s.speed(a) != s.speed(b);
+      },
+      scheme);
+}
+
+// A method of the base configuration that noise set on top of it cannot use is a conflict of the base
+// (`--set noise.kind:=...` drops it); otherwise the error names solver.method.
+void validate_noise(const RunConfig& c, const std::map<std::string, const toml::node*>& present,
+                    const std::set<std::string>& overridden) {
+  if (!c.noise.active()) return;
+  const std::string noise = "noise.kind = " + in_quotes(alternative_key(c.noise.kind));
+  if (!present.count("noise.sigma")) throw InputError("noise.sigma", "is required when " + noise);
+  const Method m = c.solver.method;
+  const auto refuse_method = [&](const std::string& why) {
+    if (!overridden.empty() && !overridden.count("solver.method") && present.count("solver.method"))
+      throw BaseConflict{"solver.method", why};
+    throw InputError("solver.method", why);
+  };
+  if (m == Method::discrete)
+    refuse_method("\"discrete\" layer maps have no noise; " + noise +
+                  " needs a stochastic method: stratonovich_heun | euler_maruyama");
+  if (method_info(m).control != StepControl::stochastic)
+    refuse_method(in_quotes(to_string(m)) + " is not a stochastic method; " + noise +
+                  " needs stratonovich_heun | euler_maruyama (or solver.method = \"auto\")");
+  if (m == Method::euler_maruyama) {
+    if (c.noise.needs_means())
+      throw InputError("solver.method", "\"euler_maruyama\" does not converge to the Stratonovich flow of " + noise +
+                                            " (its coefficient depends on every token); use \"stratonovich_heun\"");
+    if (speed_depends_on_attention(c.model.scheme))
+      throw InputError("solver.method", "\"euler_maruyama\" does not converge to the Stratonovich flow of model.scheme = " +
+                                            in_quotes(scheme_key(c.model.scheme)) +
+                                            " with noise (its speed factor depends on the attention); use \"stratonovich_heun\"");
+  }
+  if (c.noise.needs_means() && c.model.heads > 1)
+    throw InputError("model.heads", noise + " is defined for one attention head; model.heads = " +
+                                        std::to_string(c.model.heads));
+}
+
 void validate_densities(RunConfig& c, const std::map<std::string, const toml::node*>& present) {
   const InitConfig& i = c.init;
   if (c.init.kind == InitKind::von_mises) {
@@ -1085,6 +1211,7 @@ void validate_densities(RunConfig& c, const std::map<std::string, const toml::no
 // runs); particle runs take auto_method's choice for their sample times.
 Method resolve_auto_method(const RunConfig& c) {
   if (c.model.kind != ModelKind::particles) return Method::dopri5;
+  if (c.noise.active()) return Method::stratonovich_heun;
   const double t0 = c.solver.t_start, t1 = c.solver.t_end;
   std::vector<std::pair<double, double>> intervals;
   if (c.output.samples) {  // equally spaced, without listing them (output.samples may be large)
@@ -1186,6 +1313,8 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
     }
   }
   if (!present.count("model.qkv_seed")) c.model.qkv_seed = c.init.seed;
+  if (!present.count("noise.seed")) c.noise.seed = c.init.seed;
+  validate_noise(c, present, overridden);
   if (present.count("output.samples") && present.count("output.times")) {
     const bool times_set = overridden.count("output.times") > 0, samples_set = overridden.count("output.samples") > 0;
     if (times_set != samples_set)

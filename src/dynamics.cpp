@@ -72,6 +72,76 @@ void AttentionDynamics::rhs_rows(const double* x, double* dxdt, double t, Index 
                layout_.r(dxdt).segment(begin, count));
 }
 
+void AttentionDynamics::draw_noise(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const RowMatrix> a, double t_regime,
+                                   double h, std::int64_t step, Index begin, Index end) {
+  const Index count = end - begin;
+  noise_.resize(count, layout_.d);
+  if (!spec_.noise.needs_means()) {
+    // Row by row the draws are pure functions of (seed, step, token): blocks of rows on the kernel's
+    // threads give the same numbers as one block.
+    constexpr Index kBlock = 64;
+    const Index blocks = (count + kBlock - 1) / kBlock;
+#pragma omp parallel for num_threads(kernel_.threads()) schedule(static) if (blocks > 1)
+    for (Index b = 0; b < blocks; ++b) {
+      const Index first = b * kBlock, rows = std::min(kBlock, count - first);
+      spec_.noise.increments(NoiseDraw{spec_.noise.seed, step, h, begin + first}, a.middleRows(first, rows),
+                             noise_.middleRows(first, rows));
+    }
+    return;
+  }
+  const NoiseDraw draw{spec_.noise.seed, step, h, begin};
+  // m_j = Σ_k w_jk x_k is the attention with V = I: A_j itself when V = I.
+  const AttentionMatrices& qkv = qkv_.at(t_regime);
+  if (qkv.identity || qkv.V.isIdentity(0.0)) {
+    spec_.noise.increments(draw, a, noise_);
+    return;
+  }
+  AttentionMatrices unit_values = qkv;
+  unit_values.V = RowMatrix::Identity(layout_.d, layout_.d);
+  means_.resize(count, layout_.d);
+  if (count == layout_.n) kernel_.compute(theta, unit_values, spec_.beta, spec_.masses, means_);
+  else kernel_.compute_rows(theta, unit_values, spec_.beta, spec_.masses, begin, end, means_);
+  spec_.noise.increments(draw, means_, noise_);
+}
+
+void AttentionDynamics::apply_scheme_increment(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r,
+                                               Eigen::Ref<const RowMatrix> a, double t, double t_regime, double h,
+                                               Index begin, Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) const {
+  std::visit(
+      [&](const auto& scheme) {
+        for (Index i = 0; i < a.rows(); ++i) {
+          const Index j = begin + i;
+          const double theta_dot_a = theta.row(j).dot(a.row(i));
+          const TokenContext c{t, t_regime, r(j), theta_dot_a, a.row(i).norm()};
+          dtheta.row(i) = h * a.row(i) + noise_.row(i);
+          const double radial = theta.row(j).dot(dtheta.row(i));
+          dtheta.row(i) = (dtheta.row(i) - radial * theta.row(j)) / scheme.speed(c);
+          dr(i) = h * scheme.radial_rate(c);
+        }
+      },
+      spec_.scheme);
+}
+
+void AttentionDynamics::increment(const double* x, double t, double h, std::int64_t step, double* dx) {
+  const double t_regime = in_piece_ ? piece_middle_ : t;
+  const auto theta = layout_.theta(x);
+  const RowMatrix& a = attention(theta, t_regime);
+  draw_noise(theta, a, t_regime, h, step, 0, layout_.n);
+  apply_scheme_increment(theta, layout_.r(x), a, t, t_regime, h, 0, layout_.theta(dx), layout_.r(dx));
+}
+
+void AttentionDynamics::increment_rows(const double* x, double t, double h, std::int64_t step, double* dx, Index begin,
+                                       Index end) {
+  const double t_regime = in_piece_ ? piece_middle_ : t;
+  const Index count = end - begin;
+  row_attention_.resize(count, layout_.d);
+  const auto theta = layout_.theta(x);
+  kernel_.compute_rows(theta, qkv_.at(t_regime), spec_.beta, spec_.masses, begin, end, row_attention_);
+  draw_noise(theta, row_attention_, t_regime, h, step, begin, end);
+  apply_scheme_increment(theta, layout_.r(x), row_attention_, t, t_regime, h, begin,
+                         layout_.theta(dx).middleRows(begin, count), layout_.r(dx).segment(begin, count));
+}
+
 std::vector<double> AttentionDynamics::breakpoints(double t0, double t1) const {
   std::vector<double> b = scheme_breakpoints(spec_.scheme, t0, t1);
   const std::vector<double> q = qkv_.breakpoints(t0, t1);

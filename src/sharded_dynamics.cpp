@@ -40,4 +40,11 @@ void ShardedDynamics::rhs(const double* x, double* dxdt, double t) {
   exchange_.allgather(dxdt + layout.n * layout.d, r_counts_, r_displs_);
 }
 
+void ShardedDynamics::increment(const double* x, double t, double h, std::int64_t step, double* dx) {
+  const StateLayout& layout = dynamics_.layout();
+  dynamics_.increment_rows(x, t, h, step, dx, rows_.begin, rows_.end);
+  exchange_.allgather(dx, theta_counts_, theta_displs_);
+  exchange_.allgather(dx + layout.n * layout.d, r_counts_, r_displs_);
+}
+
 }  // namespace normdyn

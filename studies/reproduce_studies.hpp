@@ -25,6 +25,7 @@ void continuum_depth(Builder& b);       // continuum.cpp
 void continuum_mean_field(Builder& b);  // continuum.cpp
 void continuum_grid(Builder& b);        // continuum.cpp
 void attention_models(Builder& b);      // attention_models.cpp
+void noise(Builder& b);                 // noise.cpp
 
 // A group of rows: its key (ReproduceOptions::only), whether its rows integrate the engine
 // (ReproduceOptions::engine), and its function.
@@ -50,6 +51,7 @@ inline constexpr StudyEntry kReproductionStudies[] = {
     {"continuum-mean-field", false, continuum_mean_field},
     {"continuum-grid", false, continuum_grid},
     {"attention-models", true, attention_models},
+    {"noise", true, noise},
 };
 
 }  // namespace normdyn::studies

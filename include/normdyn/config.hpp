@@ -18,6 +18,7 @@
 
 #include "normdyn/attention_matrices.hpp"
 #include "normdyn/attention_spec.hpp"
+#include "normdyn/noise.hpp"
 #include "normdyn/schemes.hpp"
 #include "normdyn/solvers/limiter.hpp"
 #include "normdyn/steppers.hpp"
@@ -125,6 +126,7 @@ struct OutputConfig {
 struct RunConfig {
   ModelConfig model;
   AttentionSpec attention;  // [attention]: mask, score bias, normalizer
+  NoiseSpec noise;          // [noise]: none, or the noise of a stochastic run
   MeanFieldConfig meanfield;
   InitConfig init;
   SolverConfig solver;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "normdyn/attention.hpp"
+#include "normdyn/noise.hpp"
 #include "normdyn/ode_system.hpp"
 #include "normdyn/qkv.hpp"
 #include "normdyn/schemes.hpp"
@@ -21,6 +22,7 @@ struct DynamicsSpec {
   Vector masses;  // empty: equal masses
   KernelOptions kernel;
   AttentionSpec attention;  // mask, score bias, normalizer (default: the paper's softmax attention)
+  NoiseSpec noise;          // none: the deterministic flow
 };
 
 class AttentionDynamics final : public OdeSystem {
@@ -45,6 +47,11 @@ class AttentionDynamics final : public OdeSystem {
   std::vector<double> breakpoints(double t0, double t1) const override;
   void enter_piece(double t_begin, double t_end) override;
   double retract(double* x) const override;
+  // With noise: dθ_j = (P_θj (A_j h + σ ΔN_j)) / s_j, dr_j = ρ_j h (noise.hpp), s_j and ρ_j from A_j.
+  bool noisy() const override { return spec_.noise.active(); }
+  void increment(const double* x, double t, double h, std::int64_t step, double* dx) override;
+  // The increment of tokens [begin, end) only, at their places in dx (as rhs_rows).
+  void increment_rows(const double* x, double t, double h, std::int64_t step, double* dx, Index begin, Index end);
 
   const StateLayout& layout() const { return layout_; }
   const DynamicsSpec& spec() const { return spec_; }
@@ -55,12 +62,21 @@ class AttentionDynamics final : public OdeSystem {
   void apply_scheme(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, Eigen::Ref<const RowMatrix> a,
                     double t, double t_regime, Index begin, Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) const;
 
+  // σ ΔN_j of rows [begin, end) at step `step`, into noise_ (from the attention rows `a` when the
+  // noise needs the attention means and V = I).
+  void draw_noise(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const RowMatrix> a, double t_regime, double h,
+                  std::int64_t step, Index begin, Index end);
+  void apply_scheme_increment(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r,
+                              Eigen::Ref<const RowMatrix> a, double t, double t_regime, double h, Index begin,
+                              Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) const;
+
   DynamicsSpec spec_;
   QkvSource qkv_;
   StateLayout layout_;
   AttentionKernel kernel_;
   RowMatrix attention_;
   RowMatrix row_attention_;  // rhs_rows
+  RowMatrix means_, noise_;  // increment: the attention means m_j (value noise) and σ ΔN_j
   double piece_middle_ = 0.0;
   bool in_piece_ = false;
 };

@@ -3,6 +3,7 @@
 // Implemented by the particle dynamics (dynamics.hpp) and the mean-field PDE (method of lines),
 // integrated by the one odeint wrapper in solvers/.
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace normdyn {
@@ -24,6 +25,17 @@ class OdeSystem {
   // Projection back onto the constraint manifold (unit directions). Returns the constraint
   // violation found before projecting; 0 for unconstrained systems.
   virtual double retract(double* /*x*/) const { return 0.0; }
+
+  // Stochastic systems, dx = f(x, t) dt + G(x, t) ∘ dN (Stratonovich): whether there is noise, and
+  // the increment f(x, t) h + G(x, t) ΔN_step of step number `step` (counted from the start of the
+  // run) of length h. ΔN_step is a pure function of the system's seed and `step`, so that a step
+  // evaluated twice (Heun's corrector, a resumed run, another process) sees the same noise. Without
+  // noise, the Euler increment f(x, t) h.
+  virtual bool noisy() const { return false; }
+  virtual void increment(const double* x, double t, double h, std::int64_t /*step*/, double* dx) {
+    rhs(x, dx, t);
+    for (std::size_t k = 0; k < size(); ++k) dx[k] *= h;
+  }
 };
 
 }  // namespace normdyn

@@ -51,6 +51,9 @@ class ShardedDynamics final : public OdeSystem {
   std::vector<double> breakpoints(double t0, double t1) const override { return dynamics_.breakpoints(t0, t1); }
   void enter_piece(double t_begin, double t_end) override { dynamics_.enter_piece(t_begin, t_end); }
   double retract(double* x) const override { return dynamics_.retract(x); }
+  // The noise of a row is drawn from its token's number, so each process draws its own rows.
+  bool noisy() const override { return dynamics_.noisy(); }
+  void increment(const double* x, double t, double h, std::int64_t step, double* dx) override;
 
   RowRange rows() const { return rows_; }
 

@@ -22,6 +22,8 @@ namespace normdyn {
 enum class StepControl {
   adaptive,  // error-controlled steps (solver.rtol, solver.atol, solver.dt_min)
   fixed,     // equal steps of at most solver.dt
+  stochastic,  // equal steps of at most solver.dt of a stochastic method (weak order `order`); the
+               // only methods of a run with noise
   layers,    // the scheme's discrete layer maps of step solver.dt (solvers/layer_maps.hpp), not an ODE solver
 };
 
@@ -35,6 +37,11 @@ enum class StepControl {
   X(bulirsch_stoer, adaptive, 0, false, "Bulirsch-Stoer extrapolation; adapts its order")               \
   X(rk4, fixed, 4, false, "classical Runge-Kutta")                                                      \
   X(euler, fixed, 1, false, "explicit Euler")                                                           \
+  X(stratonovich_heun, stochastic, 1, false,                                                            \
+    "stochastic Heun (Stratonovich; weak order 1, deterministic order 2), retracted after each stage")  \
+  X(euler_maruyama, stochastic, 1, false,                                                               \
+    "Euler-Maruyama with retraction (weak order 1); the Stratonovich flow only where the noise's "       \
+    "coefficient depends on a token through P_theta alone")                                             \
   X(discrete, layers, 1, false, "the discrete transformer: one layer map of step h = solver.dt per layer")
 
 enum class Method {
@@ -66,6 +73,7 @@ constexpr std::string_view to_string(StepControl c) {
   switch (c) {
     case StepControl::adaptive: return "adaptive";
     case StepControl::fixed: return "fixed step";
+    case StepControl::stochastic: return "stochastic";
     case StepControl::layers: return "layer maps";
   }
   return "?";

@@ -20,7 +20,7 @@ struct Case {
 const std::vector<Case>& cases() {
   static const std::vector<Case> all{
       {"[model]\nn = = 3\n", "", "cfg.toml:2:5: invalid TOML"},
-      {"[modle]\nn = 3\n", "", "[modle]: unknown section; valid: [model], [attention], [meanfield], [init], [solver], [output] (did you mean [model]?)"},
+      {"[modle]\nn = 3\n", "", "[modle]: unknown section; valid: [model], [attention], [noise], [meanfield], [init], [solver], [output] (did you mean [model]?)"},
       {"[model]\nbta = 1.0\n", "", "model.bta: unknown key; did you mean model.beta?"},
       {"n = 3\n", "", "n: unknown key; keys live in the sections"},
       {"[model]\nn = 0\n", "", "model.n: must be >= 1, got 0"},
@@ -43,7 +43,7 @@ const std::vector<Case>& cases() {
       {"[init]\nkind = \"gaussian\"\nr0 = 2.0\n", "", "init.r0: does not apply to init.kind = \"gaussian\""},
       {"[init]\nkind = \"file\"\nfile = \"cfg.toml\"\n", "", "init.file: cfg.toml: not an HDF5 file"},
       {"[init]\nkind = \"file\"\nfile = \"wrong_shape.h5\"\ndataset = \"x\"\n", "", "init.dataset: x has shape [2, 2], expected [32, 3] or [frames, 32, 3] (model.n, model.d)"},
-      {"[solver]\nmethod = \"rk45\"\n", "", "solver.method: unknown value \"rk45\"; valid: dopri5, cash_karp54, fehlberg78, bulirsch_stoer, rk4, euler, discrete (did you mean \"rk4\"?)"},
+      {"[solver]\nmethod = \"rk45\"\n", "", "solver.method: unknown value \"rk45\"; valid: dopri5, cash_karp54, fehlberg78, bulirsch_stoer, rk4, euler, stratonovich_heun, euler_maruyama, discrete (did you mean \"rk4\"?)"},
       {"[solver]\nmethod = \"rk4\"\nrtol = 1e-6\n", "", "solver.rtol: applies only to solver.method = \"dopri5\" or \"cash_karp54\" or \"fehlberg78\" or \"bulirsch_stoer\" (solver.method is \"rk4\")"},
       {"[solver]\natol = 0\n", "", "solver.atol: must be > 0, got 0"},
       {"[solver]\nt_end = -1.0\n", "", "solver.t_end: must be > 0, got -1"},

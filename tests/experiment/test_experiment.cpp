@@ -259,3 +259,32 @@ BOOST_AUTO_TEST_CASE(given_arrays_are_stored_and_resume_from_the_run_file) {
   BOOST_TEST(key_of([&] { make_qkv(parse_config("[model]\nqkv = \"given\"\n", "test").model); }) == "model.qkv");
   BOOST_TEST(key_of([&] { make_initial_tokens(parse_config("[init]\nkind = \"given\"\n", "test")); }) == "init.kind");
 }
+
+// A stochastic run interrupted and resumed from its run file draws the same noise (each increment a
+// function of noise.seed and the step's number) and ends bit for bit where the uninterrupted run ends.
+BOOST_AUTO_TEST_CASE(a_noisy_run_resumes_to_the_uninterrupted_one_bit_for_bit) {
+  TempDir dir;
+  const auto make = [&](const fs::path& out) {
+    return parse_config("[model]\nscheme = \"pre\"\nn = 12\nd = 3\nbeta = 2.0\n[noise]\nkind = \"independent\"\nsigma = 0.3\n"
+                        "[solver]\nt_end = 2.0\ndt = 0.01\n[output]\nsamples = 11\n",
+                        "test", {"output.path=\"" + out.string() + "\""});
+  };
+  const RunConfig whole = make(dir.path / "noisy_whole.h5");
+  BOOST_TEST_REQUIRE(static_cast<int>(run_experiment(whole, ExperimentOptions{}).status) == static_cast<int>(RunStatus::ok));
+  RunConfig config = make(dir.path / "noisy.h5");
+  ExperimentOptions options;
+  int steps = 0;
+  options.stop_requested = [&steps] { return ++steps > 57 ? 15 : 0; };
+  BOOST_TEST_REQUIRE(static_cast<int>(run_experiment(config, options).status) == static_cast<int>(RunStatus::interrupted));
+  RunConfig resumed;
+  BOOST_TEST_REQUIRE(static_cast<int>(resume_experiment(config.output.path, std::nullopt, ExperimentOptions{}, resumed).status) ==
+                     static_cast<int>(RunStatus::ok));
+  BOOST_TEST((resumed.solver.method == Method::stratonovich_heun));
+  const RunReader a(config.output.path), w(whole.output.path);
+  BOOST_TEST_REQUIRE(a.frames() == w.frames());
+  for (std::size_t f = 0; f < w.frames(); ++f) {
+    const Tokens y = a.frame(f), z = w.frame(f);
+    BOOST_TEST(same_bits(y.theta.data(), z.theta.data(), static_cast<std::size_t>(y.theta.size())), "frame " << f);
+    BOOST_TEST(same_bits(y.r.data(), z.r.data(), static_cast<std::size_t>(y.r.size())), "frame " << f);
+  }
+}

@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
       {"[model]\ntau = 1.0\n", "model.tau: applies only to model.scheme = \"mix\" (model.scheme is \"post\")"},
       {"[model]\nscheme = \"ngpt\"\nalpha = 0\n", "model.alpha: must be > 0"},
       {"[model]\nbta = 1.0\n", "model.bta: unknown key; did you mean model.beta?"},
-      {"[modle]\nbeta = 1.0\n", "[modle]: unknown section; valid: [model], [attention], [meanfield], [init], [solver], [output] (did you mean [model]?)"},
+      {"[modle]\nbeta = 1.0\n", "[modle]: unknown section; valid: [model], [attention], [noise], [meanfield], [init], [solver], [output] (did you mean [model]?)"},
       {"beta = 1.0\n", "beta: unknown key"},
       {"[model]\nqkv = \"random\"\n", "model.qkv: unknown value \"random\""},
       {"[model]\nqkv = \"file\"\n", "model.qkv_file: is required"},
@@ -265,4 +265,56 @@ BOOST_AUTO_TEST_CASE(auto_method_is_resolved_from_the_tolerance_and_the_frames) 
   // The mean-field solver keeps dopri5.
   const RunConfig field = parse_config("[model]\nkind = \"meanfield\"\n[solver]\nrtol = 1e-11\n[output]\nsamples = 3\n", "m.toml");
   BOOST_TEST(to_string(field.solver.method) == "dopri5");
+}
+
+// [noise]: the kind from the noise list, sigma required, the seed from init.seed, the stochastic
+// method chosen by "auto", and every combination the stochastic methods cannot honour refused with
+// the key named.
+BOOST_AUTO_TEST_CASE(noise_keys_resolve_and_refuse_what_they_cannot_honour) {
+  const RunConfig c = parse_config("[noise]\nkind = \"independent\"\nsigma = 0.5\n[init]\nseed = 7\n", "test");
+  BOOST_TEST(c.noise.active());
+  BOOST_TEST(std::get<IndependentNoise>(c.noise.kind).sigma == 0.5);
+  BOOST_TEST(c.noise.seed == 7u);
+  BOOST_TEST((c.solver.method == Method::stratonovich_heun));
+  const RunConfig back = parse_config(to_toml(c), "round trip");
+  BOOST_TEST(std::get<IndependentNoise>(back.noise.kind).sigma == 0.5);
+  BOOST_TEST(back.noise.seed == 7u);
+  BOOST_TEST((back.solver.method == Method::stratonovich_heun));
+  BOOST_TEST(parse_config("[noise]\nkind = \"value\"\nsigma = 0.1\nseed = 3\n", "test").noise.seed == 3u);
+  // Without noise nothing changes, and the stochastic methods integrate the deterministic flow.
+  BOOST_TEST(!parse_config("", "test").noise.active());
+  BOOST_TEST(to_toml(parse_config("", "test")).find("[noise]") != std::string::npos);
+
+  const std::string independent = "[noise]\nkind = \"independent\"\nsigma = 0.5\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[noise]\nkind = \"white\"\n", "noise.kind: unknown value \"white\""},
+      {"[noise]\nkind = \"independent\"\n", "noise.sigma: is required when noise.kind = \"independent\""},
+      {"[noise]\nsigma = 0.5\n", "noise.sigma: applies only with noise (noise.kind is \"none\")"},
+      {"[noise]\nseed = 2\n", "noise.seed: applies only with noise"},
+      {"[noise]\nkind = \"independent\"\nsigma = -1\n", "noise.sigma: must be >= 0"},
+      {independent + "[solver]\nmethod = \"dopri5\"\n", "solver.method: \"dopri5\" is not a stochastic method; noise.kind = \"independent\" needs"},
+      {independent + "[solver]\nmethod = \"discrete\"\n", "solver.method: \"discrete\" layer maps have no noise"},
+      {"[noise]\nkind = \"value\"\nsigma = 0.5\n[solver]\nmethod = \"euler_maruyama\"\n",
+       "solver.method: \"euler_maruyama\" does not converge to the Stratonovich flow of noise.kind = \"value\""},
+      {"[model]\nscheme = \"peri\"\n" + independent + "[solver]\nmethod = \"euler_maruyama\"\n",
+       "solver.method: \"euler_maruyama\" does not converge to the Stratonovich flow of model.scheme = \"peri\""},
+      {"[model]\nheads = 2\n[noise]\nkind = \"value\"\nsigma = 0.5\n", "model.heads: noise.kind = \"value\" is defined for one attention head"},
+      {"[model]\nkind = \"meanfield\"\n" + independent, "noise.kind: \"independent\" does not apply to model.kind = \"meanfield\""},
+  };
+  for (const auto& [text, expected] : cases) {
+    BOOST_TEST_INFO(text);
+    BOOST_TEST(starts_with(error_of(text), expected), error_of(text));
+  }
+  // Noise set on top of a base that chose an ODE method: `:=` drops the method and its tolerances.
+  const std::string base = "[solver]\nmethod = \"dopri5\"\nrtol = 1e-8\n";
+  BOOST_TEST((parse_config(base, "test", {"noise.kind:=independent", "noise.sigma=0.5"}).solver.method ==
+              Method::stratonovich_heun));
+  BOOST_TEST(error_of(base, {"noise.kind=independent", "noise.sigma=0.5"}).find("set by the base configuration") !=
+             std::string::npos);
+  // Euler-Maruyama where it converges to the Stratonovich flow: independent noise, a speed free of the attention.
+  for (const char* scheme : {"post", "pre", "mix", "cod"})
+    BOOST_TEST((parse_config("[model]\nscheme = \"" + std::string(scheme) + "\"\n" + independent +
+                                 "[solver]\nmethod = \"euler_maruyama\"\n",
+                             "test")
+                    .solver.method == Method::euler_maruyama));
 }

@@ -152,3 +152,34 @@ BOOST_AUTO_TEST_CASE(sharded_trajectory_takes_the_same_steps_and_agrees_to_1e_12
     BOOST_TEST(team.same(hash_of(b.x.back())));
   }
 }
+
+// With noise each process draws the increments of its own rows from (noise.seed, step, token): the
+// sharded run takes the same noise as the whole one and agrees with it as the deterministic one does.
+BOOST_AUTO_TEST_CASE(sharded_noisy_trajectory_draws_the_same_noise) {
+  Team& team = *g_team;
+  for (const NoiseKind& kind : {NoiseKind{IndependentNoise{0.3}}, NoiseKind{ValueNoise{0.3}}}) {
+    const Index n = 41, d = 4;
+    DynamicsSpec spec;
+    spec.scheme = PreLN{};
+    spec.beta = 4.0;
+    spec.kernel.threads = 1;
+    spec.noise = NoiseSpec{kind, 12};
+    const std::vector<double> x0 = state_of(test::random_tokens(n, d, 3));
+    std::vector<double> samples;
+    for (int i = 0; i <= 10; ++i) samples.push_back(0.1 * i);
+    IntegratorOptions options;
+    options.method = Method::stratonovich_heun;
+    options.dt = 0.01;
+    AttentionDynamics whole(spec, qkv_of(1, d), n, d);
+    AttentionDynamics part(spec, qkv_of(1, d), n, d);
+    ShardedDynamics sharded(part, team);
+    Samples a, b;
+    BOOST_TEST_REQUIRE(integrate(whole, x0, 0.0, samples, options, a).status == RunStatus::ok);
+    BOOST_TEST_REQUIRE(integrate(sharded, x0, 0.0, samples, options, b).status == RunStatus::ok);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < a.x.size(); ++i) worst = std::max(worst, max_relative(b.x[i], a.x[i]));
+    BOOST_TEST_INFO("noise " << alternative_key(kind));
+    BOOST_TEST(worst <= test::kShardAgreement);
+    BOOST_TEST(team.same(hash_of(b.x.back())));
+  }
+}

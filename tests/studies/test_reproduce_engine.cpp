@@ -33,6 +33,12 @@ class MutatedDynamics final : public OdeSystem {
   std::vector<double> breakpoints(double t0, double t1) const override { return inner_.breakpoints(t0, t1); }
   void enter_piece(double t0, double t1) override { inner_.enter_piece(t0, t1); }
   double retract(double* x) const override { return inner_.retract(x); }
+  // With noise, the mutation applies to a step's increment (linear mutations scale drift and noise alike).
+  bool noisy() const override { return inner_.noisy(); }
+  void increment(const double* x, double t, double h, std::int64_t step, double* dx) override {
+    inner_.increment(x, t, h, step, dx);
+    mutate_(layout_, x, dx);
+  }
 
  private:
   AttentionDynamics inner_;
@@ -82,6 +88,19 @@ Engine post_ln_rate_9_percent() {
     if (!std::holds_alternative<PostLN>(s)) return {};
     return [](const StateLayout& l, const double*, double* dxdt) { l.theta(dxdt) *= 1.09; };
   });
+}
+
+// The noise 10 % stronger than configured.
+Engine noise_too_strong() {
+  return {"noise sigma +10%", [](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
+            DynamicsSpec wrong = spec;
+            std::visit(
+                [](auto& k) {
+                  if constexpr (requires { k.sigma; }) k.sigma *= 1.1;
+                },
+                wrong.noise.kind);
+            return std::make_unique<AttentionDynamics>(wrong, std::move(qkv), n, d);
+          }};
 }
 
 using Verdicts = std::map<std::string, std::string>;
@@ -185,6 +204,18 @@ BOOST_AUTO_TEST_CASE(attention_models_hold_and_catch_a_wrong_rate) {
                          "attention-equiangular-uniform-rho0", "attention-equiangular-softmax-rate",
                          "attention-equiangular-uniform-rate"})
     BOOST_TEST(rows.count(id) == 1u, id);
+}
+
+// The stochastic flows: every row holds on the library's engine (the weak-order fits may be
+// inconclusive only if their Monte Carlo error grows), and a noise 10 % too strong fails the
+// Brownian rows and the Kuramoto order parameter above the transition.
+BOOST_AUTO_TEST_CASE(noise_rows_hold_and_catch_a_wrong_sigma) {
+  const std::vector<std::string> group{"noise"};
+  const Verdicts& good = reference(group, true);
+  BOOST_TEST(good.size() == 6u);
+  for (const auto& [id, verdict] : good) BOOST_TEST(verdict == "holds", id << ": " << verdict);
+  const std::set<std::string> rows = caught(noise_too_strong(), group);
+  for (const char* id : {"noise-brownian-sphere-heun", "noise-brownian-sphere-em"}) BOOST_TEST(rows.count(id) == 1u, id);
 }
 
 // Every engine group at full size (Theorem 4.1's particles down to 1 - gamma = 1e-11 included), on

@@ -1,0 +1,47 @@
+#pragma once
+// The noise of the flow as a list of alternatives (docs/ARCHITECTURE.md, "Lists of alternatives").
+// With noise the flow is a Stratonovich SDE on the spheres,
+//
+//   dθ_i = (1/s_i) P_θi ∘ (U_i dt + σ dN_i),   dr_i = ρ_i dt,
+//
+// with s_i and ρ_i the scheme's (from the block output U_i, as without noise) and dN_i the noise's
+// ambient increments. A noise is one header in include/normdyn/noises/ and one entry in the list
+// below, with
+//
+//   static constexpr bool needs_means     whether its increments need m_i = Σ_j w_ij x_j
+//   void increments(const NoiseDraw&, means, dn) const
+//                                          σ ΔN_i of the rows [draw.begin, draw.begin + dn.rows())
+//                                          over one step, a pure function of (seed, step, token or
+//                                          matrix entry) (counter_random.hpp)
+//
+// and the traits it breaks (every noise: `deterministic`).
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "normdyn/noises/independent.hpp"
+#include "normdyn/noises/none.hpp"
+#include "normdyn/noises/value.hpp"
+
+namespace normdyn {
+
+using NoiseKind = std::variant<NoNoise, IndependentNoise, ValueNoise>;
+
+struct NoiseSpec {
+  NoiseKind kind = NoNoise{};
+  std::uint64_t seed = 1;  // noise.seed (defaults to init.seed)
+
+  bool active() const { return !std::holds_alternative<NoNoise>(kind); }
+  Traits traits() const { return alternative_traits(kind); }
+  bool needs_means() const {
+    return std::visit([](const auto& k) { return std::decay_t<decltype(k)>::needs_means; }, kind);
+  }
+  void increments(const NoiseDraw& draw, Eigen::Ref<const RowMatrix> means, Eigen::Ref<RowMatrix> dn) const {
+    std::visit([&](const auto& k) { k.increments(draw, means, dn); }, kind);
+  }
+};
+
+// The settings of the noise, e.g. `noise.kind = "independent", noise.sigma = 0.5`; empty without noise.
+std::string describe(const NoiseSpec& noise);
+
+}  // namespace normdyn

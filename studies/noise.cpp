@@ -1,0 +1,236 @@
+// ---- Noise: stochastic flows on the spheres against their closed forms, each integrated by the
+// engine with the stochastic methods.
+//
+// * Spherical Brownian motion (V = 0, independent noise): dθ = σ P_θ ∘ dW on S^{d-1} has
+//   E<θ_t, θ_0> = exp(-(d - 1) σ² t / 2) (the first eigenvalue of the Laplace-Beltrami operator).
+//   Every token is an independent sample, so one run of n tokens averages n paths.
+// * The weak order of each stochastic method: the bias of that mean at t = 1 falls like h.
+// * The noisy Kuramoto model (d = 2, beta = 0, Post-LN, V = I, independent noise): in the angles,
+//   dφ_i = r sin(ψ - φ_i) dt + σ dB_i with r e^{iψ} the mean of the tokens, whose mean-field
+//   stationary states have r = I1(κ r)/I0(κ r), κ = 2/σ²: r = 0 for κ <= 2, and the one positive root
+//   for κ > 2 (the pitchfork at κ = 2 of the mean-field survey of Geshkovski, Letrouit, Polyanskiy and
+//   Rigollet). The time average of r over the stationary part of a run of n tokens is compared.
+#include <cmath>
+#include <numeric>
+
+#include "normdyn/init.hpp"
+#include "reproduce_studies.hpp"
+#include "reproduce_support.hpp"
+
+namespace normdyn::studies {
+namespace {
+
+// Brownian rows: the mean over tokens deviates from its expectation by the Monte Carlo error and the
+// method's bias (about 0.7 h at t = 1 for both methods); with h = 1/400 the bias is below 0.1 of the
+// standard error, so the mean must lie within this many standard errors.
+constexpr double kStandardErrors = 4.0;
+// Weak order: the fitted order within this of 1, when the Monte Carlo error of the fit is below
+// kOrderResolution (else inconclusive).
+constexpr double kOrderTolerance = 0.25;
+constexpr double kOrderResolution = 0.15;
+// Kuramoto: the time-averaged order parameter of n = 400 tokens within this of the mean-field root
+// (its O(1/n) bias and the O(1/√n) fluctuations averaged over the window leave about 0.01).
+constexpr double kOrderParameterTolerance = 0.03;
+
+struct NoisyRun {
+  RunStatus status = RunStatus::ok;
+  std::vector<Tokens> frames;
+};
+
+NoisyRun run_noisy(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& start,
+                   const std::vector<double>& times, Method method, double dt) {
+  const std::unique_ptr<OdeSystem> system = engine.particles(spec, std::move(qkv), start.n(), start.d());
+  const StateLayout layout{start.n(), start.d()};
+  std::vector<double> x0(layout.size());
+  layout.pack(start, x0.data());
+  IntegratorOptions options;
+  options.method = method;
+  options.dt = dt;
+  FrameRecorder frames;
+  frames.layout = layout;
+  const IntegrationResult result = integrate(*system, x0, times.front(), times, options, frames);
+  return {result.status, std::move(frames.frames)};
+}
+
+DynamicsSpec noisy_spec(double beta, double sigma, std::uint64_t seed, int threads) {
+  DynamicsSpec spec = dynamics_spec(PostLN{}, beta, threads);
+  spec.noise.kind = IndependentNoise{sigma};
+  spec.noise.seed = seed;
+  return spec;
+}
+
+// Q = K = I, V = 0: no attention, the tokens are independent Brownian motions.
+QkvSource no_values(Index d) {
+  AttentionMatrices m;
+  m.identity = false;
+  m.Q = m.K = RowMatrix::Identity(d, d);
+  m.V = RowMatrix::Zero(d, d);
+  return QkvSource::layers({m});
+}
+
+// <θ_t, θ_0> over the tokens of `seeds` runs of n tokens each: its mean and standard error at each time.
+struct CosineMean {
+  std::vector<double> mean, standard_error;
+  bool complete = true;
+};
+
+CosineMean brownian_cosines(const Engine& engine, Index n, Index d, double sigma, const std::vector<double>& times,
+                            Method method, double dt, int seeds, int threads) {
+  CosineMean out;
+  std::vector<double> sum(times.size(), 0.0), sum2(times.size(), 0.0);
+  double count = 0.0;
+  for (int s = 0; s < seeds; ++s) {
+    const auto seed = static_cast<std::uint64_t>(100 + s);
+    const Tokens start = uniform_tokens(n, d, 1.0, seed);
+    const NoisyRun run = run_noisy(engine, noisy_spec(0.0, sigma, seed, threads), no_values(d), start, times, method, dt);
+    if (run.status != RunStatus::ok || run.frames.size() != times.size()) {
+      out.complete = false;
+      return out;
+    }
+    for (std::size_t k = 0; k < times.size(); ++k) {
+      const Vector c = (run.frames[k].theta.array() * start.theta.array()).rowwise().sum();
+      sum[k] += c.sum();
+      sum2[k] += c.squaredNorm();
+    }
+    count += static_cast<double>(n);
+  }
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    const double m = sum[k] / count;
+    out.mean.push_back(m);
+    out.standard_error.push_back(std::sqrt(std::max(0.0, sum2[k] / count - m * m) / count));
+  }
+  return out;
+}
+
+// The positive root of r = I1(κ r)/I0(κ r) for κ > 2 (0 for κ <= 2), by bisection.
+double kuramoto_order_parameter(double kappa) {
+  if (kappa <= 2.0) return 0.0;
+  const auto g = [&](double r) { return std::cyl_bessel_i(1.0, kappa * r) / std::cyl_bessel_i(0.0, kappa * r) - r; };
+  double lo = 1e-9, hi = 1.0;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (g(mid) > 0.0 ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+std::string method_tag(Method m) { return m == Method::stratonovich_heun ? "heun" : "em"; }
+
+}  // namespace
+
+void noise(Builder& b) {
+  const Engine& engine = b.engine();
+  const ReproduceOptions& o = b.options();
+  const std::vector<Method> methods{Method::stratonovich_heun, Method::euler_maruyama};
+
+  b.study("spherical Brownian motion", [&] {
+    const Index n = 64, d = 3;
+    const double sigma = 1.0, dt = 1.0 / 400.0;
+    const int seeds = 128;
+    const std::vector<double> times{0.0, 0.25, 0.5, 1.0};
+    for (const Method m : methods) {
+      const CosineMean c = brownian_cosines(engine, n, d, sigma, times, m, dt, seeds, o.threads);
+      double worst = 0.0, worst_error = 0.0;
+      std::string at;
+      if (c.complete)
+        for (std::size_t k = 1; k < times.size(); ++k) {
+          const double theory = std::exp(-(double(d) - 1.0) * sigma * sigma * times[k] / 2.0);
+          const double z = std::abs(c.mean[k] - theory) / c.standard_error[k];
+          if (z >= worst) {
+            worst = z;
+            worst_error = c.mean[k] - theory;
+            at = "t = " + num(times[k], 3) + ": " + num(c.mean[k], 5) + " against " + num(theory, 5);
+          }
+        }
+      b.row({"noise-brownian-sphere-" + method_tag(m),
+             "Spherical Brownian motion (V = 0, independent noise, Stratonovich on the spheres): E<x_t, x_0> = "
+             "exp(-(d - 1) sigma^2 t / 2) (d = 3, sigma = 1, t = 0.25, 0.5, 1)",
+             "normdyn run with model.n = 64, model.d = 3, model.qkv = \"file\" holding Q = K = I and V = 0, "
+             "noise.kind = \"independent\", noise.sigma = 1, solver.method = \"" + std::string(to_string(m)) +
+                 "\", solver.dt = 0.0025, init.seed = noise.seed = 100 ... 227 (" + std::to_string(seeds) +
+                 " runs, " + std::to_string(seeds * n) + " paths)",
+             c.complete ? "largest deviation " + num(worst_error, 3) + " = " + num(worst, 3) + " standard errors (" + at + ")"
+                        : "a run ended early",
+             "0", "within " + num(kStandardErrors, 2) + " standard errors at every time",
+             c.complete && worst <= kStandardErrors ? "holds" : "fails"});
+    }
+  });
+
+  b.study("weak order of the stochastic methods", [&] {
+    const Index n = 128, d = 3;
+    const double sigma = 1.0, theory = std::exp(-1.0);
+    const std::vector<double> steps{0.1, 0.05, 0.025};
+    const int seeds = 512;
+    for (const Method m : methods) {
+      std::vector<double> bias, relative;
+      bool complete = true;
+      for (const double h : steps) {
+        const CosineMean c = brownian_cosines(engine, n, d, sigma, {0.0, 1.0}, m, h, seeds, o.threads);
+        complete = complete && c.complete;
+        if (!complete) break;
+        bias.push_back(c.mean[1] - theory);
+        relative.push_back(c.standard_error[1] / std::abs(c.mean[1] - theory));
+      }
+      double order = std::numeric_limits<double>::quiet_NaN(), resolution = std::numeric_limits<double>::infinity();
+      if (complete && bias.front() * bias.back() > 0.0) {
+        order = std::log(bias.front() / bias.back()) / std::log(steps.front() / steps.back());
+        resolution = std::hypot(relative.front(), relative.back()) / std::log(steps.front() / steps.back());
+      }
+      const bool resolved = std::isfinite(order) && resolution <= kOrderResolution;
+      b.row({"noise-weak-order-" + method_tag(m),
+             "Weak order 1 of solver.method = \"" + std::string(to_string(m)) +
+                 "\": the bias of E<x_1, x_0> for spherical Brownian motion (d = 3, sigma = 1) falls like h",
+             "as noise-brownian-sphere with solver.dt = 0.1, 0.05, 0.025 and t_end = 1, " + std::to_string(seeds) +
+                 " runs of n = 128 tokens per step",
+             complete ? "biases " + num(bias[0], 3) + ", " + num(bias[1], 3) + ", " + num(bias[2], 3) +
+                            "; fitted order " + num(order, 3) + " +- " + num(resolution, 2) + " (Monte Carlo)"
+                      : "a run ended early",
+             "1", "|order - 1| <= " + num(kOrderTolerance, 2) + ", resolved to " + num(kOrderResolution, 2),
+             !complete                                          ? "fails"
+             : !resolved                                        ? "inconclusive"
+             : std::abs(order - 1.0) <= kOrderTolerance ? "holds"
+                                                                : "fails"});
+    }
+  });
+
+  b.study("noisy Kuramoto model", [&] {
+    const Index n = 400, d = 2;
+    const double t_end = 40.0, average_from = 15.0;
+    const std::vector<double> times = linear_times(t_end, 80);
+    for (const double kappa : {4.0, 1.0}) {
+      const double sigma = std::sqrt(2.0 / kappa), expected = kuramoto_order_parameter(kappa);
+      // Below the transition, start synchronized (a cap), so that the row sees coherence lost.
+      const Tokens start = kappa > 2.0 ? uniform_tokens(n, d, 1.0, 7) : cap_tokens(n, d, 1.0, 0.1, 7);
+      const NoisyRun run = run_noisy(engine, noisy_spec(0.0, sigma, 7, o.threads), QkvSource::identity(), start, times,
+                                     Method::stratonovich_heun, 0.02);
+      const bool complete = run.status == RunStatus::ok && run.frames.size() == times.size();
+      double mean = 0.0;
+      int count = 0;
+      if (complete)
+        for (std::size_t k = 0; k < times.size(); ++k)
+          if (times[k] >= average_from) {
+            mean += run.frames[k].theta.colwise().mean().norm();
+            ++count;
+          }
+      if (count > 0) mean /= count;
+      // Below the transition the finite-n order parameter is of size sqrt(1/(n (1 - κ/2))).
+      const double noise_floor = kappa > 2.0 ? 0.0 : 3.0 / std::sqrt(double(n) * (1.0 - kappa / 2.0));
+      const bool holds = kappa > 2.0 ? std::abs(mean - expected) <= kOrderParameterTolerance : mean <= noise_floor;
+      b.row({"noise-kuramoto-kappa" + num(kappa, 2),
+             "Noisy Kuramoto model (d = 2, beta = 0, Post-LN, V = I, sigma^2 = 2/kappa, kappa = " + num(kappa, 2) +
+                 "): the stationary order parameter r solves r = I1(kappa r)/I0(kappa r) " +
+                 (kappa > 2.0 ? "(its positive root above kappa = 2)" : "(r = 0 below kappa = 2)"),
+             "normdyn run with model.scheme = \"post\", model.n = 400, model.d = 2, model.beta = 0, noise.kind = "
+             "\"independent\", noise.sigma = " + num(sigma, 6) + ", noise.seed = 7, init.kind = " +
+                 (kappa > 2.0 ? std::string("\"uniform\"") : std::string("\"cap\", init.delta = 0.1")) +
+                 ", init.seed = 7, solver.dt = 0.02, solver.t_end = 40; r = |mean of the tokens| averaged over t in [15, 40]",
+             complete ? "time-averaged r = " + num(mean, 4) : "the run ended with status " + std::string(to_string(run.status)),
+             num(expected, 4),
+             kappa > 2.0 ? "|r - r*| <= " + num(kOrderParameterTolerance, 2)
+                         : "r <= 3/sqrt(n (1 - kappa/2)) = " + num(noise_floor, 3) + " (finite-n fluctuations)",
+             complete && holds ? "holds" : "fails"});
+    }
+  });
+}
+
+}  // namespace normdyn::studies
