@@ -309,6 +309,9 @@ CheckContext check_context(const RunConfig& config, const AttentionNorms& attent
     if (const std::string b = a.breaking_setting(&Traits::exchangeable); !b.empty())
       c.attention_outside_paper = b + ": tokens are not exchangeable (the paper's theorems need exchangeable tokens)";
   }
+  if (config.feedforward.active())
+    c.attention_outside_paper = "feedforward.weights = \"" + std::string(to_string(config.feedforward.weights)) +
+                                "\": the paper's theorems are stated for attention alone";
   if (config.noise.active())
     c.attention_outside_paper = describe(config.noise) + ": the paper's theorems are stated for the deterministic flow";
   if (config.model.heads > 1 && c.attention_outside_paper.empty())

@@ -54,13 +54,13 @@ int main(int argc, char** argv) {
   const int steps = argc > 4 ? std::atoi(argv[4]) : 20;
   const int threads = argc > 5 ? std::atoi(argv[5]) : 0;
   std::vector<Case> cases{
-      {"euler, no noise", Method::euler, NoNoise{}},
-      {"euler_maruyama, independent", Method::euler_maruyama, IndependentNoise{0.5}},
-      {"heun, no noise", Method::stratonovich_heun, NoNoise{}},
-      {"heun, independent", Method::stratonovich_heun, IndependentNoise{0.5}},
-      {"heun, value (V = I)", Method::stratonovich_heun, ValueNoise{0.5}},
-      {"heun, no noise, random V", Method::stratonovich_heun, NoNoise{}, true},
-      {"heun, value, random V", Method::stratonovich_heun, ValueNoise{0.5}, true},
+      {"euler, no noise", Method::euler, NoNoise{}, false, {}},
+      {"euler_maruyama, independent", Method::euler_maruyama, IndependentNoise{0.5}, false, {}},
+      {"heun, no noise", Method::stratonovich_heun, NoNoise{}, false, {}},
+      {"heun, independent", Method::stratonovich_heun, IndependentNoise{0.5}, false, {}},
+      {"heun, value (V = I)", Method::stratonovich_heun, ValueNoise{0.5}, false, {}},
+      {"heun, no noise, random V", Method::stratonovich_heun, NoNoise{}, true, {}},
+      {"heun, value, random V", Method::stratonovich_heun, ValueNoise{0.5}, true, {}},
   };
   const Tokens start = uniform_tokens(n, d, 1.0, 1);
   AttentionMatrices random_v;

@@ -58,6 +58,8 @@ RunFileOptions particle_contents(const AttentionDynamics& dynamics) {
   RunFileOptions contents;
   const Vector& masses = dynamics.spec().masses;
   contents.masses.assign(masses.data(), masses.data() + masses.size());
+  for (const Term& t : dynamics.spec().terms.terms)
+    if (const auto* f = std::get_if<FeedForward>(&t)) contents.feedforward = *f;
   return contents;
 }
 
@@ -227,6 +229,8 @@ AttentionDynamics make_dynamics(const RunConfig& config) {
   spec.beta = config.model.beta;
   spec.attention = config.attention;
   spec.noise = config.noise;
+  if (std::optional<FeedForward> f = read_feedforward(config)) spec.terms.terms.emplace_back(std::move(*f));
+  spec.terms.block = config.feedforward.block;
   spec.kernel.threads = config.solver.threads;
   spec.masses = initial_masses(config);  // weighted tokens (empty: equal masses)
   return AttentionDynamics(spec, make_qkv(config.model), config.model.n, config.model.d);

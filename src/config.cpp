@@ -84,6 +84,21 @@ struct EnumNames<Limiter> {
       {Limiter::upwind, "upwind"},
   }};
 };
+template <>
+struct EnumNames<FeedForwardWeights> {
+  static constexpr std::array<std::pair<FeedForwardWeights, std::string_view>, 3> values{{
+      {FeedForwardWeights::none, "none"},
+      {FeedForwardWeights::inline_values, "inline"},
+      {FeedForwardWeights::file, "file"},
+  }};
+};
+template <>
+struct EnumNames<TermsBlock> {
+  static constexpr std::array<std::pair<TermsBlock, std::string_view>, 2> values{{
+      {TermsBlock::parallel, "parallel"},
+      {TermsBlock::serial, "serial"},
+  }};
+};
 // The methods' names come from their table (steppers.hpp).
 template <>
 struct EnumNames<Method> {
@@ -116,6 +131,7 @@ std::string format_number(double v) { return toml_text::number_text(v); }
 }  // namespace
 
 std::string_view to_string(QkvKind k) { return enum_name(k); }
+std::string_view to_string(FeedForwardWeights w) { return enum_name(w); }
 std::string_view to_string(InitKind k) { return enum_name(k); }
 std::string_view to_string(ModelKind k) { return enum_name(k); }
 std::string_view to_string(Sampling k) { return enum_name(k); }
@@ -704,6 +720,89 @@ Key noise_kind_row() {
   return k;
 }
 
+// The rows of the [feedforward] table.
+Key activation_row() {
+  std::vector<std::string> names;
+  for (auto k : alternative_keys<Activation>()) names.emplace_back(k);
+  Key k;
+  k.path = "feedforward.activation";
+  k.type = "string";
+  k.doc = "activation sigma of the feed-forward term: " + join(names, " | ") + " (exact GELU u Phi(u))";
+  k.read = [names](const toml::node& n, RunConfig& c, const std::string& key) {
+    const std::string word = read_string(n, key);
+    if (auto a = make_alternative<Activation>(word)) {
+      c.feedforward.activation = *a;
+      return;
+    }
+    unknown_choice(key, "value", word, names);
+  };
+  k.value = [](const RunConfig& c) -> std::optional<ConfigScalar> {
+    return std::string(alternative_key(c.feedforward.activation));
+  };
+  return k;
+}
+
+std::string with_feedforward(const RunConfig& c) {
+  if (!c.feedforward.active()) return "applies only with a feed-forward term (feedforward.weights is \"none\")";
+  return {};
+}
+
+std::vector<Key> feedforward_rows() {
+  using C = RunConfig;
+  std::vector<Key> k{
+      selector(field("feedforward.weights", &C::feedforward, &FeedForwardConfig::weights,
+                     "the feed-forward term F(x) = sum_m omega_m sigma(<a_m, x>) a_m added to the attention (U_i = A_i "
+                     "+ F(theta_i)): none | inline (feedforward.a, feedforward.omega; Python's feedforward=(a, omega)) | "
+                     "file (feedforward.file)",
+                     {},
+                     [](const C& c) {
+                       if (c.feedforward.active() && c.model.kind == ModelKind::meanfield)
+                         return std::string("does not apply to model.kind = \"meanfield\" (the mean-field solver has no "
+                                            "feed-forward term)");
+                       return std::string();
+                     })),
+      field("feedforward.a", &C::feedforward, &FeedForwardConfig::a,
+            "inline: the weights a_m, M rows of model.d entries one after the other ([M, d] row-major)", not_empty(),
+            [](const C& c) {
+              return only_for("feedforward.weights", c.feedforward.weights, {FeedForwardWeights::inline_values});
+            }),
+      field("feedforward.omega", &C::feedforward, &FeedForwardConfig::omega, "inline: the M output weights omega_m",
+            not_empty(),
+            [](const C& c) {
+              return only_for("feedforward.weights", c.feedforward.weights, {FeedForwardWeights::inline_values});
+            }),
+      field("feedforward.file", &C::feedforward, &FeedForwardConfig::file,
+            "file: HDF5 file with datasets a [M, d] and omega [M] (read when the run starts and when it resumes; "
+            "the run file keeps a copy in /parameters/feedforward)",
+            not_empty(),
+            [](const C& c) { return only_for("feedforward.weights", c.feedforward.weights, {FeedForwardWeights::file}); }),
+      activation_row(),
+      field("feedforward.block", &C::feedforward, &FeedForwardConfig::block,
+            "discrete layer maps (solver.method = \"discrete\"): parallel, one map with U = A + F (x + a(x) + g(x)) | "
+            "serial, the attention map then the feed-forward map at the state it left (x + a(x) + g(x + a(x))); "
+            "the ODE is the same for both"),
+  };
+  k[4].applies = with_feedforward;
+  k[5].applies = with_feedforward;
+  return k;
+}
+
+// Inline weights fit model.d: a holds M rows of d entries for the M entries of omega.
+void validate_feedforward(const RunConfig& c, const std::map<std::string, const toml::node*>& present) {
+  const FeedForwardConfig& f = c.feedforward;
+  if (f.weights == FeedForwardWeights::inline_values) {
+    for (const char* key : {"feedforward.a", "feedforward.omega"})
+      if (!present.count(key)) throw InputError(key, "is required when feedforward.weights = \"inline\"");
+    const auto d = static_cast<std::size_t>(c.model.d);
+    if (f.a.size() != f.omega.size() * d)
+      throw InputError("feedforward.a", "must hold M = " + std::to_string(f.omega.size()) + " rows of model.d = " +
+                                            std::to_string(d) + " entries (the length of feedforward.omega times d = " +
+                                            std::to_string(f.omega.size() * d) + "), got " + std::to_string(f.a.size()));
+  }
+  if (f.weights == FeedForwardWeights::file && !present.count("feedforward.file"))
+    throw InputError("feedforward.file", "is required when feedforward.weights = \"file\"");
+}
+
 std::vector<Key> noise_parameter_rows() {
   std::vector<Key> out;
   std::set<std::string> seen;
@@ -905,6 +1004,8 @@ const std::vector<Key>& keys() {
     k.push_back(rope_row());
     k.push_back(attention_parameter_row<Rope>("attention.rope_base", "rope_base", &AttentionSpec::positions,
                                               "attention.rope = true"));
+    // ---- [feedforward]
+    for (Key& f : feedforward_rows()) k.push_back(std::move(f));
     // ---- [noise]
     k.push_back(noise_kind_row());
     for (Key& p : noise_parameter_rows()) k.push_back(std::move(p));
@@ -1315,6 +1416,7 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
   if (!present.count("model.qkv_seed")) c.model.qkv_seed = c.init.seed;
   if (!present.count("noise.seed")) c.noise.seed = c.init.seed;
   validate_noise(c, present, overridden);
+  validate_feedforward(c, present);
   if (present.count("output.samples") && present.count("output.times")) {
     const bool times_set = overridden.count("output.times") > 0, samples_set = overridden.count("output.samples") > 0;
     if (times_set != samples_set)

@@ -13,9 +13,15 @@ const RowMatrix& AttentionDynamics::attention(Eigen::Ref<const RowMatrix> theta,
   return attention_;
 }
 
+const RowMatrix& AttentionDynamics::block_output(Eigen::Ref<const RowMatrix> theta, double t_regime) {
+  attention(theta, t_regime);
+  spec_.terms.add(theta, attention_);
+  return attention_;
+}
+
 void AttentionDynamics::velocity(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, double t,
                                  double t_regime, Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) {
-  const RowMatrix& a = attention(theta, t_regime);
+  const RowMatrix& a = block_output(theta, t_regime);
   apply_scheme(theta, r, a, t, t_regime, 0, dtheta, dr);
 }
 
@@ -39,7 +45,19 @@ void AttentionDynamics::layer(Eigen::Ref<RowMatrix> theta, Eigen::Ref<Vector> r,
   // Layer regimes are chosen at the middle of the layer, exactly as the ODE chooses them on the
   // piece [t, t + h], so that the maps and the ODE switch between the same layers.
   const double t_regime = t + 0.5 * h;
-  const RowMatrix& a = attention(theta, t_regime);
+  if (spec_.terms.empty() || spec_.terms.block == TermsBlock::parallel) {
+    apply_layer(theta, r, t, t_regime, h, block_output(theta, t_regime));
+    return;
+  }
+  // Serial: the attention sublayer, then the terms' sublayer at the state it left.
+  apply_layer(theta, r, t, t_regime, h, attention(theta, t_regime));
+  term_output_.setZero(theta.rows(), theta.cols());
+  spec_.terms.add(theta, term_output_);
+  apply_layer(theta, r, t, t_regime, h, term_output_);
+}
+
+void AttentionDynamics::apply_layer(Eigen::Ref<RowMatrix> theta, Eigen::Ref<Vector> r, double t, double t_regime,
+                                    double h, Eigen::Ref<const RowMatrix> a) const {
   std::visit(
       [&](const auto& scheme) {
         for (Index j = 0; j < theta.rows(); ++j) {
@@ -68,6 +86,7 @@ void AttentionDynamics::rhs_rows(const double* x, double* dxdt, double t, Index 
   row_attention_.resize(count, layout_.d);
   const auto theta = layout_.theta(x);
   kernel_.compute_rows(theta, qkv_.at(t_regime), spec_.beta, spec_.masses, begin, end, row_attention_);
+  spec_.terms.add(theta.middleRows(begin, count), row_attention_);
   apply_scheme(theta, layout_.r(x), row_attention_, t, t_regime, begin, layout_.theta(dxdt).middleRows(begin, count),
                layout_.r(dxdt).segment(begin, count));
 }
@@ -125,9 +144,10 @@ void AttentionDynamics::apply_scheme_increment(Eigen::Ref<const RowMatrix> theta
 void AttentionDynamics::increment(const double* x, double t, double h, std::int64_t step, double* dx) {
   const double t_regime = in_piece_ ? piece_middle_ : t;
   const auto theta = layout_.theta(x);
-  const RowMatrix& a = attention(theta, t_regime);
-  draw_noise(theta, a, t_regime, h, step, 0, layout_.n);
-  apply_scheme_increment(theta, layout_.r(x), a, t, t_regime, h, 0, layout_.theta(dx), layout_.r(dx));
+  attention(theta, t_regime);
+  draw_noise(theta, attention_, t_regime, h, step, 0, layout_.n);  // value noise: the means of the attention alone
+  spec_.terms.add(theta, attention_);
+  apply_scheme_increment(theta, layout_.r(x), attention_, t, t_regime, h, 0, layout_.theta(dx), layout_.r(dx));
 }
 
 void AttentionDynamics::increment_rows(const double* x, double t, double h, std::int64_t step, double* dx, Index begin,
@@ -138,6 +158,7 @@ void AttentionDynamics::increment_rows(const double* x, double t, double h, std:
   const auto theta = layout_.theta(x);
   kernel_.compute_rows(theta, qkv_.at(t_regime), spec_.beta, spec_.masses, begin, end, row_attention_);
   draw_noise(theta, row_attention_, t_regime, h, step, begin, end);
+  spec_.terms.add(theta.middleRows(begin, count), row_attention_);
   apply_scheme_increment(theta, layout_.r(x), row_attention_, t, t_regime, h, begin,
                          layout_.theta(dx).middleRows(begin, count), layout_.r(dx).segment(begin, count));
 }

@@ -26,6 +26,7 @@ void continuum_mean_field(Builder& b);  // continuum.cpp
 void continuum_grid(Builder& b);        // continuum.cpp
 void attention_models(Builder& b);      // attention_models.cpp
 void noise(Builder& b);                 // noise.cpp
+void terms(Builder& b);                 // terms.cpp
 
 // A group of rows: its key (ReproduceOptions::only), whether its rows integrate the engine
 // (ReproduceOptions::engine), and its function.
@@ -52,6 +53,7 @@ inline constexpr StudyEntry kReproductionStudies[] = {
     {"continuum-grid", false, continuum_grid},
     {"attention-models", true, attention_models},
     {"noise", true, noise},
+    {"terms", true, terms},
 };
 
 }  // namespace normdyn::studies

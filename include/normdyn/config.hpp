@@ -19,6 +19,7 @@
 #include "normdyn/attention_matrices.hpp"
 #include "normdyn/attention_spec.hpp"
 #include "normdyn/noise.hpp"
+#include "normdyn/terms.hpp"
 #include "normdyn/schemes.hpp"
 #include "normdyn/solvers/limiter.hpp"
 #include "normdyn/steppers.hpp"
@@ -87,6 +88,22 @@ struct InitConfig {
   std::string tokens_digest;
 };
 
+// Where the feed-forward term's weights come from (feedforward.weights): none (no term), the
+// configuration itself (feedforward.a, feedforward.omega), or an HDF5 file (feedforward.file).
+enum class FeedForwardWeights { none, inline_values, file };
+std::string_view to_string(FeedForwardWeights w);
+
+// [feedforward]: the term F(x) = Σ_m ω_m σ(<a_m, x>) a_m of the block output (terms/feedforward.hpp).
+struct FeedForwardConfig {
+  FeedForwardWeights weights = FeedForwardWeights::none;
+  std::vector<double> a;      // inline: [M, d] row-major
+  std::vector<double> omega;  // inline: [M]
+  std::filesystem::path file;  // file: datasets a [M, d] and omega [M]
+  Activation activation = Relu{};
+  TermsBlock block = TermsBlock::parallel;
+  bool active() const { return weights != FeedForwardWeights::none; }
+};
+
 // The mean-field solver on the circle (model.kind = "meanfield").
 struct MeanFieldConfig {
   std::int64_t grid = 512;        // cells M in φ
@@ -127,6 +144,7 @@ struct RunConfig {
   ModelConfig model;
   AttentionSpec attention;  // [attention]: mask, score bias, normalizer
   NoiseSpec noise;          // [noise]: none, or the noise of a stochastic run
+  FeedForwardConfig feedforward;  // [feedforward]: the feed-forward term, if any
   MeanFieldConfig meanfield;
   InitConfig init;
   SolverConfig solver;

@@ -9,6 +9,7 @@
 
 #include "normdyn/attention.hpp"
 #include "normdyn/noise.hpp"
+#include "normdyn/terms.hpp"
 #include "normdyn/ode_system.hpp"
 #include "normdyn/qkv.hpp"
 #include "normdyn/schemes.hpp"
@@ -23,6 +24,7 @@ struct DynamicsSpec {
   KernelOptions kernel;
   AttentionSpec attention;  // mask, score bias, normalizer (default: the paper's softmax attention)
   NoiseSpec noise;          // none: the deterministic flow
+  BlockTerms terms;         // added to the attention: the block output U_i = A_i + Σ terms (terms.hpp)
 };
 
 class AttentionDynamics final : public OdeSystem {
@@ -36,6 +38,8 @@ class AttentionDynamics final : public OdeSystem {
   void layer(Eigen::Ref<RowMatrix> theta, Eigen::Ref<Vector> r, double t, double h);
   // The attention vectors A_j at (θ, t_regime).
   const RowMatrix& attention(Eigen::Ref<const RowMatrix> theta, double t_regime);
+  // The block outputs U_j = A_j + the terms' contributions at (θ, t_regime); A_j without terms.
+  const RowMatrix& block_output(Eigen::Ref<const RowMatrix> theta, double t_regime);
 
   // OdeSystem
   std::size_t size() const override { return layout_.size(); }
@@ -58,6 +62,9 @@ class AttentionDynamics final : public OdeSystem {
   int threads() const { return kernel_.threads(); }
 
  private:
+  // One layer map of step h with the block outputs u (one row per token).
+  void apply_layer(Eigen::Ref<RowMatrix> theta, Eigen::Ref<Vector> r, double t, double t_regime, double h,
+                   Eigen::Ref<const RowMatrix> u) const;
   // dθ_j/dt and dr_j/dt of tokens j = begin + i from their attention rows a.row(i).
   void apply_scheme(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, Eigen::Ref<const RowMatrix> a,
                     double t, double t_regime, Index begin, Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) const;
@@ -77,6 +84,7 @@ class AttentionDynamics final : public OdeSystem {
   RowMatrix attention_;
   RowMatrix row_attention_;  // rhs_rows
   RowMatrix means_, noise_;  // increment: the attention means m_j (value noise) and σ ΔN_j
+  RowMatrix term_output_;    // layer(), serial block: the terms' contributions
   double piece_middle_ = 0.0;
   bool in_piece_ = false;
 };

@@ -88,6 +88,30 @@ def _overrides(set):
     return out
 
 
+def _feedforward(set, feedforward):
+    """The overrides of run(feedforward=(a, omega)): the term's weights written into the configuration
+    (feedforward.weights = "inline", feedforward.a row-major, feedforward.omega), so that the stored
+    configuration reproduces the run alone."""
+    if feedforward is None:
+        return []
+    import numpy as np
+    if not isinstance(feedforward, (tuple, list)) or len(feedforward) != 2:
+        raise ValueError("feedforward: expected a tuple (a, omega) of arrays [M, d] and [M]")
+    a = np.ascontiguousarray(feedforward[0], dtype=float)
+    omega = np.ascontiguousarray(feedforward[1], dtype=float)
+    if a.ndim != 2 or 0 in a.shape:
+        raise ValueError(f"feedforward: a: expected an array [M, d], got shape {list(a.shape)}")
+    if omega.shape != (a.shape[0],):
+        raise ValueError(f"feedforward: omega: expected an array [M] = [{a.shape[0]}], got shape {list(omega.shape)}")
+    if not (np.isfinite(a).all() and np.isfinite(omega).all()):
+        raise ValueError("feedforward: the weights must be finite")
+    for key in set or {}:
+        if key.rstrip(":") in ("feedforward.weights", "feedforward.a", "feedforward.omega", "feedforward.file"):
+            raise ValueError(f"set: {key!r} contradicts feedforward=(a, omega)")
+    return _overrides({"feedforward.weights:": "inline", "feedforward.a": [float(v) for v in a.ravel()],
+                       "feedforward.omega": [float(v) for v in omega]})
+
+
 def _given(text, source, overrides, set, qkv, tokens):
     """The arrays of run(qkv=, tokens=) in the shapes _core takes ([layers, heads, d, d] each; [n, d])
     and the overrides they imply: model.qkv = "given" and model.d (and model.heads for 4-D arrays),
@@ -187,7 +211,8 @@ def _command_line(call):
     return f"{call} (Python {sys.version.split()[0]}, normdyn {__version__})"
 
 
-def run(config=None, *, set=None, output=None, force=False, threads=None, progress=False, qkv=None, tokens=None):
+def run(config=None, *, set=None, output=None, force=False, threads=None, progress=False, qkv=None, tokens=None,
+        feedforward=None):
     """Runs one experiment and returns its xarray Dataset.
 
     config: a dict of sections ({"model": {"scheme": "pre"}}), a pathlib.Path or a string naming
@@ -208,13 +233,17 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
       qkv_V, initial_tokens), and so does the run file (/parameters/qkv, /parameters/initial_tokens);
       the configuration names them by digest (model.qkv_digest, init.tokens_digest), which load,
       analyze and resume check, so that they need nothing else.
+    feedforward: the feed-forward term F(x) = sum_m omega_m sigma(<a_m, x>) a_m added to the
+      attention, a tuple (a, omega) of arrays [M, d] and [M] (sigma: feedforward.activation): sets
+      feedforward.weights = "inline", feedforward.a and feedforward.omega, so that the configuration
+      stored with the run holds the weights.
 
     Ctrl-C ends the run (the file, if any, stays complete and resumable) and raises
     KeyboardInterrupt. A numerical failure (diverged, step_underflow, max_steps) is
     ds.attrs["status"] with every frame up to it.
     """
     text, source = _config_text(config)
-    overrides = _overrides(set)
+    overrides = _overrides(set) + _feedforward(set, feedforward)
     qkv, tokens, given = _given(text, source, overrides, set, qkv, tokens)
     overrides += given
     if output is not None:
@@ -234,7 +263,7 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
 
 def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, force=False, pair_cosine=0.999,
              cluster_epsilon=1e-3, quantiles=(0.1, 0.5, 0.9), trajectories=None, threads=0, progress=False,
-             member_figures=True, qkv=None, tokens=None):
+             member_figures=True, qkv=None, tokens=None, feedforward=None):
     """Integrates every point of `axes` (their Cartesian product over `config`) in this process and
     returns the ensemble statistics as an xarray Dataset (what `normdyn ensemble` writes).
 
@@ -272,9 +301,10 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
     qkv, tokens: your own matrices and initial tokens, as for run(), given to every member (an axis
       over model.n, model.d or model.heads then does not fit them: ValueError); the Dataset and the
       file hold them (qkv_Q, qkv_K, qkv_V, initial_tokens), the configurations their digests.
+    feedforward: the feed-forward term (a, omega), as for run(), in every member's configuration.
     """
     text, source = _config_text(config)
-    overrides = _overrides(set)
+    overrides = _overrides(set) + _feedforward(set, feedforward)
     qkv, tokens, given = _given(text, source, overrides, set, qkv, tokens)
     resolved = _core.resolve_config(text, source, overrides + given)
     sweep = _ensemble.sweep_text(resolved, axes, over, pair_cosine, cluster_epsilon)

@@ -159,4 +159,36 @@ std::vector<AttentionMatrices> read_attention_matrices(const std::filesystem::pa
   return out;
 }
 
+std::optional<FeedForward> read_feedforward(const RunConfig& config) {
+  const FeedForwardConfig& f = config.feedforward;
+  if (!f.active()) return std::nullopt;
+  const Index d = config.model.d;
+  FeedForward term;
+  term.activation = f.activation;
+  if (f.weights == FeedForwardWeights::inline_values) {
+    const auto m = static_cast<Index>(f.omega.size());
+    term.a = Eigen::Map<const RowMatrix>(f.a.data(), m, d);
+    term.omega = Eigen::Map<const Vector>(f.omega.data(), m);
+    return term;
+  }
+  h5::File file = open_input(f.file, "feedforward.file");
+  for (const char* name : {"a", "omega"})
+    if (!file.contains(name)) throw InputError("feedforward.file", f.file.string() + " has no dataset " + name);
+  const h5::Dataset a = file.open_dataset("a"), omega = file.open_dataset("omega");
+  const auto sa = a.shape(), so = omega.shape();
+  if (so.size() != 1 || so[0] < 1)
+    throw InputError("feedforward.file", "omega has shape " + shape_text(so) + ", expected [M]");
+  if (sa.size() != 2 || sa[0] != so[0] || sa[1] != static_cast<std::uint64_t>(d))
+    throw InputError("feedforward.file", "a has shape " + shape_text(sa) + ", expected [" + std::to_string(so[0]) +
+                                             ", " + std::to_string(d) + "] ([M, model.d], M from omega)");
+  const std::vector<double> av = a.read_doubles(), ov = omega.read_doubles();
+  for (const auto* values : {&av, &ov})
+    for (double v : *values)
+      if (!std::isfinite(v)) throw InputError("feedforward.file", f.file.string() + " has non-finite weights");
+  const auto m = static_cast<Index>(so[0]);
+  term.a = Eigen::Map<const RowMatrix>(av.data(), m, d);
+  term.omega = Eigen::Map<const Vector>(ov.data(), m);
+  return term;
+}
+
 }  // namespace normdyn

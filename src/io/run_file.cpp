@@ -82,7 +82,8 @@ void write_given(h5::Group& parameters, const RunConfig& config) {
   }
 }
 
-void write_parameters(h5::File& file, const RunConfig& config, const Provenance& provenance) {
+void write_parameters(h5::File& file, const RunConfig& config, const Provenance& provenance,
+                      const RunFileOptions& options) {
   h5::Group p = file.create_group("parameters");
   const std::string config_text = to_toml(config);
   p.set_attribute("config", config_text);
@@ -113,6 +114,14 @@ void write_parameters(h5::File& file, const RunConfig& config, const Provenance&
         value);
   }
   write_given(p, config);
+  // The feed-forward weights as run (from the configuration or from feedforward.file).
+  if (const auto& f = options.feedforward) {
+    h5::Group g = p.require_group("feedforward");
+    const std::uint64_t a_dims[2] = {static_cast<std::uint64_t>(f->a.rows()), static_cast<std::uint64_t>(f->a.cols())};
+    const std::uint64_t omega_dims[1] = {static_cast<std::uint64_t>(f->omega.size())};
+    g.create_dataset("a", a_dims, std::span<const double>(f->a.data(), static_cast<std::size_t>(f->a.size())));
+    g.create_dataset("omega", omega_dims, std::span<const double>(f->omega.data(), static_cast<std::size_t>(f->omega.size())));
+  }
 }
 
 void write_h5md_metadata(h5::File& file, const RunConfig& config) {
@@ -263,7 +272,7 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
   const int deflate = config.output.compression;
 
   write_h5md_metadata(file, config);
-  write_parameters(file, config, provenance);
+  write_parameters(file, config, provenance, options);
 
   if (options.particles) {
     h5::Group tokens = file.create_group(kTokens);

@@ -20,7 +20,7 @@ struct Case {
 const std::vector<Case>& cases() {
   static const std::vector<Case> all{
       {"[model]\nn = = 3\n", "", "cfg.toml:2:5: invalid TOML"},
-      {"[modle]\nn = 3\n", "", "[modle]: unknown section; valid: [model], [attention], [noise], [meanfield], [init], [solver], [output] (did you mean [model]?)"},
+      {"[modle]\nn = 3\n", "", "[modle]: unknown section; valid: [model], [attention], [feedforward], [noise], [meanfield], [init], [solver], [output] (did you mean [model]?)"},
       {"[model]\nbta = 1.0\n", "", "model.bta: unknown key; did you mean model.beta?"},
       {"n = 3\n", "", "n: unknown key; keys live in the sections"},
       {"[model]\nn = 0\n", "", "model.n: must be >= 1, got 0"},

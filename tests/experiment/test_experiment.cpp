@@ -14,7 +14,9 @@
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/recorder.hpp"
 #include "normdyn/given.hpp"
+#include "io/h5.hpp"
 #include "normdyn/io/run_file.hpp"
+#include "toml_text.hpp"
 
 namespace fs = std::filesystem;
 using namespace normdyn;
@@ -287,4 +289,37 @@ BOOST_AUTO_TEST_CASE(a_noisy_run_resumes_to_the_uninterrupted_one_bit_for_bit) {
     BOOST_TEST(same_bits(y.theta.data(), z.theta.data(), static_cast<std::size_t>(y.theta.size())), "frame " << f);
     BOOST_TEST(same_bits(y.r.data(), z.r.data(), static_cast<std::size_t>(y.r.size())), "frame " << f);
   }
+}
+
+// A feed-forward term read from a file equals the same weights given inline; the run file keeps the
+// weights (/parameters/feedforward) and resumes bit for bit.
+BOOST_AUTO_TEST_CASE(feedforward_weights_from_a_file_equal_the_inline_ones) {
+  TempDir dir;
+  const std::vector<double> a{0.9, -0.2, 0.3, 0.1, 0.7, -0.6, -0.4, 0.5, 0.2}, omega{0.8, -1.1, 0.6};
+  {
+    h5::File f = h5::File::create(dir.path / "ff.h5", h5::CreateMode::exclusive);
+    const std::uint64_t a_dims[2] = {3, 3}, o_dims[1] = {3};
+    f.create_dataset("a", a_dims, std::span<const double>(a));
+    f.create_dataset("omega", o_dims, std::span<const double>(omega));
+  }
+  const std::string base = "[model]\nscheme = \"pre\"\nn = 9\nd = 3\nbeta = 2.0\n[solver]\nt_end = 3.0\n[output]\nsamples = 7\n";
+  const auto list = [](const std::vector<double>& v) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + toml_text::number_text(v[i]);
+    return out + "]";
+  };
+  const RunConfig from_file = parse_config(base + "[feedforward]\nactivation = \"tanh\"\nweights = \"file\"\nfile = \"" + (dir.path / "ff.h5").string() + "\"\n",
+                                           "test", {"output.path=\"" + (dir.path / "file.h5").string() + "\""});
+  const RunConfig inline_weights = parse_config(base + "[feedforward]\nactivation = \"tanh\"\nweights = \"inline\"\na = " + list(a) + "\nomega = " + list(omega) + "\n",
+                                                "test", {"output.path=\"" + (dir.path / "inline.h5").string() + "\""});
+  const RunConfig without = parse_config(base, "test", {"output.path=\"" + (dir.path / "none.h5").string() + "\""});
+  for (const RunConfig* c : {&from_file, &inline_weights, &without})
+    BOOST_TEST_REQUIRE(static_cast<int>(run_experiment(*c, ExperimentOptions{}).status) == static_cast<int>(RunStatus::ok));
+  const RunReader f(from_file.output.path), i(inline_weights.output.path), w(without.output.path);
+  const Tokens y = f.frame(f.frames() - 1), z = i.frame(i.frames() - 1), u = w.frame(w.frames() - 1);
+  BOOST_TEST(same_bits(y.theta.data(), z.theta.data(), static_cast<std::size_t>(y.theta.size())));
+  BOOST_TEST((y.theta - u.theta).norm() > 1e-3);  // the term moved the tokens
+  const h5::File file = h5::File::open(from_file.output.path, h5::OpenMode::read_only);
+  BOOST_TEST(file.open_dataset("/parameters/feedforward/a").read_doubles() == a);
+  BOOST_TEST(file.open_dataset("/parameters/feedforward/omega").read_doubles() == omega);
 }

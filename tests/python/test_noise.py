@@ -46,3 +46,35 @@ def test_bad_noise_settings_raise_value_error_naming_the_key(settings, key):
         settings = {}
     with pytest.raises(ValueError, match=key.replace(".", r"\.")):
         normdyn.run(config, threads=1, set=settings)
+
+
+# ---- The feed-forward term from Python.
+
+def test_feedforward_weights_are_stored_in_the_configuration(tmp_path):
+    rng = np.random.default_rng(1)
+    a, omega = rng.normal(size=(5, 3)), rng.normal(size=5)
+    config = {"model": {"scheme": "pre", "n": 12, "d": 3, "beta": 2.0}, "solver": {"t_end": 2.0},
+              "output": {"samples": 5}, "feedforward": {"activation": "tanh"}}
+    given = normdyn.run(config, threads=1, feedforward=(a, omega), output=tmp_path / "ff.h5")
+    plain = normdyn.run(config | {"feedforward": {}}, threads=1)
+    assert given.attrs["status"] == "ok"
+    assert 'weights = "inline"' in given.attrs["config"]
+    assert not np.allclose(given.direction.values[-1], plain.direction.values[-1], atol=1e-3)
+    # The stored configuration alone reproduces the run.
+    again = normdyn.run(given.attrs["config"], threads=1)
+    assert again.direction.values.tobytes() == given.direction.values.tobytes()
+    import h5py
+    with h5py.File(tmp_path / "ff.h5") as f:
+        np.testing.assert_array_equal(f["/parameters/feedforward/a"][:], a)
+        np.testing.assert_array_equal(f["/parameters/feedforward/omega"][:], omega)
+
+
+@pytest.mark.parametrize("feedforward, message", [
+    ((np.ones((2, 3)), np.ones(3)), "omega"),
+    ((np.ones(3), np.ones(3)), "a: expected an array"),
+    ((np.ones((2, 4)), np.ones(2)), "feedforward.a"),
+    ((np.full((2, 3), np.nan), np.ones(2)), "finite"),
+])
+def test_bad_feedforward_weights_raise_value_error(feedforward, message):
+    with pytest.raises(ValueError, match=message):
+        normdyn.run({"model": {"d": 3}, "solver": {"t_end": 1.0}}, threads=1, feedforward=feedforward)

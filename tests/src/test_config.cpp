@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
       {"[model]\ntau = 1.0\n", "model.tau: applies only to model.scheme = \"mix\" (model.scheme is \"post\")"},
       {"[model]\nscheme = \"ngpt\"\nalpha = 0\n", "model.alpha: must be > 0"},
       {"[model]\nbta = 1.0\n", "model.bta: unknown key; did you mean model.beta?"},
-      {"[modle]\nbeta = 1.0\n", "[modle]: unknown section; valid: [model], [attention], [noise], [meanfield], [init], [solver], [output] (did you mean [model]?)"},
+      {"[modle]\nbeta = 1.0\n", "[modle]: unknown section; valid: [model], [attention], [feedforward], [noise], [meanfield], [init], [solver], [output] (did you mean [model]?)"},
       {"beta = 1.0\n", "beta: unknown key"},
       {"[model]\nqkv = \"random\"\n", "model.qkv: unknown value \"random\""},
       {"[model]\nqkv = \"file\"\n", "model.qkv_file: is required"},
@@ -317,4 +317,41 @@ BOOST_AUTO_TEST_CASE(noise_keys_resolve_and_refuse_what_they_cannot_honour) {
                                  "[solver]\nmethod = \"euler_maruyama\"\n",
                              "test")
                     .solver.method == Method::euler_maruyama));
+}
+
+// [feedforward]: inline weights that fit model.d, a file, the activation and block from their lists,
+// and the shapes and combinations refused with the key named.
+BOOST_AUTO_TEST_CASE(feedforward_keys_resolve_and_check_their_shapes) {
+  const std::string inline_term =
+      "[model]\nd = 2\n[feedforward]\nweights = \"inline\"\na = [1.0, 0.0, 0.5, -0.5, 0.0, 2.0]\nomega = [1.0, -1.0, 0.25]\n";
+  const RunConfig c = parse_config(inline_term + "activation = \"gelu\"\nblock = \"serial\"\n", "test");
+  BOOST_TEST(c.feedforward.active());
+  BOOST_TEST(c.feedforward.a.size() == 6u);
+  BOOST_TEST(std::holds_alternative<Gelu>(c.feedforward.activation));
+  BOOST_TEST((c.feedforward.block == TermsBlock::serial));
+  const RunConfig back = parse_config(to_toml(c), "round trip");
+  BOOST_TEST(back.feedforward.a == c.feedforward.a);
+  BOOST_TEST(back.feedforward.omega == c.feedforward.omega);
+  BOOST_TEST(std::holds_alternative<Gelu>(back.feedforward.activation));
+  BOOST_TEST(!parse_config("", "test").feedforward.active());
+  BOOST_TEST(to_toml(parse_config("", "test")).find("activation") == std::string::npos);
+
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[feedforward]\nweights = \"inline\"\nomega = [1.0]\n", "feedforward.a: is required when feedforward.weights = \"inline\""},
+      {"[model]\nd = 3\n[feedforward]\nweights = \"inline\"\na = [1.0, 2.0]\nomega = [1.0]\n",
+       "feedforward.a: must hold M = 1 rows of model.d = 3 entries"},
+      {"[feedforward]\na = [1.0]\n", "feedforward.a: applies only to feedforward.weights = \"inline\""},
+      {"[feedforward]\nactivation = \"tanh\"\n", "feedforward.activation: applies only with a feed-forward term"},
+      {"[feedforward]\nweights = \"inline\"\na = [1.0, 2.0, 3.0]\nomega = [1.0]\nactivation = \"swish\"\n",
+       "feedforward.activation: unknown value \"swish\""},
+      {"[feedforward]\nweights = \"file\"\n", "feedforward.file: is required when feedforward.weights = \"file\""},
+      {"[feedforward]\nweights = \"inline\"\na = [1.0, 2.0, 3.0]\nomega = [1.0]\nblock = \"both\"\n",
+       "feedforward.block: unknown value \"both\""},
+      {"[model]\nkind = \"meanfield\"\n[feedforward]\nweights = \"file\"\nfile = \"w.h5\"\n",
+       "feedforward.weights: does not apply to model.kind = \"meanfield\""},
+  };
+  for (const auto& [text, expected] : cases) {
+    BOOST_TEST_INFO(text);
+    BOOST_TEST(starts_with(error_of(text), expected), error_of(text));
+  }
 }

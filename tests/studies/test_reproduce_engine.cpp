@@ -218,6 +218,26 @@ BOOST_AUTO_TEST_CASE(noise_rows_hold_and_catch_a_wrong_sigma) {
   for (const char* id : {"noise-brownian-sphere-heun", "noise-brownian-sphere-em"}) BOOST_TEST(rows.count(id) == 1u, id);
 }
 
+// The feed-forward rows: every row holds on the library's engine, and a term integrated with the
+// wrong activation (relu for tanh and gelu) fails the perceptron rows.
+Engine activation_ignored() {
+  return {"activation ignored", [](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
+            DynamicsSpec wrong = spec;
+            for (Term& t : wrong.terms.terms)
+              if (auto* f = std::get_if<FeedForward>(&t)) f->activation = Relu{};
+            return std::make_unique<AttentionDynamics>(wrong, std::move(qkv), n, d);
+          }};
+}
+
+BOOST_AUTO_TEST_CASE(feedforward_rows_hold_and_catch_a_wrong_activation) {
+  const std::vector<std::string> group{"terms"};
+  const Verdicts& good = reference(group, true);
+  BOOST_TEST(good.size() == 5u);
+  for (const auto& [id, verdict] : good) BOOST_TEST(verdict == "holds", id << ": " << verdict);
+  const std::set<std::string> rows = caught(activation_ignored(), group);
+  for (const char* id : {"feedforward-perceptron-tanh", "feedforward-perceptron-gelu"}) BOOST_TEST(rows.count(id) == 1u, id);
+}
+
 // Every engine group at full size (Theorem 4.1's particles down to 1 - gamma = 1e-11 included), on
 // the library's engine and each mutant; CTest runs it as studies/test_reproduce_engine_all (label
 // slow). The 9 % Post-LN rate must also fail the asymptotic row, not only the exact ones.

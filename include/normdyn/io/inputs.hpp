@@ -1,6 +1,7 @@
 #pragma once
 // Inputs read from HDF5 files named in the configuration: initial tokens and attention matrices.
 // Shapes are checked against the configuration; a mismatch is an InputError naming the key.
+#include <optional>
 #include <vector>
 
 #include "normdyn/attention_matrices.hpp"
@@ -21,5 +22,9 @@ std::vector<double> read_initial_density(const InitConfig& init);
 // model.qkv = "file": datasets Q, K, V, each [d, d] (one layer) or [layers, d, d]; with heads > 1,
 // [heads, d, d] or [layers, heads, d, d].
 std::vector<AttentionMatrices> read_attention_matrices(const std::filesystem::path& file, Index d, Index heads = 1);
+
+// The feed-forward term of the configuration (feedforward.weights = "inline" or "file": datasets a
+// [M, d] and omega [M], finite); nothing without one.
+std::optional<FeedForward> read_feedforward(const RunConfig& config);
 
 }  // namespace normdyn

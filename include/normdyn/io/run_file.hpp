@@ -91,6 +91,7 @@ struct RunFileOptions {
   std::string force_name = "--force";  // how the caller names `overwrite` in messages (force=True)
   bool particles = true;         // /particles/tokens (and /observables when output.observables)
   std::vector<double> masses;    // /particles/tokens/mass of weighted tokens; empty: equal masses
+  std::optional<FeedForward> feedforward;  // /parameters/feedforward/{a, omega}: the term's weights as run
   std::vector<FieldSpec> fields; // /fields/<name> of mean-field runs
   std::size_t state_size = 0;    // size of the integrator state in checkpoints; 0: n d + n
 };

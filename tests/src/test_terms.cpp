@@ -1,0 +1,174 @@
+// The terms of the block output: the feed-forward term against a plain loop, its potential (F = ∇Φ
+// for every activation, by central differences), its place in the velocity (the scheme applies to
+// U = A + F, radial part included), and the discrete maps of both blocks tending to the same ODE.
+#define BOOST_TEST_MODULE terms
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+
+#include "../test_support.hpp"
+#include "../tolerances.hpp"
+#include "normdyn/dynamics.hpp"
+#include "normdyn/solvers/frame_recorder.hpp"
+#include "normdyn/solvers/integrator.hpp"
+#include "normdyn/solvers/layer_maps.hpp"
+
+using namespace normdyn;
+
+namespace {
+
+FeedForward feedforward(Index m, Index d, const Activation& activation) {
+  FeedForward f;
+  f.a = test::random_matrix(m, d, 21, 0.8);
+  f.omega = test::random_matrix(m, 1, 22, 0.7).col(0);
+  f.activation = activation;
+  return f;
+}
+
+const std::vector<Activation> kActivations{Relu{}, Tanh{}, Gelu{}};
+
+// The relative error of central differences of step 1e-5 on O(1) smooth functions (and at a kink of
+// the rectifier, which random points avoid).
+constexpr double kCentralDifference = 1e-8;
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(feedforward_equals_a_plain_loop) {
+  const Index n = 7, d = 5, m = 6;
+  const RowMatrix theta = test::random_tokens(n, d, 3).theta;
+  for (const Activation& act : kActivations) {
+    const FeedForward f = feedforward(m, d, act);
+    RowMatrix out = RowMatrix::Ones(n, d);
+    f.add(theta, out);
+    for (Index i = 0; i < n; ++i) {
+      Eigen::RowVectorXd expected = Eigen::RowVectorXd::Ones(d);
+      for (Index k = 0; k < m; ++k) {
+        const double u = f.a.row(k).dot(theta.row(i));
+        const double s = std::visit([&](const auto& a) { return a.value(u); }, act);
+        expected += f.omega(k) * s * f.a.row(k);
+      }
+      BOOST_TEST_INFO("activation " << alternative_key(act) << ", token " << i);
+      BOOST_TEST((out.row(i) - expected).norm() <= test::kRoundoff * (1.0 + expected.norm()));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(each_activation_is_the_derivative_of_its_antiderivative) {
+  for (const Activation& act : kActivations)
+    for (const double u : {-3.1, -0.7, -1e-3, 0.4, 2.2, 9.0}) {
+      const double h = 1e-5;
+      const auto [s, derivative] = std::visit(
+          [&](const auto& a) {
+            return std::pair{a.value(u), (a.antiderivative(u + h) - a.antiderivative(u - h)) / (2.0 * h)};
+          },
+          act);
+      BOOST_TEST_INFO("activation " << alternative_key(act) << " at u = " << u);
+      BOOST_TEST(std::abs(derivative - s) <= kCentralDifference * (1.0 + std::abs(s)));
+    }
+  BOOST_TEST(Gelu::antiderivative(0.0) == 0.0, boost::test_tools::tolerance(1e-16));
+  BOOST_TEST(Tanh::antiderivative(0.0) == 0.0, boost::test_tools::tolerance(1e-16));
+  BOOST_TEST(std::isfinite(Tanh::antiderivative(800.0)));
+}
+
+BOOST_AUTO_TEST_CASE(the_term_is_the_gradient_of_its_potential) {
+  const Index d = 4, m = 5;
+  const RowMatrix x = test::random_tokens(1, d, 9).theta;
+  for (const Activation& act : kActivations) {
+    const FeedForward f = feedforward(m, d, act);
+    RowMatrix grad = RowMatrix::Zero(1, d);
+    f.add(x, grad);
+    for (Index c = 0; c < d; ++c) {
+      RowMatrix plus = x, minus = x;
+      plus(0, c) += 1e-5;
+      minus(0, c) -= 1e-5;
+      const double numeric = (f.potential(plus) - f.potential(minus)) / 2e-5;
+      BOOST_TEST_INFO("activation " << alternative_key(act) << ", component " << c);
+      BOOST_TEST(std::abs(numeric - grad(0, c)) <= kCentralDifference * (1.0 + std::abs(grad(0, c))));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_scheme_applies_to_the_block_output) {
+  const Index n = 6, d = 3;
+  const Tokens x = test::random_tokens(n, d, 4);
+  for (const Scheme& scheme : {Scheme{PostLN{}}, Scheme{PreLN{}}, Scheme{PeriLN{}}}) {
+    DynamicsSpec plain;
+    plain.scheme = scheme;
+    plain.beta = 2.0;
+    plain.kernel.threads = 1;
+    DynamicsSpec with = plain;
+    with.terms.terms.emplace_back(feedforward(4, d, Tanh{}));
+    AttentionDynamics a(plain, QkvSource::identity(), n, d), b(with, QkvSource::identity(), n, d);
+    const RowMatrix attention = a.attention(x.theta, 0.0);
+    RowMatrix u = attention;
+    std::get<FeedForward>(with.terms.terms[0]).add(x.theta, u);
+    RowMatrix dtheta(n, d);
+    Vector dr(n);
+    b.velocity(x.theta, x.r, 0.0, 0.0, dtheta, dr);
+    std::visit(
+        [&](const auto& s) {
+          for (Index j = 0; j < n; ++j) {
+            const double theta_dot_u = x.theta.row(j).dot(u.row(j));
+            const TokenContext c{0.0, 0.0, x.r(j), theta_dot_u, u.row(j).norm()};
+            const Eigen::RowVectorXd expected = (u.row(j) - theta_dot_u * x.theta.row(j)) / s.speed(c);
+            BOOST_TEST_INFO("scheme " << scheme_key(scheme) << ", token " << j);
+            BOOST_TEST((dtheta.row(j) - expected).norm() <= test::kRoundoff);
+            BOOST_TEST(std::abs(dr(j) - s.radial_rate(c)) <= test::kRoundoff);
+          }
+        },
+        scheme);
+  }
+}
+
+// Both blocks are consistent with the ODE of U = A + F: the distance of L layers of step h = T/L to
+// the ODE falls like h (first order), whichever block.
+BOOST_AUTO_TEST_CASE(parallel_and_serial_blocks_tend_to_the_same_ode) {
+  const Index n = 8, d = 3;
+  const Tokens start = test::random_tokens(n, d, 6, 1.0, 1.0);
+  const StateLayout layout{n, d};
+  std::vector<double> x0(layout.size());
+  layout.pack(start, x0.data());
+  const std::vector<double> times{0.0, 2.0};
+  for (const Scheme& scheme : {Scheme{PostLN{}}, Scheme{PreLN{}}}) {
+    DynamicsSpec spec;
+    spec.scheme = scheme;
+    spec.beta = 1.0;
+    spec.kernel.threads = 1;
+    spec.terms.terms.emplace_back(feedforward(4, d, Gelu{}));
+    AttentionDynamics ode(spec, QkvSource::identity(), n, d);
+    FrameRecorder exact;
+    exact.layout = layout;
+    IntegratorOptions tight;
+    tight.rtol = 1e-12;
+    tight.atol = 1e-14;
+    BOOST_REQUIRE(integrate(ode, x0, 0.0, times, tight, exact).status == RunStatus::ok);
+    for (const TermsBlock block : {TermsBlock::parallel, TermsBlock::serial}) {
+      spec.terms.block = block;
+      std::vector<double> errors;
+      for (const double h : {0.02, 0.01}) {
+        AttentionDynamics maps(spec, QkvSource::identity(), n, d);
+        FrameRecorder net;
+        net.layout = layout;
+        BOOST_REQUIRE(run_layers(maps, x0, 0.0, h, times, 0, net).status == RunStatus::ok);
+        errors.push_back((net.frames.back().theta - exact.frames.back().theta).norm() +
+                         (net.frames.back().r - exact.frames.back().r).norm());
+      }
+      const double order = std::log2(errors[0] / errors[1]);
+      BOOST_TEST_INFO("scheme " << scheme_key(scheme) << ", block " << (block == TermsBlock::serial ? "serial" : "parallel")
+                                << ": errors " << errors[0] << ", " << errors[1]);
+      BOOST_TEST(std::abs(order - 1.0) < test::kOrderSlack);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_terms_have_the_traits_of_their_parts) {
+  BlockTerms none;
+  BOOST_TEST(none.empty());
+  BOOST_TEST(none.traits().meanfield);
+  BlockTerms one;
+  one.terms.emplace_back(FeedForward{});
+  BOOST_TEST(!one.traits().meanfield);
+  BOOST_TEST(!one.traits().rotation_equivariant);
+  BOOST_TEST(one.traits().exchangeable);
+  BOOST_TEST(one.traits().shardable);
+  BOOST_TEST((alternative_keys<Activation>() == std::vector<std::string_view>{"relu", "tanh", "gelu"}));
+}
