@@ -44,7 +44,7 @@ double two_norm(const Eigen::MatrixXd& m) {
 analysis::AttentionNorms attention_norms(const RunConfig& config, const std::vector<double>& t) {
   analysis::AttentionNorms a;
   if (config.model.qkv == QkvKind::identity || t.empty()) return a;
-  QkvSource qkv = make_qkv(config.model);
+  QkvSource qkv = make_qkv(config);
   std::vector<double> times{t.front()};
   for (double b : qkv.breakpoints(t.front(), t.back())) times.push_back(b);
   const auto d = static_cast<Index>(config.model.d);

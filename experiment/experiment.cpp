@@ -195,11 +195,14 @@ RunSummary resume_sharded(const std::filesystem::path& path, std::optional<int> 
 
 }  // namespace
 
-QkvSource make_qkv(const ModelConfig& m) {
+QkvSource make_qkv(const RunConfig& config) {
+  const ModelConfig& m = config.model;
   switch (m.qkv) {
     case QkvKind::identity: return QkvSource::identity(m.heads);
     case QkvKind::gaussian: return QkvSource::gaussian(m.d, m.qkv_seed, m.heads);
     case QkvKind::gaussian_per_layer: return QkvSource::gaussian_per_layer(m.d, m.qkv_seed, m.heads);
+    case QkvKind::gaussian_per_map_layer:
+      return QkvSource::gaussian_per_map_layer(m.d, m.qkv_seed, m.qkv_sigma, config.solver.dt, config.solver.t_start);
     case QkvKind::gaussian_unit_norm: return QkvSource::gaussian_unit_norm(m.d, m.qkv_seed, false, m.heads);
     case QkvKind::file: return QkvSource::layers(read_attention_matrices(m.qkv_file, m.d, m.heads));
     case QkvKind::given:
@@ -233,7 +236,7 @@ AttentionDynamics make_dynamics(const RunConfig& config) {
   spec.terms.block = config.feedforward.block;
   spec.kernel.threads = config.solver.threads;
   spec.masses = initial_masses(config);  // weighted tokens (empty: equal masses)
-  return AttentionDynamics(spec, make_qkv(config.model), config.model.n, config.model.d);
+  return AttentionDynamics(spec, make_qkv(config), config.model.n, config.model.d);
 }
 
 Tokens make_initial_tokens(const RunConfig& c) {

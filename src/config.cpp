@@ -38,13 +38,14 @@ template <class E>
 struct EnumNames;
 template <>
 struct EnumNames<QkvKind> {
-  static constexpr std::array<std::pair<QkvKind, std::string_view>, 6> values{{
+  static constexpr std::array<std::pair<QkvKind, std::string_view>, 7> values{{
       {QkvKind::identity, "identity"},
       {QkvKind::gaussian, "gaussian"},
       {QkvKind::gaussian_per_layer, "gaussian_per_layer"},
       {QkvKind::gaussian_unit_norm, "gaussian_unit_norm"},
       {QkvKind::file, "file"},
       {QkvKind::given, "given"},
+      {QkvKind::gaussian_per_map_layer, "gaussian_per_map_layer"},
   }};
 };
 template <>
@@ -973,8 +974,16 @@ const std::vector<Key>& keys() {
         field("model.qkv_seed", &C::model, &ModelConfig::qkv_seed, "seed of random Q, K, V (default: init.seed)",
               {at_least(0)},
               [](const C& c) {
-                return only_for("model.qkv", c.model.qkv, {QkvKind::gaussian, QkvKind::gaussian_per_layer, QkvKind::gaussian_unit_norm});
+                return only_for("model.qkv", c.model.qkv,
+                                {QkvKind::gaussian, QkvKind::gaussian_per_layer, QkvKind::gaussian_unit_norm,
+                                 QkvKind::gaussian_per_map_layer});
               }),
+        field("model.qkv_sigma", &C::model, &ModelConfig::qkv_sigma,
+              "gaussian_per_map_layer: sigma >= 0 of the fresh values V = I + (sigma/sqrt(h)) G_k of every layer k of the "
+              "discrete maps (h = solver.dt, G_k standard normal; Q = K = I): the discrete model of noise.kind = "
+              "\"value\" (required)",
+              {at_least(0)},
+              [](const C& c) { return only_for("model.qkv", c.model.qkv, {QkvKind::gaussian_per_map_layer}); }),
         field("model.qkv_file", &C::model, &ModelConfig::qkv_file,
               "HDF5 file with datasets Q, K, V, each [d, d] or [layers, d, d]; with model.heads = H > 1, "
               "[H, d, d] or [layers, H, d, d]", {},
@@ -1417,6 +1426,15 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
   if (!present.count("noise.seed")) c.noise.seed = c.init.seed;
   validate_noise(c, present, overridden);
   validate_feedforward(c, present);
+  if (c.model.qkv == QkvKind::gaussian_per_map_layer) {
+    if (!present.count("model.qkv_sigma"))
+      throw InputError("model.qkv_sigma", "is required when model.qkv = \"gaussian_per_map_layer\"");
+    if (c.solver.method != Method::discrete)
+      throw InputError("model.qkv", "\"gaussian_per_map_layer\" draws V per layer of the discrete maps; it needs "
+                                    "solver.method = \"discrete\" (its depth limit is noise.kind = \"value\")");
+    if (c.model.heads > 1)
+      throw InputError("model.heads", "model.qkv = \"gaussian_per_map_layer\" is defined for one attention head");
+  }
   if (present.count("output.samples") && present.count("output.times")) {
     const bool times_set = overridden.count("output.times") > 0, samples_set = overridden.count("output.samples") > 0;
     if (times_set != samples_set)

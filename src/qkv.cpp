@@ -2,7 +2,9 @@
 
 #include <Eigen/SVD>
 #include <cmath>
+#include <span>
 
+#include "normdyn/counter_random.hpp"
 #include "normdyn/random.hpp"
 
 namespace normdyn {
@@ -87,6 +89,17 @@ QkvSource QkvSource::gaussian_per_layer(Index d, std::uint64_t seed, Index heads
   return s;
 }
 
+QkvSource QkvSource::gaussian_per_map_layer(Index d, std::uint64_t seed, double sigma, double h, double t0) {
+  QkvSource s;
+  s.kind_ = Kind::random_per_map_layer;
+  s.d_ = d;
+  s.seed_ = seed;
+  s.sigma_ = sigma;
+  s.step_ = h;
+  s.t0_ = t0;
+  return s;
+}
+
 QkvSource QkvSource::layers(std::vector<AttentionMatrices> per_layer) {
   QkvSource s;
   s.kind_ = Kind::fixed_layers;
@@ -95,7 +108,8 @@ QkvSource QkvSource::layers(std::vector<AttentionMatrices> per_layer) {
 }
 
 bool QkvSource::time_dependent() const {
-  return kind_ == Kind::random_per_layer || (kind_ == Kind::fixed_layers && layers_.size() > 1);
+  return kind_ == Kind::random_per_layer || kind_ == Kind::random_per_map_layer ||
+         (kind_ == Kind::fixed_layers && layers_.size() > 1);
 }
 
 const AttentionMatrices& QkvSource::at(double t_regime) {
@@ -115,6 +129,22 @@ const AttentionMatrices& QkvSource::at(double t_regime) {
       }
       return layers_.front();
     }
+    case Kind::random_per_map_layer: {
+      const auto k = static_cast<std::int64_t>(std::floor((t_regime - t0_) / step_));
+      if (k != cached_layer_) {
+        AttentionMatrices m;
+        m.identity = false;
+        m.Q = m.K = RowMatrix::Identity(d_, d_);
+        m.V = RowMatrix(d_, d_);
+        counter_normals(seed_, CounterStream::map_layer_values, static_cast<std::uint64_t>(std::max<std::int64_t>(k, 0)), 0,
+                        std::span<double>(m.V.data(), static_cast<std::size_t>(d_ * d_)));
+        m.V *= sigma_ / std::sqrt(step_);
+        m.V += RowMatrix::Identity(d_, d_);
+        layers_.assign(1, std::move(m));
+        cached_layer_ = k;
+      }
+      return layers_.front();
+    }
   }
   return layers_.front();
 }
@@ -122,6 +152,14 @@ const AttentionMatrices& QkvSource::at(double t_regime) {
 std::vector<double> QkvSource::breakpoints(double t0, double t1) const {
   std::vector<double> out;
   if (!time_dependent()) return out;
+  if (kind_ == Kind::random_per_map_layer) {
+    for (auto k = static_cast<std::int64_t>(std::floor((t0 - t0_) / step_)) + 1;; ++k) {
+      const double b = t0_ + static_cast<double>(k) * step_;
+      if (b >= t1) break;
+      if (b > t0) out.push_back(b);
+    }
+    return out;
+  }
   const double last = kind_ == Kind::fixed_layers ? static_cast<double>(layers_.size() - 1) : t1;
   for (double k = std::floor(t0) + 1.0; k < t1 && k <= last; k += 1.0)
     if (k > t0) out.push_back(k);

@@ -27,7 +27,7 @@
 
 namespace normdyn {
 
-enum class QkvKind { identity, gaussian, gaussian_per_layer, gaussian_unit_norm, file, given };
+enum class QkvKind { identity, gaussian, gaussian_per_layer, gaussian_unit_norm, file, given, gaussian_per_map_layer };
 enum class InitKind { uniform, gaussian, orthonormal, cap, file, perturbed_uniform, von_mises, given, equiangular };
 // What is simulated: n tokens (weighted or not), or the mean-field density on the circle.
 enum class ModelKind { particles, meanfield };
@@ -52,6 +52,7 @@ struct ModelConfig {
   std::uint64_t qkv_seed = 1;  // defaults to init.seed
   std::filesystem::path qkv_file;  // datasets Q, K, V: [d, d] or [layers, d, d]; [heads, d, d] or [layers, heads, d, d]
   Index heads = 1;                 // attention heads; A_i is the sum of theirs
+  double qkv_sigma = 0.0;          // gaussian_per_map_layer: V = I + (sigma/sqrt(h)) G_k per layer
   // model.qkv = "given": the matrices of each layer, given with the run (Python's qkv=) and stored in
   // its run file (/parameters/qkv), not in the TOML text, which holds their digest.
   std::shared_ptr<const std::vector<AttentionMatrices>> given_qkv;

@@ -15,6 +15,7 @@ namespace normdyn {
 enum class CounterStream : std::uint64_t {
   independent_noise = 1,  // ΔW_i of token i at a step: index = i
   value_noise = 2,        // the d x d matrix ΔB of a step: index = 0
+  map_layer_values = 3,   // model.qkv = "gaussian_per_map_layer": G_k of layer k (as the step), index = 0
 };
 
 // Fills `out` with standard normals number 0, 1, ..., out.size() − 1 of the sequence keyed by

@@ -258,7 +258,7 @@ BOOST_AUTO_TEST_CASE(given_arrays_are_stored_and_resume_from_the_run_file) {
   std::fill_n(zero.begin() + 8, 4, 0.0);
   RunConfig four = parse_config("[model]\nn = 10\nd = 4\n", "test");
   BOOST_TEST(key_of([&] { give_tokens(four, zero, n, d); }) == "tokens");
-  BOOST_TEST(key_of([&] { make_qkv(parse_config("[model]\nqkv = \"given\"\n", "test").model); }) == "model.qkv");
+  BOOST_TEST(key_of([&] { make_qkv(parse_config("[model]\nqkv = \"given\"\n", "test")); }) == "model.qkv");
   BOOST_TEST(key_of([&] { make_initial_tokens(parse_config("[init]\nkind = \"given\"\n", "test")); }) == "init.kind");
 }
 

@@ -355,3 +355,17 @@ BOOST_AUTO_TEST_CASE(feedforward_keys_resolve_and_check_their_shapes) {
     BOOST_TEST(starts_with(error_of(text), expected), error_of(text));
   }
 }
+
+// model.qkv = "gaussian_per_map_layer": the discrete model of value noise, with its sigma, on the
+// layer maps only.
+BOOST_AUTO_TEST_CASE(fresh_values_per_map_layer_need_the_layer_maps) {
+  const RunConfig c = parse_config("[model]\nqkv = \"gaussian_per_map_layer\"\nqkv_sigma = 0.5\n[solver]\nmethod = \"discrete\"\ndt = 0.1\n",
+                                   "test");
+  BOOST_TEST(c.model.qkv_sigma == 0.5);
+  BOOST_TEST(parse_config(to_toml(c), "round trip").model.qkv_sigma == 0.5);
+  BOOST_TEST(starts_with(error_of("[model]\nqkv = \"gaussian_per_map_layer\"\n[solver]\nmethod = \"discrete\"\n"),
+                         "model.qkv_sigma: is required"));
+  BOOST_TEST(starts_with(error_of("[model]\nqkv = \"gaussian_per_map_layer\"\nqkv_sigma = 0.5\n"),
+                         "model.qkv: \"gaussian_per_map_layer\" draws V per layer of the discrete maps"));
+  BOOST_TEST(starts_with(error_of("[model]\nqkv_sigma = 0.5\n"), "model.qkv_sigma: applies only to model.qkv"));
+}

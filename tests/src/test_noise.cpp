@@ -7,6 +7,7 @@
 
 #include "normdyn/counter_random.hpp"
 #include "normdyn/noise.hpp"
+#include "normdyn/qkv.hpp"
 
 using namespace normdyn;
 
@@ -91,4 +92,22 @@ BOOST_AUTO_TEST_CASE(the_noise_list_has_keys_traits_and_a_description) {
   const NoiseSpec value{ValueNoise{}, 1};
   BOOST_TEST(value.needs_means());
   BOOST_TEST(!independent.needs_means());
+}
+
+// The discrete model of value noise: Q = K = I and V = I + (σ/√h) G_k on layer k of step h from t0,
+// G_k the normals of (seed, k); the layers' boundaries are breakpoints.
+BOOST_AUTO_TEST_CASE(fresh_values_per_map_layer_are_keyed_by_the_layer) {
+  const Index d = 3;
+  const double h = 0.25, t0 = 1.0, sigma = 0.5;
+  QkvSource s = QkvSource::gaussian_per_map_layer(d, 7, sigma, h, t0);
+  const RowMatrix v2 = s.at(t0 + 2.5 * h).V, v0 = s.at(t0 + 0.1 * h).V, again = s.at(t0 + 2.9 * h).V;
+  std::vector<double> z(static_cast<std::size_t>(d * d));
+  counter_normals(7, CounterStream::map_layer_values, 2, 0, z);
+  for (Index i = 0; i < d; ++i)
+    for (Index j = 0; j < d; ++j)
+      BOOST_TEST(v2(i, j) == (i == j ? 1.0 : 0.0) + sigma / std::sqrt(h) * z[static_cast<std::size_t>(i * d + j)]);
+  BOOST_TEST((again.array() == v2.array()).all());
+  BOOST_TEST((v0.array() != v2.array()).any());
+  BOOST_TEST((s.at(t0 + 0.5 * h).Q.array() == RowMatrix::Identity(d, d).array()).all());
+  BOOST_TEST((s.breakpoints(t0, t0 + 3.5 * h) == std::vector<double>{t0 + h, t0 + 2 * h, t0 + 3 * h}));
 }

@@ -89,7 +89,7 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
 IntegratorOptions integrator_options(const SolverConfig& solver);
 AttentionDynamics make_dynamics(const RunConfig& config);
 // The attention matrices of the run (reads model.qkv_file, if any).
-QkvSource make_qkv(const ModelConfig& model);
+QkvSource make_qkv(const RunConfig& config);
 Tokens make_initial_tokens(const RunConfig& config);
 
 
