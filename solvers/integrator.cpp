@@ -254,8 +254,9 @@ void run_controlled(Run& run, Controlled controlled) {
 }
 
 // Fixed steps of at most dt, dividing every interval between sample times and breakpoints evenly.
-template <class Stepper>
-void run_fixed(Run& run, Stepper stepper) {
+// `step(run, t, h)` leaves the state after the step from (run.x_, t) in run.x_new_.
+template <class Step>
+void run_equal_steps(Run& run, Step step) {
   if (!run.emit_samples_at_current_time({run.t_, run.dt_, run.x_, run.counters_, 0})) return;
   for (double end : run.piece_ends(true)) {
     const double begin = run.t_;
@@ -264,9 +265,7 @@ void run_fixed(Run& run, Stepper stepper) {
     const auto steps = static_cast<std::int64_t>(std::max(1.0, std::ceil(span / run.options_.dt * (1.0 - 1e-12))));
     const double h = span / static_cast<double>(steps);
     for (std::int64_t k = 0; k < steps; ++k) {
-      const double t = begin + static_cast<double>(k) * h;
-      run.x_new_ = run.x_;
-      stepper.do_step(run.counting(), run.x_new_, t, h);
+      step(run, begin + static_cast<double>(k) * h, h);
       const double t_new = k + 1 == steps ? end : begin + static_cast<double>(k + 1) * h;
       if (!run.accept(t_new)) return;
       std::swap(run.x_, run.x_new_);
@@ -277,29 +276,19 @@ void run_fixed(Run& run, Stepper stepper) {
   }
 }
 
-// Stochastic methods: equal steps of at most dt, as run_fixed, each drawing its noise from the step's
-// number (accepted steps since the start of the run), so that a resumed run or another process
-// takes the same increments. `Stepper::step(run, t, h, step)` leaves the new state in run.x_new_.
+template <class Stepper>
+void run_fixed(Run& run, Stepper stepper) {
+  run_equal_steps(run, [&](Run& r, double t, double h) {
+    r.x_new_ = r.x_;
+    stepper.do_step(r.counting(), r.x_new_, t, h);
+  });
+}
+
+// Stochastic methods draw the noise of a step from its number (accepted steps since the start of the
+// run), so that a resumed run or another process takes the same increments.
 template <class Stepper>
 void run_stochastic(Run& run, Stepper stepper) {
-  if (!run.emit_samples_at_current_time({run.t_, run.dt_, run.x_, run.counters_, 0})) return;
-  for (double end : run.piece_ends(true)) {
-    const double begin = run.t_;
-    run.system_.enter_piece(begin, end);
-    const double span = end - begin;
-    const auto steps = static_cast<std::int64_t>(std::max(1.0, std::ceil(span / run.options_.dt * (1.0 - 1e-12))));
-    const double h = span / static_cast<double>(steps);
-    for (std::int64_t k = 0; k < steps; ++k) {
-      const double t = begin + static_cast<double>(k) * h;
-      stepper.step(run, t, h, run.counters_.accepted_steps);
-      const double t_new = k + 1 == steps ? end : begin + static_cast<double>(k + 1) * h;
-      if (!run.accept(t_new)) return;
-      std::swap(run.x_, run.x_new_);
-      run.t_ = t_new;
-      if (!run.after_step()) return;
-    }
-    if (!run.emit_samples_at_current_time({run.t_, run.dt_, run.x_, run.counters_, 0})) return;
-  }
+  run_equal_steps(run, [&](Run& r, double t, double h) { stepper.step(r, t, h, r.counters_.accepted_steps); });
 }
 
 // x_{k+1} = x_k + f(x_k) h + G(x_k) ΔN_k, retracted (by accept()). The retraction supplies the

@@ -33,24 +33,13 @@ constexpr double kOrderResolution = 0.15;
 // (its O(1/n) bias and the O(1/√n) fluctuations averaged over the window leave about 0.01).
 constexpr double kOrderParameterTolerance = 0.03;
 
-struct NoisyRun {
-  RunStatus status = RunStatus::ok;
-  std::vector<Tokens> frames;
-};
-
-NoisyRun run_noisy(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& start,
-                   const std::vector<double>& times, Method method, double dt) {
-  const std::unique_ptr<OdeSystem> system = engine.particles(spec, std::move(qkv), start.n(), start.d());
-  const StateLayout layout{start.n(), start.d()};
-  std::vector<double> x0(layout.size());
-  layout.pack(start, x0.data());
+// A run of the engine with a stochastic method of steps of at most dt.
+ParticleRun run_noisy(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& start,
+                      const std::vector<double>& times, Method method, double dt) {
   IntegratorOptions options;
   options.method = method;
   options.dt = dt;
-  FrameRecorder frames;
-  frames.layout = layout;
-  const IntegrationResult result = integrate(*system, x0, times.front(), times, options, frames);
-  return {result.status, std::move(frames.frames)};
+  return run_particles(engine, spec, std::move(qkv), start, times, options);
 }
 
 DynamicsSpec noisy_spec(double beta, double sigma, std::uint64_t seed, int threads) {
@@ -83,7 +72,7 @@ CosineMean brownian_cosines(const Engine& engine, Index n, Index d, double sigma
   for (int s = 0; s < seeds; ++s) {
     const auto seed = static_cast<std::uint64_t>(100 + s);
     const Tokens start = uniform_tokens(n, d, 1.0, seed);
-    const NoisyRun run = run_noisy(engine, noisy_spec(0.0, sigma, seed, threads), no_values(d), start, times, method, dt);
+    const ParticleRun run = run_noisy(engine, noisy_spec(0.0, sigma, seed, threads), no_values(d), start, times, method, dt);
     if (run.status != RunStatus::ok || run.frames.size() != times.size()) {
       out.complete = false;
       return out;
@@ -236,7 +225,7 @@ void noise(Builder& b) {
       for (int k = 0; k < draws && complete; ++k) {
         DynamicsSpec spec = plain;
         spec.noise = NoiseSpec{ValueNoise{sigma}, 5000 + static_cast<std::uint64_t>(k)};
-        const NoisyRun run = run_noisy(engine, spec, QkvSource::identity(), start, times, m, sde_step);
+        const ParticleRun run = run_noisy(engine, spec, QkvSource::identity(), start, times, m, sde_step);
         complete = complete && run.status == RunStatus::ok && run.frames.size() == times.size();
         if (complete) values.push_back(mean_cosine(run.frames.back().theta));
       }
@@ -285,7 +274,7 @@ void noise(Builder& b) {
       const double sigma = std::sqrt(2.0 / kappa), expected = kuramoto_order_parameter(kappa);
       // Below the transition, start synchronized (a cap), so that the row sees coherence lost.
       const Tokens start = kappa > 2.0 ? uniform_tokens(n, d, 1.0, 7) : cap_tokens(n, d, 1.0, 0.1, 7);
-      const NoisyRun run = run_noisy(engine, noisy_spec(0.0, sigma, 7, o.threads), QkvSource::identity(), start, times,
+      const ParticleRun run = run_noisy(engine, noisy_spec(0.0, sigma, 7, o.threads), QkvSource::identity(), start, times,
                                      Method::stratonovich_heun, 0.02);
       const bool complete = run.status == RunStatus::ok && run.frames.size() == times.size();
       double mean = 0.0;

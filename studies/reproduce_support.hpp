@@ -45,18 +45,24 @@ struct ParticleRun {
 
 // The engine's particle system from `start`, frames at `times` (the first is the start time).
 inline ParticleRun run_particles(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& start,
-                                 const std::vector<double>& times, double rtol, double atol) {
+                                 const std::vector<double>& times, const IntegratorOptions& options) {
   const std::unique_ptr<OdeSystem> system = engine.particles(spec, std::move(qkv), start.n(), start.d());
   const StateLayout layout{start.n(), start.d()};
   std::vector<double> x0(layout.size());
   layout.pack(start, x0.data());
-  IntegratorOptions options;
-  options.rtol = rtol;
-  options.atol = atol;
   FrameRecorder frames;
   frames.layout = layout;
   const IntegrationResult result = integrate(*system, x0, times.front(), times, options, frames);
   return {result.status, std::move(frames.frames)};
+}
+
+// The same with dopri5 (or the default method) at these tolerances.
+inline ParticleRun run_particles(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& start,
+                                 const std::vector<double>& times, double rtol, double atol) {
+  IntegratorOptions options;
+  options.rtol = rtol;
+  options.atol = atol;
+  return run_particles(engine, spec, std::move(qkv), start, times, options);
 }
 
 // The engine's velocity (dθ/dt, dr/dt packed as tokens) at `x` and time t, in the regime of the

@@ -381,7 +381,9 @@ def test_under_mpirun_ctrl_c_is_keyboard_interrupt_on_every_process_and_the_scri
     # The same script again continues from the journal to the file one process writes.
     again = subprocess.run([*mpirun, str(out), str(t_end)], capture_output=True, text=True, timeout=300, env=env)
     assert again.returncode == 0, again.stderr
-    assert sorted(line for line in again.stdout.split() if line != "started") == ["dataset", "none"], again.stdout
+    # mpirun forwards the two processes' lines without keeping them whole ("datasetnone" happens under load).
+    assert again.stdout.replace("started", "").split() in (["dataset", "none"], ["none", "dataset"], ["datasetnone"],
+                                                           ["nonedataset"]), again.stdout
     assert not os.path.exists(str(out) + ".journal")
     whole = tmp_path / "whole.h5"
     subprocess.run([sys.executable, "-c", MPI_INTERRUPTED, str(whole), str(t_end)], check=True, capture_output=True,
@@ -408,7 +410,9 @@ def test_under_mpirun_a_stop_on_rank_0_alone_is_keyboard_interrupt_on_the_other_
     assert not out.exists() and os.path.getsize(str(out) + ".journal") > 0
     again = subprocess.run([*mpirun, str(out), "400"], capture_output=True, text=True, timeout=300, env=env)
     assert again.returncode == 0, again.stderr
-    assert sorted(line for line in again.stdout.split() if line != "started") == ["dataset", "none"], again.stdout
+    # mpirun forwards the two processes' lines without keeping them whole ("datasetnone" happens under load).
+    assert again.stdout.replace("started", "").split() in (["dataset", "none"], ["none", "dataset"], ["datasetnone"],
+                                                           ["nonedataset"]), again.stdout
     whole = tmp_path / "whole.h5"
     subprocess.run([sys.executable, "-c", MPI_INTERRUPTED, str(whole), "400"], check=True, capture_output=True,
                    timeout=300)

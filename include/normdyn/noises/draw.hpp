@@ -2,6 +2,7 @@
 // What a noise alternative (noise.hpp) is given to draw the increments of one step.
 #include <cstdint>
 
+#include "normdyn/alternatives.hpp"
 #include "normdyn/tokens.hpp"
 
 namespace normdyn {
@@ -12,5 +13,15 @@ struct NoiseDraw {
   double h = 0.0;          // the step's length
   Index begin = 0;         // the first token of the rows asked for (a shard of a sharded run)
 };
+
+// What every noise breaks: the flow is random (in law it stays exchangeable and rotation
+// equivariant), the mean-field solver has no diffusion, and the energy is not monotone under noise.
+inline Traits noise_traits() {
+  Traits t;
+  t.has_energy = false;
+  t.meanfield = false;
+  t.deterministic = false;
+  return t;
+}
 
 }  // namespace normdyn

@@ -32,15 +32,7 @@ struct IndependentNoise {
       dn.row(r) *= scale;
     }
   }
-  // In law, permuting or rotating the tokens permutes or rotates the flow; the mean-field solver has no
-  // diffusion, and the energy is not monotone under noise.
-  Traits traits() const {
-    Traits t;
-    t.has_energy = false;
-    t.meanfield = false;
-    t.deterministic = false;
-    return t;
-  }
+  Traits traits() const { return noise_traits(); }
 };
 
 }  // namespace normdyn

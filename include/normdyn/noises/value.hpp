@@ -32,15 +32,7 @@ struct ValueNoise {
     db *= sigma * std::sqrt(draw.h);
     dn.noalias() = means * db.transpose();
   }
-  // One noise for all tokens: the flow stays exchangeable in law; rotation equivariant in law (the law
-  // of B is invariant under conjugation).
-  Traits traits() const {
-    Traits t;
-    t.has_energy = false;
-    t.meanfield = false;
-    t.deterministic = false;
-    return t;
-  }
+  Traits traits() const { return noise_traits(); }
 };
 
 }  // namespace normdyn
