@@ -312,7 +312,7 @@ CheckContext check_context(const RunConfig& config, const AttentionNorms& attent
   if (config.feedforward.active())
     c.attention_outside_paper = "feedforward.weights = \"" + std::string(to_string(config.feedforward.weights)) +
                                 "\": the paper's theorems are stated for attention alone";
-  if (config.noise.active())
+  if (!config.noise.traits().deterministic)
     c.attention_outside_paper = describe(config.noise) + ": the paper's theorems are stated for the deterministic flow";
   if (config.model.heads > 1 && c.attention_outside_paper.empty())
     c.attention_outside_paper = "model.heads = " + std::to_string(config.model.heads) +

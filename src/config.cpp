@@ -523,48 +523,61 @@ std::string fixed_step_names() {
   return join(names);
 }
 
-// The keys of the scheme parameters, from the schemes' ParamSpec lists (one key even if several
-// schemes share it).
-std::vector<Key> scheme_parameter_keys() {
+// The rows of the real parameters of a list's alternatives (their ParamSpec lists), one per
+// parameter key even if several alternatives share it, read into the alternative chosen in
+// (config.*section).*member: the schemes' model.<key>, the noises' noise.<key>. `doc_suffix(key)`
+// ends a row's documentation; `why_not(config, key)` says why it does not apply to the chosen one.
+template <class List, class Section>
+std::vector<Key> list_parameter_rows(const std::string& table, Section RunConfig::*section, List Section::*member,
+                                     const std::function<std::string(std::string_view)>& doc_suffix,
+                                     const std::function<std::string(const RunConfig&, const std::string&)>& why_not) {
   std::vector<Key> out;
   std::set<std::string> seen;
-  for_each_scheme([&](auto scheme) {
-    using S = decltype(scheme);
-    for (const auto& p : S::params) {
-      const std::string path = "model." + std::string(p.key);
-      if (!seen.insert(path).second) continue;
+  for_each_alternative<List>([&](auto alternative) {
+    for (const auto& p : decltype(alternative)::params) {
       const std::string param(p.key);
+      if (!seen.insert(param).second) continue;
       Key k;
-      k.path = path;
+      k.path = table + "." + param;
       k.type = "float";
-      k.doc = std::string(p.doc) + " (scheme " + scheme_list_needing(p.key) + ")";
-      k.read = [param](const toml::node& n, RunConfig& c, const std::string& key) {
+      k.doc = std::string(p.doc) + doc_suffix(p.key);
+      k.read = [section, member, param](const toml::node& n, RunConfig& c, const std::string& key) {
         const double v = read_float(n, key);
         std::visit(
-            [&](auto& s) {
-              for (const auto& q : std::decay_t<decltype(s)>::params) {
+            [&](auto& chosen) {
+              for (const auto& q : std::decay_t<decltype(chosen)>::params) {
                 if (q.key != param) continue;
                 (q.lower_inclusive ? at_least(q.lower) : above(q.lower)).check(v, key);
-                s.*(q.member) = v;
+                chosen.*(q.member) = v;
               }
             },
-            c.model.scheme);
+            (c.*section).*member);
       };
-      k.value = [param](const RunConfig& c) -> std::optional<ConfigScalar> {
-        for (const auto& [name, value] : scheme_parameters(c.model.scheme))
+      k.value = [section, member, param](const RunConfig& c) -> std::optional<ConfigScalar> {
+        for (const auto& [name, value] : alternative_parameters((c.*section).*member))
           if (name == param) return value;
         return std::nullopt;
       };
-      k.applies = [param](const RunConfig& c) {
-        for (const auto& [name, value] : scheme_parameters(c.model.scheme))
+      k.applies = [section, member, param, why_not](const RunConfig& c) {
+        for (const auto& [name, value] : alternative_parameters((c.*section).*member))
           if (name == param) return std::string();
-        return "applies only to model.scheme = " + scheme_list_needing(param) + " (model.scheme is " +
-               in_quotes(scheme_key(c.model.scheme)) + ")";
+        return why_not(c, param);
       };
       out.push_back(std::move(k));
     }
   });
   return out;
+}
+
+// The keys of the scheme parameters.
+std::vector<Key> scheme_parameter_keys() {
+  return list_parameter_rows(
+      "model", &RunConfig::model, &ModelConfig::scheme,
+      [](std::string_view key) { return " (scheme " + scheme_list_needing(key) + ")"; },
+      [](const RunConfig& c, const std::string& key) {
+        return "applies only to model.scheme = " + scheme_list_needing(key) + " (model.scheme is " +
+               in_quotes(scheme_key(c.model.scheme)) + ")";
+      });
 }
 
 // Keys whose reading is more than a typed value and bounds.
@@ -581,34 +594,44 @@ Key scheme_key_row() {
   return k;
 }
 
-// The rows of the [attention] table: one per list of attention_spec.hpp, its choices from the list.
-// A choice that the mean-field solver does not implement is refused there, naming the setting.
-template <class List>
-Key attention_choice_row(std::string path, std::string doc, List AttentionSpec::*member) {
+// A key choosing one alternative of a list by its key, into (config.*section).*member: the lists of
+// the attention (attention_spec.hpp), the noise, the activation of the feed-forward term. A choice
+// whose traits say the mean-field solver does not implement it is refused there, naming the choice
+// and then `meanfield_why`.
+template <class List, class Section>
+Key list_choice_row(std::string path, std::string doc, Section RunConfig::*section, List Section::*member,
+                    std::string meanfield_why) {
   std::vector<std::string> names;
   for (auto k : alternative_keys<List>()) names.emplace_back(k);
   Key k;
-  k.path = path;
+  k.path = std::move(path);
   k.type = "string";
   k.doc = doc + ": " + join(names, " | ");
-  k.read = [member, names](const toml::node& n, RunConfig& c, const std::string& key) {
+  k.read = [section, member, names](const toml::node& n, RunConfig& c, const std::string& key) {
     const std::string word = read_string(n, key);
     if (auto a = make_alternative<List>(word)) {
-      c.attention.*member = *a;
+      (c.*section).*member = *a;
       return;
     }
     unknown_choice(key, "value", word, names);
   };
-  k.value = [member](const RunConfig& c) -> std::optional<ConfigScalar> {
-    return std::string(alternative_key(c.attention.*member));
+  k.value = [section, member](const RunConfig& c) -> std::optional<ConfigScalar> {
+    return std::string(alternative_key((c.*section).*member));
   };
-  k.applies = [member](const RunConfig& c) {
-    if (c.model.kind == ModelKind::meanfield && !alternative_traits(c.attention.*member).meanfield)
-      return in_quotes(alternative_key(c.attention.*member)) + " does not apply to model.kind = \"meanfield\" (the mean-field solver implements softmax attention "
-             "over all tokens, without positions)";
+  k.applies = [section, member, meanfield_why](const RunConfig& c) {
+    const List& chosen = (c.*section).*member;
+    if (c.model.kind == ModelKind::meanfield && !alternative_traits(chosen).meanfield)
+      return in_quotes(alternative_key(chosen)) + " does not apply to model.kind = \"meanfield\" " + meanfield_why;
     return std::string();
   };
   return k;
+}
+
+// The rows of the [attention] table: one per list of attention_spec.hpp.
+template <class List>
+Key attention_choice_row(std::string path, std::string doc, List AttentionSpec::*member) {
+  return list_choice_row(std::move(path), std::move(doc), &RunConfig::attention, member,
+                         "(the mean-field solver implements softmax attention over all tokens, without positions)");
 }
 
 Key alibi_row() {
@@ -692,57 +715,18 @@ Key attention_parameter_row(std::string path, std::string_view param, List Atten
 }
 
 // The rows of the [noise] table: its kind from the noise list (noise.hpp), the parameters of the
-// chosen noise (one row per parameter key of the list, as the schemes' parameters), its seed.
+// chosen noise (as the schemes' parameters), its seed.
 Key noise_kind_row() {
-  std::vector<std::string> names;
-  for (auto k : alternative_keys<NoiseKind>()) names.emplace_back(k);
-  Key k;
-  k.path = "noise.kind";
-  k.type = "string";
-  k.doc = "noise of the flow (a Stratonovich SDE on the spheres, dtheta_i = P_theta_i o (U_i dt + sigma dN_i) / s_i): "
-          "none | independent (dN_i = dW_i, one Brownian motion per token) | value (dN_i = sum_j w_ij dB x_j, one "
-          "d x d matrix Brownian motion B for all tokens)";
-  k.read = [names](const toml::node& n, RunConfig& c, const std::string& key) {
-    const std::string word = read_string(n, key);
-    if (auto a = make_alternative<NoiseKind>(word)) {
-      c.noise.kind = *a;
-      return;
-    }
-    unknown_choice(key, "value", word, names);
-  };
-  k.value = [](const RunConfig& c) -> std::optional<ConfigScalar> { return std::string(alternative_key(c.noise.kind)); };
-  k.applies = [](const RunConfig& c) {
-    if (c.noise.active() && c.model.kind == ModelKind::meanfield)
-      return in_quotes(alternative_key(c.noise.kind)) +
-             " does not apply to model.kind = \"meanfield\" (the mean-field solver has no diffusion)";
-    return std::string();
-  };
+  Key k = list_choice_row("noise.kind",
+                          "noise of the flow, a Stratonovich SDE on the spheres dtheta_i = P_theta_i o (U_i dt + sigma "
+                          "dN_i) / s_i (independent: dN_i = dW_i, one Brownian motion per token; value: dN_i = sum_j "
+                          "w_ij dB x_j, one d x d matrix Brownian motion B for all tokens)",
+                          &RunConfig::noise, &NoiseSpec::kind, "(the mean-field solver has no diffusion)");
   k.selector = true;
   return k;
 }
 
 // The rows of the [feedforward] table.
-Key activation_row() {
-  std::vector<std::string> names;
-  for (auto k : alternative_keys<Activation>()) names.emplace_back(k);
-  Key k;
-  k.path = "feedforward.activation";
-  k.type = "string";
-  k.doc = "activation sigma of the feed-forward term: " + join(names, " | ") + " (exact GELU u Phi(u))";
-  k.read = [names](const toml::node& n, RunConfig& c, const std::string& key) {
-    const std::string word = read_string(n, key);
-    if (auto a = make_alternative<Activation>(word)) {
-      c.feedforward.activation = *a;
-      return;
-    }
-    unknown_choice(key, "value", word, names);
-  };
-  k.value = [](const RunConfig& c) -> std::optional<ConfigScalar> {
-    return std::string(alternative_key(c.feedforward.activation));
-  };
-  return k;
-}
-
 std::string with_feedforward(const RunConfig& c) {
   if (!c.feedforward.active()) return "applies only with a feed-forward term (feedforward.weights is \"none\")";
   return {};
@@ -750,6 +734,10 @@ std::string with_feedforward(const RunConfig& c) {
 
 std::vector<Key> feedforward_rows() {
   using C = RunConfig;
+  Key activation = list_choice_row("feedforward.activation",
+                                   "activation sigma of the feed-forward term (gelu: the exact u Phi(u))", &C::feedforward,
+                                   &FeedForwardConfig::activation, "");
+  activation.applies = with_feedforward;
   std::vector<Key> k{
       selector(field("feedforward.weights", &C::feedforward, &FeedForwardConfig::weights,
                      "the feed-forward term F(x) = sum_m omega_m sigma(<a_m, x>) a_m added to the attention (U_i = A_i "
@@ -757,7 +745,8 @@ std::vector<Key> feedforward_rows() {
                      "file (feedforward.file)",
                      {},
                      [](const C& c) {
-                       if (c.feedforward.active() && c.model.kind == ModelKind::meanfield)
+                       if (c.feedforward.active() && c.model.kind == ModelKind::meanfield &&
+                           !FeedForward{}.traits().meanfield)
                          return std::string("does not apply to model.kind = \"meanfield\" (the mean-field solver has no "
                                             "feed-forward term)");
                        return std::string();
@@ -777,14 +766,13 @@ std::vector<Key> feedforward_rows() {
             "the run file keeps a copy in /parameters/feedforward)",
             not_empty(),
             [](const C& c) { return only_for("feedforward.weights", c.feedforward.weights, {FeedForwardWeights::file}); }),
-      activation_row(),
+      activation,
       field("feedforward.block", &C::feedforward, &FeedForwardConfig::block,
             "discrete layer maps (solver.method = \"discrete\"): parallel, one map with U = A + F (x + a(x) + g(x)) | "
             "serial, the attention map then the feed-forward map at the state it left (x + a(x) + g(x + a(x))); "
-            "the ODE is the same for both"),
+            "the ODE is the same for both",
+            {}, with_feedforward),
   };
-  k[4].applies = with_feedforward;
-  k[5].applies = with_feedforward;
   return k;
 }
 
@@ -805,43 +793,11 @@ void validate_feedforward(const RunConfig& c, const std::map<std::string, const 
 }
 
 std::vector<Key> noise_parameter_rows() {
-  std::vector<Key> out;
-  std::set<std::string> seen;
-  for_each_alternative<NoiseKind>([&](auto noise) {
-    using N = decltype(noise);
-    for (const auto& p : N::params) {
-      const std::string param(p.key);
-      if (!seen.insert(param).second) continue;
-      Key k;
-      k.path = "noise." + param;
-      k.type = "float";
-      k.doc = std::string(p.doc) + " (required with noise)";
-      k.read = [param](const toml::node& n, RunConfig& c, const std::string& key) {
-        const double v = read_float(n, key);
-        std::visit(
-            [&](auto& chosen) {
-              for (const auto& q : std::decay_t<decltype(chosen)>::params) {
-                if (q.key != param) continue;
-                (q.lower_inclusive ? at_least(q.lower) : above(q.lower)).check(v, key);
-                chosen.*(q.member) = v;
-              }
-            },
-            c.noise.kind);
-      };
-      k.value = [param](const RunConfig& c) -> std::optional<ConfigScalar> {
-        for (const auto& [name, value] : alternative_parameters(c.noise.kind))
-          if (name == param) return value;
-        return std::nullopt;
-      };
-      k.applies = [param](const RunConfig& c) {
-        for (const auto& [name, value] : alternative_parameters(c.noise.kind))
-          if (name == param) return std::string();
+  return list_parameter_rows(
+      "noise", &RunConfig::noise, &NoiseSpec::kind, [](std::string_view) { return std::string(" (required with noise)"); },
+      [](const RunConfig& c, const std::string&) {
         return "applies only with noise (noise.kind is " + in_quotes(alternative_key(c.noise.kind)) + ")";
-      };
-      out.push_back(std::move(k));
-    }
-  });
-  return out;
+      });
 }
 
 // A key with a check of the whole configuration section after it is read.

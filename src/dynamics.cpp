@@ -27,15 +27,22 @@ void AttentionDynamics::velocity(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<c
 
 void AttentionDynamics::apply_scheme(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r,
                                      Eigen::Ref<const RowMatrix> a, double t, double t_regime, Index begin,
-                                     Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) const {
+                                     Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr, double h,
+                                     const RowMatrix* noise) const {
   std::visit(
       [&](const auto& scheme) {
         for (Index i = 0; i < a.rows(); ++i) {
           const Index j = begin + i;
           const double theta_dot_a = theta.row(j).dot(a.row(i));
           const TokenContext c{t, t_regime, r(j), theta_dot_a, a.row(i).norm()};
-          dtheta.row(i) = (a.row(i) - theta_dot_a * theta.row(j)) / scheme.speed(c);
-          dr(i) = scheme.radial_rate(c);
+          if (!noise) {
+            dtheta.row(i) = h * (a.row(i) - theta_dot_a * theta.row(j)) / scheme.speed(c);
+          } else {
+            dtheta.row(i) = h * a.row(i) + noise->row(i);
+            const double radial = theta.row(j).dot(dtheta.row(i));
+            dtheta.row(i) = (dtheta.row(i) - radial * theta.row(j)) / scheme.speed(c);
+          }
+          dr(i) = h * scheme.radial_rate(c);
         }
       },
       spec_.scheme);
@@ -80,12 +87,16 @@ void AttentionDynamics::rhs(const double* x, double* dxdt, double t) {
   velocity(layout_.theta(x), layout_.r(x), t, t_regime, layout_.theta(dxdt), layout_.r(dxdt));
 }
 
+void AttentionDynamics::row_attention(Eigen::Ref<const RowMatrix> theta, double t_regime, Index begin, Index end) {
+  row_attention_.resize(end - begin, layout_.d);
+  kernel_.compute_rows(theta, qkv_.at(t_regime), spec_.beta, spec_.masses, begin, end, row_attention_);
+}
+
 void AttentionDynamics::rhs_rows(const double* x, double* dxdt, double t, Index begin, Index end) {
   const double t_regime = in_piece_ ? piece_middle_ : t;
   const Index count = end - begin;
-  row_attention_.resize(count, layout_.d);
   const auto theta = layout_.theta(x);
-  kernel_.compute_rows(theta, qkv_.at(t_regime), spec_.beta, spec_.masses, begin, end, row_attention_);
+  row_attention(theta, t_regime, begin, end);
   spec_.terms.add(theta.middleRows(begin, count), row_attention_);
   apply_scheme(theta, layout_.r(x), row_attention_, t, t_regime, begin, layout_.theta(dxdt).middleRows(begin, count),
                layout_.r(dxdt).segment(begin, count));
@@ -123,44 +134,25 @@ void AttentionDynamics::draw_noise(Eigen::Ref<const RowMatrix> theta, Eigen::Ref
   spec_.noise.increments(draw, means_, noise_);
 }
 
-void AttentionDynamics::apply_scheme_increment(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r,
-                                               Eigen::Ref<const RowMatrix> a, double t, double t_regime, double h,
-                                               Index begin, Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) const {
-  std::visit(
-      [&](const auto& scheme) {
-        for (Index i = 0; i < a.rows(); ++i) {
-          const Index j = begin + i;
-          const double theta_dot_a = theta.row(j).dot(a.row(i));
-          const TokenContext c{t, t_regime, r(j), theta_dot_a, a.row(i).norm()};
-          dtheta.row(i) = h * a.row(i) + noise_.row(i);
-          const double radial = theta.row(j).dot(dtheta.row(i));
-          dtheta.row(i) = (dtheta.row(i) - radial * theta.row(j)) / scheme.speed(c);
-          dr(i) = h * scheme.radial_rate(c);
-        }
-      },
-      spec_.scheme);
-}
-
 void AttentionDynamics::increment(const double* x, double t, double h, std::int64_t step, double* dx) {
   const double t_regime = in_piece_ ? piece_middle_ : t;
   const auto theta = layout_.theta(x);
   attention(theta, t_regime);
   draw_noise(theta, attention_, t_regime, h, step, 0, layout_.n);  // value noise: the means of the attention alone
   spec_.terms.add(theta, attention_);
-  apply_scheme_increment(theta, layout_.r(x), attention_, t, t_regime, h, 0, layout_.theta(dx), layout_.r(dx));
+  apply_scheme(theta, layout_.r(x), attention_, t, t_regime, 0, layout_.theta(dx), layout_.r(dx), h, &noise_);
 }
 
 void AttentionDynamics::increment_rows(const double* x, double t, double h, std::int64_t step, double* dx, Index begin,
                                        Index end) {
   const double t_regime = in_piece_ ? piece_middle_ : t;
   const Index count = end - begin;
-  row_attention_.resize(count, layout_.d);
   const auto theta = layout_.theta(x);
-  kernel_.compute_rows(theta, qkv_.at(t_regime), spec_.beta, spec_.masses, begin, end, row_attention_);
-  draw_noise(theta, row_attention_, t_regime, h, step, begin, end);
+  row_attention(theta, t_regime, begin, end);
+  draw_noise(theta, row_attention_, t_regime, h, step, begin, end);  // value noise: the means of the attention alone
   spec_.terms.add(theta.middleRows(begin, count), row_attention_);
-  apply_scheme_increment(theta, layout_.r(x), row_attention_, t, t_regime, h, begin,
-                         layout_.theta(dx).middleRows(begin, count), layout_.r(dx).segment(begin, count));
+  apply_scheme(theta, layout_.r(x), row_attention_, t, t_regime, begin, layout_.theta(dx).middleRows(begin, count),
+               layout_.r(dx).segment(begin, count), h, &noise_);
 }
 
 std::vector<double> AttentionDynamics::breakpoints(double t0, double t1) const {

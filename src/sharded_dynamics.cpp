@@ -33,18 +33,20 @@ ShardedDynamics::ShardedDynamics(AttentionDynamics& dynamics, RowExchange& excha
   }
 }
 
-void ShardedDynamics::rhs(const double* x, double* dxdt, double t) {
+void ShardedDynamics::gather(double* rows) {
   const StateLayout& layout = dynamics_.layout();
+  exchange_.allgather(rows, theta_counts_, theta_displs_);
+  exchange_.allgather(rows + layout.n * layout.d, r_counts_, r_displs_);
+}
+
+void ShardedDynamics::rhs(const double* x, double* dxdt, double t) {
   dynamics_.rhs_rows(x, dxdt, t, rows_.begin, rows_.end);
-  exchange_.allgather(dxdt, theta_counts_, theta_displs_);
-  exchange_.allgather(dxdt + layout.n * layout.d, r_counts_, r_displs_);
+  gather(dxdt);
 }
 
 void ShardedDynamics::increment(const double* x, double t, double h, std::int64_t step, double* dx) {
-  const StateLayout& layout = dynamics_.layout();
   dynamics_.increment_rows(x, t, h, step, dx, rows_.begin, rows_.end);
-  exchange_.allgather(dx, theta_counts_, theta_displs_);
-  exchange_.allgather(dx + layout.n * layout.d, r_counts_, r_displs_);
+  gather(dx);
 }
 
 }  // namespace normdyn

@@ -65,24 +65,26 @@ class AttentionDynamics final : public OdeSystem {
   // One layer map of step h with the block outputs u (one row per token).
   void apply_layer(Eigen::Ref<RowMatrix> theta, Eigen::Ref<Vector> r, double t, double t_regime, double h,
                    Eigen::Ref<const RowMatrix> u) const;
-  // dθ_j/dt and dr_j/dt of tokens j = begin + i from their attention rows a.row(i).
+  // dθ_j/dt and dr_j/dt of tokens j = begin + i from their block outputs a.row(i); times h, and with
+  // the noise σ ΔN_j of noise->row(i) added to h a.row(i) before the projection, for a stochastic
+  // step's increment.
   void apply_scheme(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, Eigen::Ref<const RowMatrix> a,
-                    double t, double t_regime, Index begin, Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) const;
+                    double t, double t_regime, Index begin, Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr,
+                    double h = 1.0, const RowMatrix* noise = nullptr) const;
+  // The attention of rows [begin, end) into row_attention_ (rhs_rows, increment_rows).
+  void row_attention(Eigen::Ref<const RowMatrix> theta, double t_regime, Index begin, Index end);
 
   // σ ΔN_j of rows [begin, end) at step `step`, into noise_ (from the attention rows `a` when the
   // noise needs the attention means and V = I).
   void draw_noise(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const RowMatrix> a, double t_regime, double h,
                   std::int64_t step, Index begin, Index end);
-  void apply_scheme_increment(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r,
-                              Eigen::Ref<const RowMatrix> a, double t, double t_regime, double h, Index begin,
-                              Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) const;
 
   DynamicsSpec spec_;
   QkvSource qkv_;
   StateLayout layout_;
   AttentionKernel kernel_;
   RowMatrix attention_;
-  RowMatrix row_attention_;  // rhs_rows
+  RowMatrix row_attention_;  // row_attention()
   RowMatrix means_, noise_;  // increment: the attention means m_j (value noise) and σ ΔN_j
   RowMatrix term_output_;    // layer(), serial block: the terms' contributions
   double piece_middle_ = 0.0;

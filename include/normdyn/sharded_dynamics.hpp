@@ -58,6 +58,9 @@ class ShardedDynamics final : public OdeSystem {
   RowRange rows() const { return rows_; }
 
  private:
+  // Every process's rows of a state-shaped vector (θ rows, then radii) to every process.
+  void gather(double* rows);
+
   AttentionDynamics& dynamics_;
   RowExchange& exchange_;
   RowRange rows_;

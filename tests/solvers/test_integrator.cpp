@@ -7,6 +7,7 @@
 #include "normdyn/dynamics.hpp"
 #include "normdyn/init.hpp"
 #include "normdyn/solvers/integrator.hpp"
+#include "oscillator.hpp"
 
 using namespace normdyn;
 
@@ -32,14 +33,7 @@ FixedStepExpectation fixed_step_expectation(Method k) {
   }
 }
 
-// x'' = −x as a first-order system: exact solution (cos t, −sin t).
-struct Oscillator final : OdeSystem {
-  std::size_t size() const override { return 2; }
-  void rhs(const double* x, double* dxdt, double) override {
-    dxdt[0] = x[1];
-    dxdt[1] = -x[0];
-  }
-};
+using test::Oscillator;
 
 // dx/dt = +1 before t = 1 and −2 after: piecewise linear, exact for every Runge–Kutta method
 // provided no step straddles t = 1.

@@ -11,19 +11,13 @@
 #include "normdyn/dynamics.hpp"
 #include "normdyn/init.hpp"
 #include "normdyn/solvers/integrator.hpp"
+#include "oscillator.hpp"
 
 using namespace normdyn;
 
 namespace {
 
-// x'' = −x: exact solution (cos t, −sin t).
-struct Oscillator final : OdeSystem {
-  std::size_t size() const override { return 2; }
-  void rhs(const double* x, double* dxdt, double) override {
-    dxdt[0] = x[1];
-    dxdt[1] = -x[0];
-  }
-};
+using test::Oscillator;
 
 struct Recorder final : SampleObserver {
   std::vector<std::vector<double>> states;
