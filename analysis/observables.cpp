@@ -316,12 +316,18 @@ class FrameWork {
     return 1.0 - pairs().min_cosine;
   }
   double normalized_energy() {
-    if (in.h) return analysis::normalized_energy(*in.h, options.beta);
-    return pairs().energy / (n() * n() * std::exp(options.beta));
+    const double scale = n() * n() * std::exp(options.beta);
+    const double interaction = in.h ? analysis::normalized_energy(*in.h, options.beta) : pairs().energy / scale;
+    return interaction + potential() / scale;
   }
   double energy() {
     if (in.h) return normalized_energy() * n() * n() * std::exp(options.beta);
-    return pairs().energy;
+    return pairs().energy + potential();
+  }
+  // 2βn Σ_j Φ(θ_j) of the terms that have a potential (0 without terms).
+  double potential() {
+    if (!options.terms || options.terms->empty()) return 0.0;
+    return 2.0 * options.beta * n() * options.terms->potential(x().theta);
   }
   const PairwiseSummary& pairs() {
     if (!pairs_) pairs_ = pairwise_summary_threaded(x().theta, options.beta, options.threads);
@@ -452,7 +458,7 @@ std::vector<double> FrameObservableComputer::compute(const FrameInput& frame) {
 }
 
 std::vector<double> compute_frame_observables(const std::vector<std::string>& names, const Tokens& tokens, double beta,
-                                              int threads) {
+                                              int threads, const BlockTerms* terms) {
   for (const auto& name : names) {
     const auto info = find_observable(name);
     if (info && info->need != ObservableNeed::directions && info->need != ObservableNeed::radii)
@@ -461,6 +467,7 @@ std::vector<double> compute_frame_observables(const std::vector<std::string>& na
   FrameComputeOptions options;
   options.beta = beta;
   options.threads = threads;
+  options.terms = terms;
   FrameObservableComputer computer(names, options);
   FrameInput in;
   in.tokens = &tokens;

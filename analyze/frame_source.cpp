@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "normdyn/errors.hpp"
+#include "normdyn/io/inputs.hpp"
 #include "normdyn/experiment/recorder.hpp"
 #include "normdyn/version.hpp"
 
@@ -74,6 +75,8 @@ MemorySource::MemorySource(RunConfig config, std::span<const double> time, std::
             "field " + name + " holds " + std::to_string(f.values.size()) + " values, expected frames x " +
                 std::to_string(f.cells));
 }
+
+std::optional<FeedForward> MemorySource::feedforward() const { return read_feedforward(config_); }
 
 void MemorySource::check_times(const std::string& what) const {
   require(time_.size() == step_.size(), what,

@@ -154,6 +154,10 @@ AnalysisResult analyze_particles(const FrameSource& reader, const AnalyzeOptions
   compute_options.rank_threshold = options.rank_threshold;
   compute_options.threads = options.threads.value_or(0);
   compute_options.discrete = discrete;
+  // The energy adds the feed-forward potential, with the weights the run stored.
+  BlockTerms terms;
+  if (std::optional<FeedForward> f = reader.feedforward()) terms.terms.emplace_back(std::move(*f));
+  compute_options.terms = &terms;
   analysis::FrameObservableComputer computer(r.observable_names, compute_options);
   r.observable_values.assign(r.observable_names.size(), {});
 

@@ -27,9 +27,9 @@ namespace {
 // when the synchronization condition holds.
 class ParticleSession final : public Session {
  public:
-  ParticleSession(Recorder* recorder, const RunConfig& config, const StateLayout& layout,
+  ParticleSession(Recorder* recorder, const RunConfig& config, const StateLayout& layout, const BlockTerms& terms,
                   const ExperimentOptions& options, const SessionClock& clock)
-      : Session(recorder, options, clock), config_(config), layout_(layout) {}
+      : Session(recorder, options, clock), config_(config), layout_(layout), terms_(terms) {}
 
   std::optional<RunStatus> on_sample(std::size_t index, double t, std::int64_t step, std::span<const double> x,
                                      const CheckpointView& checkpoint) override {
@@ -38,7 +38,7 @@ class ParticleSession final : public Session {
     std::vector<double> observables;
     if (config_.output.observables)
       observables = analysis::compute_frame_observables(frame_observable_names(), tokens, config_.model.beta,
-                                                        config_.solver.threads);
+                                                        config_.solver.threads, &terms_);
     if (recorder_) recorder_->particle_frame(t, step, tokens, observables, checkpoint, integration_seconds());
     std::optional<RunStatus> stop;
     const double eps = config_.solver.sync_epsilon;
@@ -51,6 +51,7 @@ class ParticleSession final : public Session {
  private:
   const RunConfig& config_;
   const StateLayout& layout_;
+  const BlockTerms& terms_;
 };
 
 // The contents of a particle run: the token masses of weighted tokens.
@@ -75,7 +76,7 @@ RunSummary integrate_into(Recorder* recorder, const RunConfig& config, Attention
                           const ExperimentOptions& options) {
   const std::vector<double> samples = config.output.sample_times(config.solver.t_end, config.solver.t_start);
   const SessionClock clock = SessionClock::of(samples, config.solver.t_start, resume, earlier_wall_seconds);
-  ParticleSession session(recorder, config, dynamics.layout(), options, clock);
+  ParticleSession session(recorder, config, dynamics.layout(), dynamics.spec().terms, options, clock);
   // Sharded: each process evaluates its rows; every stop is decided together.
   OdeSystem* system = &dynamics;
   SampleObserver* observer = &session;

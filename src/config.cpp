@@ -94,6 +94,13 @@ struct EnumNames<FeedForwardWeights> {
   }};
 };
 template <>
+struct EnumNames<NoiseCalculus> {
+  static constexpr std::array<std::pair<NoiseCalculus, std::string_view>, 2> values{{
+      {NoiseCalculus::stratonovich, "stratonovich"},
+      {NoiseCalculus::ito, "ito"},
+  }};
+};
+template <>
 struct EnumNames<TermsBlock> {
   static constexpr std::array<std::pair<TermsBlock, std::string_view>, 2> values{{
       {TermsBlock::parallel, "parallel"},
@@ -896,7 +903,7 @@ Key beta_rule_row() {
 Key method_row() {
   Key k = selector(field("solver.method", &RunConfig::solver, &SolverConfig::method,
                          "auto (the default: dopri5 or fehlberg78, whichever needs fewer right-hand sides for "
-                         "solver.rtol and the sample times; stratonovich_heun with noise; the run file names the "
+                         "solver.rtol and the sample times; stratonovich_heun with noise (euler_maruyama with noise.calculus = \"ito\"); the run file names the "
                          "method used) | " +
                              method_doc().substr(std::string("integrator: ").size())));
   k.read = [read = k.read](const toml::node& n, RunConfig& c, const std::string& key) {
@@ -974,12 +981,18 @@ const std::vector<Key>& keys() {
     // ---- [noise]
     k.push_back(noise_kind_row());
     for (Key& p : noise_parameter_rows()) k.push_back(std::move(p));
+    const auto with_noise = [](const C& c) {
+      return c.noise.active() ? std::string() : std::string("applies only with noise (noise.kind is \"none\")");
+    };
     k.push_back(field("noise.seed", &C::noise, &NoiseSpec::seed,
                       "seed of the noise's increments, each a pure function of (seed, step, token or matrix entry) "
                       "(default: init.seed)",
-                      {}, [](const C& c) {
-                        return c.noise.active() ? std::string() : std::string("applies only with noise (noise.kind is \"none\")");
-                      }));
+                      {}, with_noise));
+    k.push_back(field("noise.calculus", &C::noise, &NoiseSpec::calculus,
+                      "stratonovich, the flow on the spheres (stratonovich_heun; euler_maruyama where it converges "
+                      "to the same flow) | ito, the noise's coefficient at the start of each step with retraction "
+                      "(euler_maruyama; the depth limit of model.qkv = \"gaussian_per_map_layer\")",
+                      {}, with_noise));
 
     const std::vector<Key> rest{
         // ---- [meanfield]
@@ -1217,14 +1230,19 @@ void validate_noise(const RunConfig& c, const std::map<std::string, const toml::
   if (method_info(m).control != StepControl::stochastic)
     refuse_method(in_quotes(to_string(m)) + " is not a stochastic method; " + noise +
                   " needs stratonovich_heun | euler_maruyama (or solver.method = \"auto\")");
-  if (m == Method::euler_maruyama) {
+  if (c.noise.calculus == NoiseCalculus::ito) {
+    if (m != Method::euler_maruyama)
+      refuse_method(in_quotes(to_string(m)) + " converges to the Stratonovich flow; noise.calculus = \"ito\" needs "
+                    "\"euler_maruyama\" (or solver.method = \"auto\")");
+  } else if (m == Method::euler_maruyama) {
+    const std::string use = "; use \"stratonovich_heun\", or noise.calculus = \"ito\" for the Ito flow";
     if (c.noise.needs_means())
       throw InputError("solver.method", "\"euler_maruyama\" does not converge to the Stratonovich flow of " + noise +
-                                            " (its coefficient depends on every token); use \"stratonovich_heun\"");
+                                            " (its coefficient depends on every token)" + use);
     if (speed_depends_on_attention(c.model.scheme))
       throw InputError("solver.method", "\"euler_maruyama\" does not converge to the Stratonovich flow of model.scheme = " +
                                             in_quotes(scheme_key(c.model.scheme)) +
-                                            " with noise (its speed factor depends on the attention); use \"stratonovich_heun\"");
+                                            " with noise (its speed factor depends on the attention)" + use);
   }
   if (c.noise.needs_means() && c.model.heads > 1)
     throw InputError("model.heads", noise + " is defined for one attention head; model.heads = " +
@@ -1277,7 +1295,8 @@ void validate_densities(RunConfig& c, const std::map<std::string, const toml::no
 // runs); particle runs take auto_method's choice for their sample times.
 Method resolve_auto_method(const RunConfig& c) {
   if (c.model.kind != ModelKind::particles) return Method::dopri5;
-  if (c.noise.active()) return Method::stratonovich_heun;
+  if (c.noise.active())
+    return c.noise.calculus == NoiseCalculus::ito ? Method::euler_maruyama : Method::stratonovich_heun;
   const double t0 = c.solver.t_start, t1 = c.solver.t_end;
   std::vector<std::pair<double, double>> intervals;
   if (c.output.samples) {  // equally spaced, without listing them (output.samples may be large)

@@ -102,9 +102,28 @@ void AttentionDynamics::rhs_rows(const double* x, double* dxdt, double t, Index 
                layout_.r(dxdt).segment(begin, count));
 }
 
-void AttentionDynamics::draw_noise(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const RowMatrix> a, double t_regime,
-                                   double h, std::int64_t step, Index begin, Index end) {
-  const Index count = end - begin;
+const RowMatrix& AttentionDynamics::attention_and_means(Eigen::Ref<const RowMatrix> theta, double t_regime, bool all_rows,
+                                                        Index begin, Index end) {
+  const AttentionMatrices& qkv = qkv_.at(t_regime);
+  RowMatrix& out = all_rows ? attention_ : row_attention_;
+  out.resize(end - begin, layout_.d);
+  if (!spec_.noise.needs_means() || qkv.identity || qkv.V.isIdentity(0.0)) {
+    if (all_rows) kernel_.compute(theta, qkv, spec_.beta, spec_.masses, out);
+    else kernel_.compute_rows(theta, qkv, spec_.beta, spec_.masses, begin, end, out);
+    return out;
+  }
+  // One head: A_j = Σ_k w_jk V x_k = V m_j, so one kernel pass with V = I gives both.
+  AttentionMatrices unit_values = qkv;
+  unit_values.V = RowMatrix::Identity(layout_.d, layout_.d);
+  means_.resize(end - begin, layout_.d);
+  if (all_rows) kernel_.compute(theta, unit_values, spec_.beta, spec_.masses, means_);
+  else kernel_.compute_rows(theta, unit_values, spec_.beta, spec_.masses, begin, end, means_);
+  out.noalias() = means_ * qkv.V.transpose();
+  return means_;
+}
+
+void AttentionDynamics::draw_noise(Eigen::Ref<const RowMatrix> means, double h, std::int64_t step, Index begin) {
+  const Index count = means.rows();
   noise_.resize(count, layout_.d);
   if (!spec_.noise.needs_means()) {
     // Row by row the draws are pure functions of (seed, step, token): blocks of rows on the kernel's
@@ -114,31 +133,18 @@ void AttentionDynamics::draw_noise(Eigen::Ref<const RowMatrix> theta, Eigen::Ref
 #pragma omp parallel for num_threads(kernel_.threads()) schedule(static) if (blocks > 1)
     for (Index b = 0; b < blocks; ++b) {
       const Index first = b * kBlock, rows = std::min(kBlock, count - first);
-      spec_.noise.increments(NoiseDraw{spec_.noise.seed, step, h, begin + first}, a.middleRows(first, rows),
+      spec_.noise.increments(NoiseDraw{spec_.noise.seed, step, h, begin + first}, means.middleRows(first, rows),
                              noise_.middleRows(first, rows));
     }
     return;
   }
-  const NoiseDraw draw{spec_.noise.seed, step, h, begin};
-  // m_j = Σ_k w_jk x_k is the attention with V = I: A_j itself when V = I.
-  const AttentionMatrices& qkv = qkv_.at(t_regime);
-  if (qkv.identity || qkv.V.isIdentity(0.0)) {
-    spec_.noise.increments(draw, a, noise_);
-    return;
-  }
-  AttentionMatrices unit_values = qkv;
-  unit_values.V = RowMatrix::Identity(layout_.d, layout_.d);
-  means_.resize(count, layout_.d);
-  if (count == layout_.n) kernel_.compute(theta, unit_values, spec_.beta, spec_.masses, means_);
-  else kernel_.compute_rows(theta, unit_values, spec_.beta, spec_.masses, begin, end, means_);
-  spec_.noise.increments(draw, means_, noise_);
+  spec_.noise.increments(NoiseDraw{spec_.noise.seed, step, h, begin}, means, noise_);
 }
 
 void AttentionDynamics::increment(const double* x, double t, double h, std::int64_t step, double* dx) {
   const double t_regime = in_piece_ ? piece_middle_ : t;
   const auto theta = layout_.theta(x);
-  attention(theta, t_regime);
-  draw_noise(theta, attention_, t_regime, h, step, 0, layout_.n);  // value noise: the means of the attention alone
+  draw_noise(attention_and_means(theta, t_regime, true, 0, layout_.n), h, step, 0);
   spec_.terms.add(theta, attention_);
   apply_scheme(theta, layout_.r(x), attention_, t, t_regime, 0, layout_.theta(dx), layout_.r(dx), h, &noise_);
 }
@@ -148,8 +154,7 @@ void AttentionDynamics::increment_rows(const double* x, double t, double h, std:
   const double t_regime = in_piece_ ? piece_middle_ : t;
   const Index count = end - begin;
   const auto theta = layout_.theta(x);
-  row_attention(theta, t_regime, begin, end);
-  draw_noise(theta, row_attention_, t_regime, h, step, begin, end);  // value noise: the means of the attention alone
+  draw_noise(attention_and_means(theta, t_regime, false, begin, end), h, step, begin);
   spec_.terms.add(theta.middleRows(begin, count), row_attention_);
   apply_scheme(theta, layout_.r(x), row_attention_, t, t_regime, begin, layout_.theta(dx).middleRows(begin, count),
                layout_.r(dx).segment(begin, count), h, &noise_);

@@ -9,6 +9,7 @@ std::string describe(const NoiseSpec& noise) {
   std::ostringstream out;
   out << "noise.kind = \"" << alternative_key(noise.kind) << "\"";
   for (const auto& [key, value] : alternative_parameters(noise.kind)) out << ", noise." << key << " = " << value;
+  if (noise.calculus == NoiseCalculus::ito) out << ", noise.calculus = \"ito\"";
   return out.str();
 }
 

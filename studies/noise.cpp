@@ -10,8 +10,16 @@
 //   stationary states have r = I1(κ r)/I0(κ r), κ = 2/σ²: r = 0 for κ <= 2, and the one positive root
 //   for κ > 2 (the pitchfork at κ = 2 of the mean-field survey of Geshkovski, Letrouit, Polyanskiy and
 //   Rigollet). The time average of r over the stationary part of a run of n tokens is compared.
+// * Two tokens under common value noise (d = 2, Post-LN, Q = K = V = I, one matrix Brownian motion B
+//   for both): ρ = <θ_1, θ_2> is a diffusion of its own, and ρ = ±1 are invariant. Near ρ = -1,
+//   v = 1 + ρ grows like exp(λ t) with the Lyapunov exponent λ of the linearized equation
+//   (docs/guide/noise.md, "Two tokens under common noise"): antipodal pairs attract above
+//   σ_c² and repel below it, while ρ = 1 attracts for every σ.
+#include <array>
 #include <cmath>
+#include <numbers>
 #include <numeric>
+#include <optional>
 
 #include "normdyn/init.hpp"
 #include "normdyn/solvers/layer_maps.hpp"
@@ -103,6 +111,43 @@ double kuramoto_order_parameter(double kappa) {
   }
   return 0.5 * (lo + hi);
 }
+
+// Two tokens, softmax weights with Q = K = I, at ρ = -1: the weight b of the other token, q = a b.
+struct AntipodalWeights {
+  double b, q;
+};
+AntipodalWeights antipodal_weights(double beta) {
+  const double b = 1.0 / (1.0 + std::exp(2.0 * beta));
+  return {b, b * (1.0 - b)};
+}
+// The exponent of v = 1 + ρ at ρ = -1 for the Stratonovich flow of value noise (the Itô flow of the
+// fresh-V layers lacks the 2 σ² b).
+double antipodal_exponent(double beta, Index d, double sigma2) {
+  const auto [b, q] = antipodal_weights(beta);
+  return 4.0 * b + sigma2 * (-2.0 + 4.0 * (double(d) - 1.0) * q + 2.0 * b);
+}
+double antipodal_threshold(double beta, Index d) {
+  const auto [b, q] = antipodal_weights(beta);
+  return 2.0 * b / (1.0 - b - 2.0 * (double(d) - 1.0) * q);
+}
+// The exponent of the Itô flow, to name the alternative a failing row points at.
+double antipodal_exponent_ito(double beta, Index d, double sigma2) {
+  const auto [b, q] = antipodal_weights(beta);
+  return 4.0 * b + sigma2 * (-2.0 + 4.0 * (double(d) - 1.0) * q);
+}
+// Two tokens on the circle at angle π - ε (v = 1 - cos ε).
+Tokens pair_at_angle(double angle) {
+  Tokens t;
+  t.theta = RowMatrix::Zero(2, 2);
+  t.theta(0, 0) = 1.0;
+  t.theta(1, 0) = std::cos(angle);
+  t.theta(1, 1) = std::sin(angle);
+  t.r = Vector::Ones(2);
+  return t;
+}
+// 1 + ρ and 1 - ρ without cancellation.
+double one_plus_cosine(const Tokens& t) { return 0.5 * (t.theta.row(0) + t.theta.row(1)).squaredNorm(); }
+double one_minus_cosine(const Tokens& t) { return 0.5 * (t.theta.row(0) - t.theta.row(1)).squaredNorm(); }
 
 std::string method_tag(Method m) { return m == Method::stratonovich_heun ? "heun" : "em"; }
 
@@ -260,10 +305,113 @@ void noise(Builder& b) {
     b.row({"noise-value-depth-limit-ito",
            "Fresh Gaussian V per layer: the depth limit is the Ito flow dtheta = P(m dt + sigma dB m) - (d - 1) "
            "sigma^2 |m|^2 theta dt / 2 (expansion of one layer map: an Euler-Maruyama step with retraction)",
-           "as noise-value-depth-limit, against Euler-Maruyama with retraction (solver.method = \"euler_maruyama\", "
-           "which the configuration refuses for value noise, run by the row itself) at h = 1/128",
+           "as noise-value-depth-limit, against noise.kind = \"value\", noise.calculus = \"ito\" (Euler-Maruyama "
+           "with retraction) at h = 1/128",
            complete ? "L = 32 is " + num(z_ito, 3) + " standard errors from the Ito flow" : measured,
            "0", "within 3 standard errors at L = 32", complete && z_ito <= 3.0 ? "holds" : "fails"});
+  });
+
+  b.study("two tokens under common noise", [&] {
+    const Index d = 2;
+    const double beta = 1.0;
+    const auto value_spec = [&](double sigma, std::uint64_t seed) {
+      DynamicsSpec spec = dynamics_spec(PostLN{}, beta, 1);
+      spec.noise = NoiseSpec{ValueNoise{sigma}, seed};
+      return spec;
+    };
+    // The exponent of v = 1 + ρ from pairs started at v = 1e-8: they stay in the linear regime up to
+    // T = 4, where E log v(T) - log v(0) = λ T exactly (geometric Brownian motion).
+    const double t_exponent = 4.0, dt_exponent = 1.0 / 500.0, v0 = 1e-8;
+    const int pairs = o.quick ? 1024 : 4096;
+    const auto exponent = [&](double sigma2, std::uint64_t first_seed, int runs) -> std::optional<Mean> {
+      const Tokens start = pair_at_angle(std::numbers::pi - std::acos(1.0 - v0));
+      const double log_v0 = std::log(one_plus_cosine(start));
+      std::vector<double> rates;
+      for (int k = 0; k < runs; ++k) {
+        const ParticleRun run = run_noisy(engine, value_spec(std::sqrt(sigma2), first_seed + static_cast<std::uint64_t>(k)),
+                                          QkvSource::identity(), start, {0.0, t_exponent}, Method::stratonovich_heun,
+                                          dt_exponent);
+        if (run.status != RunStatus::ok || run.frames.size() != 2) return std::nullopt;
+        rates.push_back((std::log(one_plus_cosine(run.frames.back())) - log_v0) / t_exponent);
+      }
+      return mean_of(rates);
+    };
+    const auto how = [&](int runs) {
+      return "normdyn run with model.n = 2, model.d = 2, model.beta = 1, noise.kind = \"value\", tokens at angle pi - "
+             "acos(1 - 1e-8), solver.dt = 0.002, solver.t_end = 4, " + std::to_string(runs) +
+             " runs of distinct noise.seed; lambda = mean of (log v(4) - log v(0))/4";
+    };
+    {
+      const double sigma2 = 0.5;
+      const std::optional<Mean> m = exponent(sigma2, 3000, pairs);
+      const double expected = antipodal_exponent(beta, d, sigma2), ito = antipodal_exponent_ito(beta, d, sigma2);
+      const double z = m ? std::abs(m->value - expected) / m->standard_error : 0.0;
+      b.row({"noise-common-antipodal-exponent",
+             "Two tokens under common value noise (d = 2, beta = 1, sigma^2 = 1/2, Post-LN, V = I): near the antipodal "
+             "state v = 1 + <x_1, x_2> grows like exp(lambda t), lambda = 4b + sigma^2 (2b - 2 + 4(d - 1) a b) with a, "
+             "b the softmax weights at <x_1, x_2> = -1 (derived in docs/guide/noise.md; the constants of Fedorov et "
+             "al. 2026 are not checked)",
+             how(pairs) + ", noise.sigma = sqrt(1/2)",
+             m ? "lambda = " + num(m->value, 4) + " +- " + num(m->standard_error, 2) + " (" + num(z, 3) +
+                     " standard errors from the Stratonovich value; the Ito flow would give " + num(ito, 4) + ")"
+               : "a run ended early",
+             num(expected, 4), "within " + num(kStandardErrors, 2) + " standard errors",
+             m && z <= kStandardErrors ? "holds" : "fails"});
+    }
+    {
+      // The transition: λ changes sign at σ_c², measured on either side (half the pairs: only the
+      // sign and a 4-standard-error agreement are asked); and from uniform starts a fraction of the
+      // pairs ends antipodal above σ_c².
+      const double threshold = antipodal_threshold(beta, d);
+      std::vector<std::pair<double, std::optional<Mean>>> sides;
+      for (const double factor : {0.5, 2.0}) sides.emplace_back(factor * threshold, exponent(factor * threshold, 6000, pairs / 2));
+      bool holds = true;
+      std::string measured;
+      for (const auto& [sigma2, m] : sides) {
+        const double expected = antipodal_exponent(beta, d, sigma2);
+        if (!m) {
+          holds = false;
+          measured += "a run ended early; ";
+          continue;
+        }
+        const double z = std::abs(m->value - expected) / m->standard_error;
+        holds = holds && z <= kStandardErrors && m->value * expected > 0.0 &&
+                std::abs(m->value) > kStandardErrors * m->standard_error;
+        measured += "sigma^2 = " + num(sigma2, 4) + ": lambda = " + num(m->value, 4) + " +- " + num(m->standard_error, 2) +
+                    " (expected " + num(expected, 4) + "); ";
+      }
+      // From uniform starts at 2 σ_c², classified at t = 30 by whichever of 1 ± ρ is below 1e-3.
+      const int starts = o.quick ? 128 : 512;
+      int antipodal = 0, synchronized = 0;
+      const bool exponents_hold = holds;
+      for (int k = 0; k < starts && holds; ++k) {
+        const auto seed = 4000 + static_cast<std::uint64_t>(k);
+        const ParticleRun run = run_noisy(engine, value_spec(std::sqrt(2.0 * threshold), seed), QkvSource::identity(),
+                                          uniform_tokens(2, d, 1.0, seed), {0.0, 30.0}, Method::stratonovich_heun, 0.01);
+        if (run.status != RunStatus::ok || run.frames.size() != 2) {
+          holds = false;
+          break;
+        }
+        antipodal += one_plus_cosine(run.frames.back()) < 1e-3;
+        synchronized += one_minus_cosine(run.frames.back()) < 1e-3;
+      }
+      // An antipodal basin of positive measure: at least 5 % of the uniform starts.
+      holds = holds && antipodal * 20 >= starts;
+      measured += !exponents_hold ? "the uniform starts not run (an exponent already fails)"
+                  : "from " + std::to_string(starts) + " uniform starts at 2 sigma_c^2, t = 30: " + std::to_string(antipodal) +
+                        " antipodal, " + std::to_string(synchronized) + " synchronized";
+      b.row({"noise-common-two-token-transition",
+             "Two tokens under common value noise (d = 2, beta = 1, Post-LN, V = I): the antipodal state attracts "
+             "exactly above sigma_c^2 = 2b/(1 - b - 2(d - 1) a b) = " + num(threshold, 4) +
+                 " (lambda of noise-common-antipodal-exponent changes sign there); synchronization attracts for every sigma",
+             how(pairs / 2) + " each, noise.sigma^2 = sigma_c^2/2 and 2 sigma_c^2; then " + std::to_string(starts) +
+                 " runs from init.kind = \"uniform\" (init.seed = noise.seed = 4000 ...) at 2 sigma_c^2 to t = 30, "
+                 "solver.dt = 0.01",
+             measured, "lambda > 0 below, < 0 above",
+             "each lambda within " + num(kStandardErrors, 2) + " standard errors and of the predicted sign (resolved); "
+             ">= 5 % of the uniform starts antipodal above",
+             holds ? "holds" : "fails"});
+    }
   });
 
   b.study("noisy Kuramoto model", [&] {

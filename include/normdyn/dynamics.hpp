@@ -73,11 +73,14 @@ class AttentionDynamics final : public OdeSystem {
                     double h = 1.0, const RowMatrix* noise = nullptr) const;
   // The attention of rows [begin, end) into row_attention_ (rhs_rows, increment_rows).
   void row_attention(Eigen::Ref<const RowMatrix> theta, double t_regime, Index begin, Index end);
+  // The attention of every row (into attention_) or of rows [begin, end) (into row_attention_) for a
+  // stochastic step, and what the noise draws from: the means m_j = Σ_k w_jk x_k of value noise (the
+  // attention itself when V = I), else the attention.
+  const RowMatrix& attention_and_means(Eigen::Ref<const RowMatrix> theta, double t_regime, bool all_rows, Index begin,
+                                       Index end);
 
-  // σ ΔN_j of rows [begin, end) at step `step`, into noise_ (from the attention rows `a` when the
-  // noise needs the attention means and V = I).
-  void draw_noise(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const RowMatrix> a, double t_regime, double h,
-                  std::int64_t step, Index begin, Index end);
+  // σ ΔN_j of rows [begin, end) at step `step`, into noise_, from the means of value noise.
+  void draw_noise(Eigen::Ref<const RowMatrix> means, double h, std::int64_t step, Index begin);
 
   DynamicsSpec spec_;
   QkvSource qkv_;

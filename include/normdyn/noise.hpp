@@ -1,6 +1,6 @@
 #pragma once
 // The noise of the flow as a list of alternatives (docs/ARCHITECTURE.md, "Lists of alternatives").
-// With noise the flow is a Stratonovich SDE on the spheres,
+// With noise the flow is a Stratonovich SDE on the spheres (or its Itô reading, NoiseCalculus below),
 //
 //   dθ_i = (1/s_i) P_θi ∘ (U_i dt + σ dN_i),   dr_i = ρ_i dt,
 //
@@ -27,9 +27,18 @@ namespace normdyn {
 
 using NoiseKind = std::variant<NoNoise, IndependentNoise, ValueNoise>;
 
+// How the stochastic integral is read (noise.calculus). Stratonovich, above, is the default and the
+// flow that stratonovich_heun converges to. Itô takes the noise's coefficient at the start of each
+// step, P_θ(σ ΔN) with ΔN from the tokens then, and keeps the tokens on the spheres by retraction:
+// the flow euler_maruyama converges to, and the depth limit of a fresh Gaussian V per layer
+// (docs/guide/noise.md). For independent noise under Post-LN, Pre-LN, Mix-LN and LN-Scaling the
+// two readings are one flow.
+enum class NoiseCalculus { stratonovich, ito };
+
 struct NoiseSpec {
   NoiseKind kind = NoNoise{};
   std::uint64_t seed = 1;  // noise.seed (defaults to init.seed)
+  NoiseCalculus calculus = NoiseCalculus::stratonovich;
 
   bool active() const { return !std::holds_alternative<NoNoise>(kind); }
   Traits traits() const { return alternative_traits(kind); }

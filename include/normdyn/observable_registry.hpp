@@ -39,8 +39,10 @@ struct ObservableInfo {
 
 inline constexpr std::array<ObservableInfo, 20> kFrameObservables{{
     {"energy", "1", ObservableNeed::directions, false, false, true, false,
-     "E = sum_jk exp(beta <theta_j, theta_k>) (inf if it overflows)"},
-    {"normalized_energy", "1", ObservableNeed::directions, false, false, false, false, "E / (n^2 e^beta), in (0, 1]"},
+     "E = sum_jk exp(beta <theta_j, theta_k>), plus 2 beta n sum_j Phi(theta_j) with a feed-forward term F = grad Phi "
+     "(inf if it overflows)"},
+    {"normalized_energy", "1", ObservableNeed::directions, false, false, false, false,
+     "E / (n^2 e^beta), in (0, 1] without terms"},
     {"variance", "1", ObservableNeed::directions, false, false, true, false,
      "Var = (1/n) sum_j |theta_j - mean|^2 = 1 - |mean|^2"},
     {"one_minus_mean_cosine", "1", ObservableNeed::directions, false, false, false, false,

@@ -24,7 +24,8 @@ _PARTICLE_ATTRS = {
     "mass": ("1", "mass of each token (weighted particles; the masses sum to 1)"),
 }
 _OBSERVABLE_ATTRS = {
-    "energy": ("1", "energy E = sum_jk exp(beta <theta_j, theta_k>)"),
+    "energy": ("1", "energy E = sum_jk exp(beta <theta_j, theta_k>) (+ 2 beta n sum_j Phi(theta_j) with a "
+               "feed-forward term)"),
     "variance": ("1", "variance 1 - |mean direction|^2"),
     "min_cosine": ("1", "smallest pairwise cosine <theta_j, theta_k>"),
     "diameter": ("rad", "largest geodesic distance between two tokens"),

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "io/feedforward_weights.hpp"
 #include "io/h5.hpp"
 #include "normdyn/errors.hpp"
 
@@ -171,21 +172,29 @@ std::optional<FeedForward> read_feedforward(const RunConfig& config) {
     term.omega = Eigen::Map<const Vector>(f.omega.data(), m);
     return term;
   }
-  h5::File file = open_input(f.file, "feedforward.file");
+  const h5::File file = open_input(f.file, "feedforward.file");
+  return read_feedforward_weights(file, d, f.activation, [&](const std::string& problem) {
+    throw InputError("feedforward.file", f.file.string() + ": " + problem);
+  });
+}
+
+FeedForward read_feedforward_weights(const h5::Group& group, Index d, const Activation& activation,
+                                     const std::function<void(const std::string&)>& problem) {
   for (const char* name : {"a", "omega"})
-    if (!file.contains(name)) throw InputError("feedforward.file", f.file.string() + " has no dataset " + name);
-  const h5::Dataset a = file.open_dataset("a"), omega = file.open_dataset("omega");
+    if (!group.contains(name)) problem(std::string("has no dataset ") + name);
+  const h5::Dataset a = group.open_dataset("a"), omega = group.open_dataset("omega");
   const auto sa = a.shape(), so = omega.shape();
-  if (so.size() != 1 || so[0] < 1)
-    throw InputError("feedforward.file", "omega has shape " + shape_text(so) + ", expected [M]");
+  if (so.size() != 1 || so[0] < 1) problem("omega has shape " + shape_text(so) + ", expected [M]");
   if (sa.size() != 2 || sa[0] != so[0] || sa[1] != static_cast<std::uint64_t>(d))
-    throw InputError("feedforward.file", "a has shape " + shape_text(sa) + ", expected [" + std::to_string(so[0]) +
-                                             ", " + std::to_string(d) + "] ([M, model.d], M from omega)");
+    problem("a has shape " + shape_text(sa) + ", expected [" + std::to_string(so[0]) + ", " + std::to_string(d) +
+            "] ([M, model.d], M from omega)");
   const std::vector<double> av = a.read_doubles(), ov = omega.read_doubles();
   for (const auto* values : {&av, &ov})
     for (double v : *values)
-      if (!std::isfinite(v)) throw InputError("feedforward.file", f.file.string() + " has non-finite weights");
+      if (!std::isfinite(v)) problem("has non-finite weights");
   const auto m = static_cast<Index>(so[0]);
+  FeedForward term;
+  term.activation = activation;
   term.a = Eigen::Map<const RowMatrix>(av.data(), m, d);
   term.omega = Eigen::Map<const Vector>(ov.data(), m);
   return term;

@@ -15,6 +15,7 @@
 #include <limits>
 #include <map>
 
+#include "io/feedforward_weights.hpp"
 #include "io/h5.hpp"
 #include "io/h5md.hpp"
 #include "toml_text.hpp"
@@ -1201,6 +1202,14 @@ Tokens RunReader::frame(std::size_t index) const {
   std::copy(theta.begin(), theta.end(), t.theta.data());
   std::copy(r.begin(), r.end(), t.r.data());
   return t;
+}
+
+std::optional<FeedForward> RunReader::feedforward() const {
+  const char* const group = "parameters/feedforward";
+  if (!impl_->config.feedforward.active()) return std::nullopt;
+  if (!impl_->file.contains(group)) damaged(impl_->path, group, "is missing (the configuration has a feed-forward term)");
+  return read_feedforward_weights(impl_->file.open_group(group), impl_->config.model.d, impl_->config.feedforward.activation,
+                                  [&](const std::string& problem) { damaged(impl_->path, group, problem); });
 }
 
 std::vector<double> RunReader::observable(const std::string& name) const {

@@ -4,12 +4,14 @@
 // every value and documents itself in docs/guide/analysis.md.
 #define BOOST_TEST_MODULE analyze
 #include <boost/test/unit_test.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "app/cli_harness.hpp"
+#include "io/h5.hpp"
 #include "normdyn/analyze/options.hpp"
 #include "normdyn/analyze/outputs.hpp"
 #include "normdyn/errors.hpp"
@@ -164,4 +166,55 @@ BOOST_AUTO_TEST_CASE(a_run_in_memory_has_no_observables_file) {
   const AnalysisOutcome outcome = analyze_and_write(MemorySource::view(memory), request);
   BOOST_TEST(fs::exists(dir / "r.json"));
   BOOST_TEST(outcome.report.find("\"file\": null") != std::string::npos);
+}
+
+// With a feed-forward term the energy is L = E + 2βn Σ_i Φ(θ_i) (Φ(x) = Σ_m ω_m log cosh <a_m, x> for
+// tanh), recorded during the run, from the run file after its weights file is gone (the stored
+// weights), and from memory alike; and L never decreases under the uniform normalizer (a gradient flow).
+BOOST_AUTO_TEST_CASE(the_energy_adds_the_feedforward_potential) {
+  TempDir dir;
+  const std::vector<double> a{0.9, -0.2, 0.3, 0.1, 0.7, -0.6, -0.4, 0.5, 0.2}, omega{0.8, -1.1, 0.6};
+  {
+    h5::File f = h5::File::create(dir / "ff.h5", h5::CreateMode::exclusive);
+    const std::uint64_t a_dims[2] = {3, 3}, o_dims[1] = {3};
+    f.create_dataset("a", a_dims, std::span<const double>(a));
+    f.create_dataset("omega", o_dims, std::span<const double>(omega));
+  }
+  const double beta = 2.0;
+  const Index n = 9, d = 3;
+  const RunConfig config = parse_config(
+      "[model]\nscheme = \"post\"\nn = 9\nd = 3\nbeta = 2.0\n[attention]\nnormalizer = \"uniform\"\n"
+      "[solver]\nt_end = 3.0\n[output]\nsamples = 13\n[feedforward]\nactivation = \"tanh\"\nweights = \"file\"\n"
+      "file = \"" + (dir / "ff.h5").string() + "\"\n",
+      "test", {"output.path=\"" + (dir / "run.h5").string() + "\""});
+  MemoryRecorder memory;
+  BOOST_REQUIRE(run_experiment(config, ExperimentOptions{}, {&memory}).status == RunStatus::ok);
+  const auto lyapunov = [&](const Tokens& x) {
+    double e = 0.0, phi = 0.0;
+    for (Index i = 0; i < n; ++i) {
+      for (Index j = 0; j < n; ++j) e += std::exp(beta * x.theta.row(i).dot(x.theta.row(j)));
+      for (Index m = 0; m < 3; ++m) {
+        double s = 0.0;
+        for (Index k = 0; k < d; ++k) s += a[static_cast<std::size_t>(m * d + k)] * x.theta(i, k);
+        phi += omega[static_cast<std::size_t>(m)] * std::log(std::cosh(s));
+      }
+    }
+    return e + 2.0 * beta * double(n) * phi;
+  };
+  const RunReader reader(config.output.path);
+  const std::vector<double> recorded = reader.observable("energy");
+  BOOST_TEST_REQUIRE(recorded.size() == reader.frames());
+  for (std::size_t k = 0; k < recorded.size(); ++k) {
+    BOOST_TEST(recorded[k] == lyapunov(reader.frame(k)), boost::test_tools::tolerance(1e-12));
+    if (k > 0) BOOST_TEST(recorded[k] >= recorded[k - 1] * (1.0 - 1e-12));
+  }
+  fs::remove(dir / "ff.h5");
+  AnalyzeOptions options;
+  options.threads = 1;
+  const AnalysisResult from_file = analyze_particles(RunFileSource(config.output.path), options);
+  const std::vector<double>* analyzed = from_file.observable("energy");
+  BOOST_TEST_REQUIRE(analyzed != nullptr);
+  BOOST_TEST(*analyzed == recorded, boost::test_tools::tolerance(1e-12) << boost::test_tools::per_element());
+  // The run in memory reads its weights through its configuration: the file is gone.
+  BOOST_CHECK_THROW(analyze_particles(MemorySource::view(memory), options), InputError);
 }

@@ -101,6 +101,39 @@ BOOST_AUTO_TEST_CASE(the_increment_without_noise_is_the_drift_times_h) {
   }
 }
 
+// Value noise with V != I: the step is P_θ(h A_i + σ ΔB m_i) with A_i = Σ_j w_ij V x_j and the means
+// m_i = Σ_j w_ij x_j, both from softmax weights computed here (Post-LN: speed 1).
+BOOST_AUTO_TEST_CASE(value_noise_draws_from_the_means_not_from_the_attention) {
+  const Index n = 6, d = 3;
+  const double beta = 1.5, h = 0.02, sigma = 0.4;
+  const Tokens x = test::random_tokens(n, d, 8);
+  const AttentionMatrices qkv = random_qkv(d);
+  DynamicsSpec spec = noisy_spec(ValueNoise{sigma}, 1);
+  spec.scheme = PostLN{};
+  spec.beta = beta;
+  AttentionDynamics sys(spec, QkvSource::layers({qkv}), n, d);
+  std::vector<double> state(sys.layout().size()), step(state.size());
+  sys.layout().pack(x, state.data());
+  sys.increment(state.data(), 0.0, h, 11, step.data());
+
+  RowMatrix weights(n, n);
+  for (Index i = 0; i < n; ++i) {
+    for (Index j = 0; j < n; ++j)
+      weights(i, j) = std::exp(beta * (qkv.Q * x.theta.row(i).transpose()).dot(qkv.K * x.theta.row(j).transpose()));
+    weights.row(i) /= weights.row(i).sum();
+  }
+  const RowMatrix means = weights * x.theta;
+  const RowMatrix attention = means * qkv.V.transpose();
+  RowMatrix dn(n, d);
+  ValueNoise{sigma}.increments(NoiseDraw{spec.noise.seed, 11, h, 0}, means, dn);
+  for (Index i = 0; i < n; ++i) {
+    Eigen::RowVectorXd u = h * attention.row(i) + dn.row(i);
+    u -= u.dot(x.theta.row(i)) * x.theta.row(i);
+    for (Index k = 0; k < d; ++k)
+      BOOST_TEST(std::abs(step[static_cast<std::size_t>(i * d + k)] - u(k)) <= test::kRoundoff);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_noisy_run_resumed_from_a_sample_repeats_it_bit_for_bit) {
   const Index n = 10, d = 4;
   std::vector<double> times;

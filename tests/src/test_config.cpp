@@ -299,6 +299,10 @@ BOOST_AUTO_TEST_CASE(noise_keys_resolve_and_refuse_what_they_cannot_honour) {
       {"[model]\nscheme = \"peri\"\n" + independent + "[solver]\nmethod = \"euler_maruyama\"\n",
        "solver.method: \"euler_maruyama\" does not converge to the Stratonovich flow of model.scheme = \"peri\""},
       {"[model]\nheads = 2\n[noise]\nkind = \"value\"\nsigma = 0.5\n", "model.heads: noise.kind = \"value\" is defined for one attention head"},
+      {"[noise]\ncalculus = \"ito\"\n", "noise.calculus: applies only with noise"},
+      {independent + "calculus = \"levy\"\n", "noise.calculus: unknown value \"levy\""},
+      {independent + "calculus = \"ito\"\n[solver]\nmethod = \"stratonovich_heun\"\n",
+       "solver.method: \"stratonovich_heun\" converges to the Stratonovich flow; noise.calculus = \"ito\" needs"},
       {"[model]\nkind = \"meanfield\"\n" + independent, "noise.kind: \"independent\" does not apply to model.kind = \"meanfield\""},
   };
   for (const auto& [text, expected] : cases) {
@@ -311,6 +315,15 @@ BOOST_AUTO_TEST_CASE(noise_keys_resolve_and_refuse_what_they_cannot_honour) {
               Method::stratonovich_heun));
   BOOST_TEST(error_of(base, {"noise.kind=independent", "noise.sigma=0.5"}).find("set by the base configuration") !=
              std::string::npos);
+  // The Itô reading: euler_maruyama chosen by "auto" and accepted for every noise and scheme; it is
+  // stored, and named with the noise. The refusal of Euler-Maruyama under Stratonovich points to it.
+  const RunConfig ito = parse_config("[model]\nscheme = \"peri\"\n[noise]\nkind = \"value\"\nsigma = 0.5\ncalculus = \"ito\"\n", "test");
+  BOOST_TEST((ito.solver.method == Method::euler_maruyama));
+  BOOST_TEST((parse_config(to_toml(ito), "round trip").noise.calculus == NoiseCalculus::ito));
+  BOOST_TEST(describe(ito.noise).find("noise.calculus = \"ito\"") != std::string::npos);
+  BOOST_TEST(describe(parse_config(independent, "test").noise).find("calculus") == std::string::npos);
+  BOOST_TEST(error_of("[noise]\nkind = \"value\"\nsigma = 0.5\n[solver]\nmethod = \"euler_maruyama\"\n")
+                 .find("or noise.calculus = \"ito\" for the Ito flow") != std::string::npos);
   // Euler-Maruyama where it converges to the Stratonovich flow: independent noise, a speed free of the attention.
   for (const char* scheme : {"post", "pre", "mix", "cod"})
     BOOST_TEST((parse_config("[model]\nscheme = \"" + std::string(scheme) + "\"\n" + independent +

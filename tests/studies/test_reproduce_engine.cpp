@@ -208,15 +208,16 @@ BOOST_AUTO_TEST_CASE(attention_models_hold_and_catch_a_wrong_rate) {
 
 // The stochastic flows: every row holds on the library's engine (the weak-order fits may be
 // inconclusive only if their Monte Carlo error grows), and a noise 10 % too strong fails the
-// Brownian rows and the Kuramoto order parameter above the transition.
+// Brownian rows and the antipodal exponent of two tokens under common noise.
 BOOST_AUTO_TEST_CASE(noise_rows_hold_and_catch_a_wrong_sigma) {
   const std::vector<std::string> group{"noise"};
   const Verdicts& good = reference(group, true);
-  BOOST_TEST(good.size() == 8u);
+  BOOST_TEST(good.size() == 10u);
   for (const auto& [id, verdict] : good)
     if (id != "noise-value-depth-limit") BOOST_TEST(verdict == "holds", id << ": " << verdict);
   const std::set<std::string> rows = caught(noise_too_strong(), group);
-  for (const char* id : {"noise-brownian-sphere-heun", "noise-brownian-sphere-em"}) BOOST_TEST(rows.count(id) == 1u, id);
+  for (const char* id : {"noise-brownian-sphere-heun", "noise-brownian-sphere-em", "noise-common-antipodal-exponent"})
+    BOOST_TEST(rows.count(id) == 1u, id);
 }
 
 // The feed-forward rows: every row holds on the library's engine, and a term integrated with the

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "normdyn/schemes.hpp"
+#include "normdyn/terms.hpp"
 #include "normdyn/tokens.hpp"
 
 namespace normdyn::analysis {
@@ -113,6 +114,9 @@ struct FrameComputeOptions {
   double rank_threshold = 1e-3;
   int threads = 0;        // threads of the blocked pairwise pass (0: OpenMP's default)
   bool discrete = false;  // frames are layers of a `discrete` run (step = layers so far)
+  // The block's terms (feedforward), if any: the energy adds their potential, E + 2βn Σ_j Φ(θ_j). With
+  // the uniform normalizer that sum over 2βn is the flow's Lyapunov function, as E is without terms.
+  const BlockTerms* terms = nullptr;
 };
 
 // Computes the named observables frame after frame, in the order of `names`; keeps what the
@@ -148,7 +152,7 @@ class FrameObservableComputer {
 // The observables of one frame that need the directions or radii only (the run recorder's:
 // compute_frame_observables(frame_observable_names(), tokens, beta, threads)).
 std::vector<double> compute_frame_observables(const std::vector<std::string>& names, const Tokens& tokens, double beta,
-                                              int threads = 0);
+                                              int threads = 0, const BlockTerms* terms = nullptr);
 
 // Whether the table of functions has an entry of this name (every registry entry must).
 bool has_function(std::string_view name);

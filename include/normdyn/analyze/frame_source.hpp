@@ -28,6 +28,8 @@ class FrameSource {
   virtual std::optional<RunSummary> summary() const = 0;  // none while running or after a kill
   // The run file, if the frames come from one (the report names it).
   virtual std::optional<std::filesystem::path> file() const = 0;
+  // The feed-forward term the run had (its weights as run), if any.
+  virtual std::optional<FeedForward> feedforward() const = 0;
 
   // The frames: complete in every dataset, with increasing finite times.
   virtual std::size_t frames() const = 0;
@@ -56,6 +58,7 @@ class RunFileSource final : public FrameSource {
   std::string revision() const override { return reader_.revision(); }
   std::optional<RunSummary> summary() const override { return reader_.summary(); }
   std::optional<std::filesystem::path> file() const override { return path_; }
+  std::optional<FeedForward> feedforward() const override { return reader_.feedforward(); }
   std::size_t frames() const override { return frames_; }
   std::vector<double> times() const override;
   std::vector<std::int64_t> steps() const override;
@@ -104,6 +107,8 @@ class MemorySource final : public FrameSource {
   std::string revision() const override { return revision_; }
   std::optional<RunSummary> summary() const override { return summary_; }
   std::optional<std::filesystem::path> file() const override { return std::nullopt; }
+  // From the configuration (inline weights, or feedforward.file).
+  std::optional<FeedForward> feedforward() const override;
   std::size_t frames() const override { return time_.size(); }
   std::vector<double> times() const override { return {time_.begin(), time_.end()}; }
   std::vector<std::int64_t> steps() const override { return {step_.begin(), step_.end()}; }

@@ -193,6 +193,9 @@ class RunReader {
   std::optional<RunSummary> summary() const;
   // The last checkpoint stored, if any.
   std::optional<Checkpoint> checkpoint() const;
+  // The feed-forward term as run (/parameters/feedforward with the stored activation); nothing for a
+  // run without one.
+  std::optional<FeedForward> feedforward() const;
 
  private:
   struct Impl;
