@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Hardening checks that CI runs after the default test suite:
-#  1. the tests of memory-unsafe code (label "memory": I/O, parsers, the attention kernel, the
-#     program end to end, crash safety) built with AddressSanitizer + UndefinedBehaviorSanitizer, in
-#     build-asan/; any report fails the test;
+#  1. the unit tests of memory-unsafe code and the hostile inputs given to the program (label
+#     "memory": I/O, parsers, the attention kernel, recorders, the analysis driver, damaged files and
+#     special paths) built with AddressSanitizer + UndefinedBehaviorSanitizer, in build-asan/; any
+#     report fails the test;
 #  2. the libFuzzer harness of the configuration parser for 60 s (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."

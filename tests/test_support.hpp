@@ -1,6 +1,7 @@
 #pragma once
 // Shared helpers of the test suites: random states, scheme type lists, a naive attention reference.
 #include <cmath>
+#include <cstring>
 #include <tuple>
 #include <variant>
 
@@ -19,6 +20,11 @@ struct variant_to_tuple<std::variant<Ts...>> {
 };
 // Every scheme of the registry, for BOOST_AUTO_TEST_CASE_TEMPLATE.
 using AllSchemes = typename variant_to_tuple<Scheme>::type;
+
+// Whether two arrays of doubles are the same bit for bit.
+inline bool same_bits(const double* a, const double* b, std::size_t count) {
+  return std::memcmp(a, b, count * sizeof(double)) == 0;
+}
 
 inline Tokens random_tokens(Index n, Index d, std::uint64_t seed, double r_min = 0.5, double r_max = 2.0) {
   Random rng(seed, RandomStream::initial_tokens, 99);

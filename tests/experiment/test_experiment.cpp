@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "../test_support.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/recorder.hpp"
@@ -20,6 +21,7 @@
 
 namespace fs = std::filesystem;
 using namespace normdyn;
+using test::same_bits;
 
 namespace {
 
@@ -39,10 +41,6 @@ RunConfig small_run(const std::string& scheme, const fs::path& out) {
   return parse_config("[model]\nscheme = \"" + scheme +
                           "\"\nn = 12\nd = 3\nbeta = 2.0\n[solver]\nt_end = 4.0\n[output]\nsamples = 21\n",
                       "test", {"output.path=\"" + out.string() + "\""});
-}
-
-bool same_bits(const double* a, const double* b, std::size_t count) {
-  return std::memcmp(a, b, count * sizeof(double)) == 0;
 }
 
 }  // namespace
