@@ -5,8 +5,8 @@
 //     attention evaluation per step, plus the draws (n d normals) and the projection of the noise;
 //   * stratonovich_heun with independent noise against Heun's method without noise (two evaluations
 //     each) and against the Euler step;
-//   * value noise with V = I (its means are the attention itself) and with a random V (a second
-//     attention evaluation for the means).
+//   * value noise with V = I (its means are the attention itself) and with a random V (one kernel
+//     pass with V = I gives the means M, and the attention is M V^T).
 //
 //   normdyn_bench_noise [n] [d] [rounds] [steps] [threads]     (defaults 1024 64 7 20 0)
 #include <algorithm>
