@@ -8,7 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # -g1 (line tables only): the reports keep file:line, the build spends less time on debug info.
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+# -O1, as AddressSanitizer's documentation advises: 12 % less compile time than -O2 on the heaviest
+# sources (src/attention.cpp 113 s against 128 s), and the sanitized tests are not timed.
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DNORMDYN_SANITIZE=ON -DNORMDYN_BUILD_TESTS=ON -DNORMDYN_NATIVE=OFF -DNORMDYN_BUILD_BENCH=OFF -DNORMDYN_PYTHON=OFF > /dev/null
 cmake --build build-asan -j "$(nproc)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
