@@ -327,7 +327,8 @@ class FrameWork {
   // 2βn Σ_j Φ(θ_j) of the terms that have a potential (0 without terms).
   double potential() {
     if (!options.terms || options.terms->empty()) return 0.0;
-    return 2.0 * options.beta * n() * options.terms->potential(x().theta);
+    if (!potential_) potential_ = 2.0 * options.beta * n() * options.terms->potential(x().theta);
+    return *potential_;
   }
   const PairwiseSummary& pairs() {
     if (!pairs_) pairs_ = pairwise_summary_threaded(x().theta, options.beta, options.threads);
@@ -341,6 +342,7 @@ class FrameWork {
 
  private:
   std::optional<double> variance_;
+  std::optional<double> potential_;
   std::optional<PairwiseSummary> pairs_;
 };
 

@@ -121,6 +121,8 @@ AnalysisResult analyze_particles(const FrameSource& reader, const AnalyzeOptions
   r.step.resize(frames);
   r.quantity = options.quantity;
 
+  // The block's terms with the weights the run stored: the dynamics and the energy's potential.
+  const BlockTerms terms = make_terms(r.config, reader.feedforward());
   // The run's dynamics, for the exact velocity and attention of every frame.
   std::unique_ptr<AttentionDynamics> dynamics;
   if (options.use_velocity) {
@@ -128,7 +130,7 @@ AnalysisResult analyze_particles(const FrameSource& reader, const AnalyzeOptions
       RunConfig c = r.config;
       const double work = double(c.model.n) * double(c.model.n) * double(c.model.d);
       c.solver.threads = options.threads ? *options.threads : (work < double(1 << 24) ? 1 : c.solver.threads);
-      dynamics = std::make_unique<AttentionDynamics>(make_dynamics(c));
+      dynamics = std::make_unique<AttentionDynamics>(make_dynamics(c, terms));
     } catch (const std::exception& e) {
       r.notes.push_back(std::string("the run's dynamics could not be rebuilt (") + e.what() +
                         "): angular speed from finite differences of the frames; <theta_j, A_j> not computed");
@@ -154,9 +156,6 @@ AnalysisResult analyze_particles(const FrameSource& reader, const AnalyzeOptions
   compute_options.rank_threshold = options.rank_threshold;
   compute_options.threads = options.threads.value_or(0);
   compute_options.discrete = discrete;
-  // The energy adds the feed-forward potential, with the weights the run stored.
-  BlockTerms terms;
-  if (std::optional<FeedForward> f = reader.feedforward()) terms.terms.emplace_back(std::move(*f));
   compute_options.terms = &terms;
   analysis::FrameObservableComputer computer(r.observable_names, compute_options);
   r.observable_values.assign(r.observable_names.size(), {});

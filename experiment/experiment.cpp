@@ -227,14 +227,24 @@ IntegratorOptions integrator_options(const SolverConfig& s) {
   return io;
 }
 
+BlockTerms make_terms(const RunConfig& config, std::optional<FeedForward> weights) {
+  BlockTerms terms;
+  if (weights) terms.terms.emplace_back(std::move(*weights));
+  terms.block = config.feedforward.block;
+  return terms;
+}
+
 AttentionDynamics make_dynamics(const RunConfig& config) {
+  return make_dynamics(config, make_terms(config, read_feedforward(config)));
+}
+
+AttentionDynamics make_dynamics(const RunConfig& config, BlockTerms terms) {
   DynamicsSpec spec;
   spec.scheme = config.model.scheme;
   spec.beta = config.model.beta;
   spec.attention = config.attention;
   spec.noise = config.noise;
-  if (std::optional<FeedForward> f = read_feedforward(config)) spec.terms.terms.emplace_back(std::move(*f));
-  spec.terms.block = config.feedforward.block;
+  spec.terms = std::move(terms);
   spec.kernel.threads = config.solver.threads;
   spec.masses = initial_masses(config);  // weighted tokens (empty: equal masses)
   return AttentionDynamics(spec, make_qkv(config), config.model.n, config.model.d);

@@ -903,8 +903,8 @@ Key beta_rule_row() {
 Key method_row() {
   Key k = selector(field("solver.method", &RunConfig::solver, &SolverConfig::method,
                          "auto (the default: dopri5 or fehlberg78, whichever needs fewer right-hand sides for "
-                         "solver.rtol and the sample times; stratonovich_heun with noise (euler_maruyama with noise.calculus = \"ito\"); the run file names the "
-                         "method used) | " +
+                         "solver.rtol and the sample times; stratonovich_heun with noise (euler_maruyama with "
+                         "noise.calculus = \"ito\"); the run file names the method used) | " +
                              method_doc().substr(std::string("integrator: ").size())));
   k.read = [read = k.read](const toml::node& n, RunConfig& c, const std::string& key) {
     if (const auto* word = n.as_string(); word && word->get() == "auto") {

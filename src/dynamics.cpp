@@ -87,9 +87,11 @@ void AttentionDynamics::rhs(const double* x, double* dxdt, double t) {
   velocity(layout_.theta(x), layout_.r(x), t, t_regime, layout_.theta(dxdt), layout_.r(dxdt));
 }
 
-void AttentionDynamics::row_attention(Eigen::Ref<const RowMatrix> theta, double t_regime, Index begin, Index end) {
+const RowMatrix& AttentionDynamics::row_attention(Eigen::Ref<const RowMatrix> theta, double t_regime, Index begin,
+                                                  Index end) {
   row_attention_.resize(end - begin, layout_.d);
   kernel_.compute_rows(theta, qkv_.at(t_regime), spec_.beta, spec_.masses, begin, end, row_attention_);
+  return row_attention_;
 }
 
 void AttentionDynamics::rhs_rows(const double* x, double* dxdt, double t, Index begin, Index end) {
@@ -105,14 +107,11 @@ void AttentionDynamics::rhs_rows(const double* x, double* dxdt, double t, Index 
 const RowMatrix& AttentionDynamics::attention_and_means(Eigen::Ref<const RowMatrix> theta, double t_regime, bool all_rows,
                                                         Index begin, Index end) {
   const AttentionMatrices& qkv = qkv_.at(t_regime);
+  if (!spec_.noise.needs_means() || qkv.identity || qkv.V.isIdentity(0.0))
+    return all_rows ? attention(theta, t_regime) : row_attention(theta, t_regime, begin, end);
+  // One head: A_j = Σ_k w_jk V x_k = V m_j, so one kernel pass with V = I gives both.
   RowMatrix& out = all_rows ? attention_ : row_attention_;
   out.resize(end - begin, layout_.d);
-  if (!spec_.noise.needs_means() || qkv.identity || qkv.V.isIdentity(0.0)) {
-    if (all_rows) kernel_.compute(theta, qkv, spec_.beta, spec_.masses, out);
-    else kernel_.compute_rows(theta, qkv, spec_.beta, spec_.masses, begin, end, out);
-    return out;
-  }
-  // One head: A_j = Σ_k w_jk V x_k = V m_j, so one kernel pass with V = I gives both.
   AttentionMatrices unit_values = qkv;
   unit_values.V = RowMatrix::Identity(layout_.d, layout_.d);
   means_.resize(end - begin, layout_.d);

@@ -120,20 +120,16 @@ AntipodalWeights antipodal_weights(double beta) {
   const double b = 1.0 / (1.0 + std::exp(2.0 * beta));
   return {b, b * (1.0 - b)};
 }
-// The exponent of v = 1 + ρ at ρ = -1 for the Stratonovich flow of value noise (the Itô flow of the
-// fresh-V layers lacks the 2 σ² b).
-double antipodal_exponent(double beta, Index d, double sigma2) {
+// The exponent of v = 1 + ρ at ρ = -1 for the flow of value noise in either reading (the Itô flow
+// lacks the Stratonovich drift 2 σ² b).
+double antipodal_exponent(double beta, Index d, double sigma2, NoiseCalculus calculus = NoiseCalculus::stratonovich) {
   const auto [b, q] = antipodal_weights(beta);
-  return 4.0 * b + sigma2 * (-2.0 + 4.0 * (double(d) - 1.0) * q + 2.0 * b);
+  const double stratonovich = calculus == NoiseCalculus::stratonovich ? 2.0 * b : 0.0;
+  return 4.0 * b + sigma2 * (-2.0 + 4.0 * (double(d) - 1.0) * q + stratonovich);
 }
 double antipodal_threshold(double beta, Index d) {
   const auto [b, q] = antipodal_weights(beta);
   return 2.0 * b / (1.0 - b - 2.0 * (double(d) - 1.0) * q);
-}
-// The exponent of the Itô flow, to name the alternative a failing row points at.
-double antipodal_exponent_ito(double beta, Index d, double sigma2) {
-  const auto [b, q] = antipodal_weights(beta);
-  return 4.0 * b + sigma2 * (-2.0 + 4.0 * (double(d) - 1.0) * q);
 }
 // Two tokens on the circle at angle π - ε (v = 1 - cos ε).
 Tokens pair_at_angle(double angle) {
@@ -344,7 +340,7 @@ void noise(Builder& b) {
     {
       const double sigma2 = 0.5;
       const std::optional<Mean> m = exponent(sigma2, 3000, pairs);
-      const double expected = antipodal_exponent(beta, d, sigma2), ito = antipodal_exponent_ito(beta, d, sigma2);
+      const double expected = antipodal_exponent(beta, d, sigma2), ito = antipodal_exponent(beta, d, sigma2, NoiseCalculus::ito);
       const double z = m ? std::abs(m->value - expected) / m->standard_error : 0.0;
       b.row({"noise-common-antipodal-exponent",
              "Two tokens under common value noise (d = 2, beta = 1, sigma^2 = 1/2, Post-LN, V = I): near the antipodal "

@@ -72,7 +72,7 @@ class AttentionDynamics final : public OdeSystem {
                     double t, double t_regime, Index begin, Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr,
                     double h = 1.0, const RowMatrix* noise = nullptr) const;
   // The attention of rows [begin, end) into row_attention_ (rhs_rows, increment_rows).
-  void row_attention(Eigen::Ref<const RowMatrix> theta, double t_regime, Index begin, Index end);
+  const RowMatrix& row_attention(Eigen::Ref<const RowMatrix> theta, double t_regime, Index begin, Index end);
   // The attention of every row (into attention_) or of rows [begin, end) (into row_attention_) for a
   // stochastic step, and what the noise draws from: the means m_j = Σ_k w_jk x_k of value noise (the
   // attention itself when V = I), else the attention.

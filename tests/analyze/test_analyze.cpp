@@ -170,7 +170,7 @@ BOOST_AUTO_TEST_CASE(a_run_in_memory_has_no_observables_file) {
 
 // With a feed-forward term the energy is L = E + 2βn Σ_i Φ(θ_i) (Φ(x) = Σ_m ω_m log cosh <a_m, x> for
 // tanh), recorded during the run, from the run file after its weights file is gone (the stored
-// weights), and from memory alike; and L never decreases under the uniform normalizer (a gradient flow).
+// weights, which also rebuild the run's dynamics), and from memory alike; and L never decreases under the uniform normalizer (a gradient flow).
 BOOST_AUTO_TEST_CASE(the_energy_adds_the_feedforward_potential) {
   TempDir dir;
   const std::vector<double> a{0.9, -0.2, 0.3, 0.1, 0.7, -0.6, -0.4, 0.5, 0.2}, omega{0.8, -1.1, 0.6};
@@ -215,6 +215,8 @@ BOOST_AUTO_TEST_CASE(the_energy_adds_the_feedforward_potential) {
   const std::vector<double>* analyzed = from_file.observable("energy");
   BOOST_TEST_REQUIRE(analyzed != nullptr);
   BOOST_TEST(*analyzed == recorded, boost::test_tools::tolerance(1e-12) << boost::test_tools::per_element());
+  // The dynamics are rebuilt with the stored weights too: the speed comes from the velocity field.
+  BOOST_TEST(from_file.angular_speed_method == "velocity");
   // The run in memory reads its weights through its configuration: the file is gone.
   BOOST_CHECK_THROW(analyze_particles(MemorySource::view(memory), options), InputError);
 }

@@ -88,6 +88,11 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
 // The integrator settings of a configuration's [solver] section (every method but "discrete").
 IntegratorOptions integrator_options(const SolverConfig& solver);
 AttentionDynamics make_dynamics(const RunConfig& config);
+// The same with the block's terms given (an analysis passes the weights its run file stored).
+AttentionDynamics make_dynamics(const RunConfig& config, BlockTerms terms);
+// The block's terms of a run: the feed-forward term with `weights` (read_feedforward(config), or the
+// weights a run file stored) and feedforward.block.
+BlockTerms make_terms(const RunConfig& config, std::optional<FeedForward> weights);
 // The attention matrices of the run (reads model.qkv_file, if any).
 QkvSource make_qkv(const RunConfig& config);
 Tokens make_initial_tokens(const RunConfig& config);
