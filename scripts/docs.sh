@@ -11,6 +11,7 @@
 # the doctrees go beside it), NORMDYN_DOCS_SKIP_BUILD=1 (the build is current: do not run cmake --build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh  # Sphinx, clang and the rest; asks apt nothing when they are there
 build=${NORMDYN_BUILD_DIR:-build}
 out=${NORMDYN_DOCS_OUT:-$build/docs/html}
 if [[ ! -f $build/CMakeCache.txt ]]; then

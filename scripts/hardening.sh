@@ -7,6 +7,7 @@
 #  2. the libFuzzer harness of the configuration parser for 60 s (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh  # Sphinx, clang and the rest; asks apt nothing when they are there
 # -g1 (line tables only): the reports keep file:line, the build spends less time on debug info.
 # -O1, as AddressSanitizer's documentation advises: 12 % less compile time than -O2 on the heaviest
 # sources (src/attention.cpp 113 s against 128 s), and the sanitized tests are not timed.

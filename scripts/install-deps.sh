@@ -1,30 +1,46 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package normdyn needs to build, test, benchmark and plot.
-# Run as root (or through sudo). Idempotent.
+# Installs the Debian 12 packages normdyn needs. Run as root (or through sudo). Idempotent: when
+# every package is there already it asks apt nothing.
+#
+#   bash scripts/install-deps.sh             everything: build, tests, benchmarks, hardening, docs
+#   bash scripts/install-deps.sh --runtime   what the quickstart needs: build, install, use from
+#                                            Python (no test, benchmark, sanitizer or docs tools)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-packages=(
+runtime=(
   # toolchain
   build-essential cmake pkg-config git
   # numerical core
-  libboost-dev libboost-test-dev libeigen3-dev libfftw3-dev librandom123-dev
-  libopenblas-dev libopenblas0-pthread
+  libboost-dev libeigen3-dev libfftw3-dev librandom123-dev
   # I/O and configuration
   libhdf5-dev hdf5-tools libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   # parallel (sweeps, sharded runs)
   libopenmpi-dev openmpi-bin
+  # the Python package normdyn (python/): bindings, readers, plots, progress bars in notebooks
+  pybind11-dev python3-pybind11 python3-numpy python3-h5py python3-matplotlib python3-xarray
+  python3-tqdm python3-ipywidgets
+)
+development=(
+  # tests; OpenBLAS behind Eigen (NORMDYN_USE_BLAS) and beside numpy in the peer benchmarks
+  libboost-test-dev libopenblas-dev libopenblas0-pthread
   # benchmarks and hardening (libFuzzer, sanitizers); SLEEF and GNU time for bench/
   libbenchmark-dev clang libclang-rt-14-dev libsleef-dev time
-  # Python helpers: readers, plots, peer benchmarks (run with /usr/bin/python3)
-  python3-numpy python3-scipy python3-h5py python3-matplotlib python3-threadpoolctl
-  python3-xarray python3-h5netcdf
-  # the Python package normdyn (python/): bindings, progress bars, its tests and example notebook
-  pybind11-dev python3-pybind11 python3-pytest python3-tqdm python3-ipywidgets
+  # Python helpers: peer benchmarks, tests of the package and of its example notebooks
+  python3-scipy python3-threadpoolctl python3-h5netcdf python3-pytest
   python3-nbclient python3-nbformat python3-ipykernel
   # the documentation site (scripts/docs.sh): Sphinx, Markdown pages, executed notebooks, a theme
   python3-sphinx python3-myst-parser python3-nbsphinx furo pandoc
 )
+packages=("${runtime[@]}")
+case ${1:-} in
+  --runtime) ;;
+  "") packages+=("${development[@]}") ;;
+  *) echo "install-deps.sh: unknown option '$1' (expected --runtime or nothing)" >&2; exit 2 ;;
+esac
+# Installed already (dpkg's "ii" for each): nothing to ask apt.
+installed=$(dpkg-query -W -f='${db:Status-Abbrev}\n' "${packages[@]}" 2> /dev/null | grep -c '^ii' || true)
+if [[ $installed -eq ${#packages[@]} ]]; then exit 0; fi
 if [[ -z ${NORMDYN_SKIP_APT_UPDATE:-} ]]; then $SUDO apt-get update -qq; fi
 $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}"

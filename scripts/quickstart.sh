@@ -3,7 +3,8 @@
 # The run file goes to runs/default.h5 (rewritten on every call of this script).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+# The packages to build and use normdyn only; scripts/test.sh adds those of the tests and docs.
+bash scripts/install-deps.sh --runtime
 # The static archives Debian ships make every start of the program 15 ms shorter (docs/howto/install.md).
 bash scripts/build.sh -DNORMDYN_BUILD_TESTS=OFF -DNORMDYN_STATIC_ARCHIVES=ON
 # The Python package normdyn, into the folder Debian's python3 searches (/usr/local/lib/python3.X/

@@ -3,6 +3,9 @@
 # Long studies: `ctest --test-dir build -L slow`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The packages of the tests (the quickstart installs those of the build only); asks apt nothing when
+# they are there.
+bash scripts/install-deps.sh
 # The default build, shared libraries only (the quickstart links the archives).
 bash scripts/build.sh -DNORMDYN_BUILD_TESTS=ON -DNORMDYN_STATIC_ARCHIVES=OFF
 ctest --test-dir build -LE slow --output-on-failure -j 2 --timeout 900

@@ -54,6 +54,7 @@ AttentionKernel::AttentionKernel(KernelOptions options, AttentionSpec spec)
 #endif
   scratch_.resize(static_cast<std::size_t>(threads_));
   row_scratch_.resize(static_cast<std::size_t>(threads_));
+  block_sums_.resize(static_cast<std::size_t>(threads_));
 }
 
 Index AttentionKernel::block_rows(Index n, KernelPath path) const {
@@ -73,11 +74,18 @@ int AttentionKernel::threads_for(Index rows, Index n, Index d, Index parallel_ta
 
 void AttentionKernel::compute(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
                               const Vector& masses, Eigen::Ref<RowMatrix> attention) {
-  assert(attention.rows() == theta.rows() && attention.cols() == theta.cols());
+  compute_rows(theta, qkv, beta, masses, 0, theta.rows(), attention);
+}
+
+void AttentionKernel::compute_rows(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
+                                   const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention) {
+  assert(0 <= begin && begin <= end && end <= theta.rows());
+  assert(attention.rows() == end - begin && attention.cols() == theta.cols());
   assert(masses.size() == 0 || masses.size() == theta.rows());
-  compute_head(theta, qkv, beta, masses, attention);
+  if (begin == end) return;
+  compute_head(theta, qkv, beta, masses, begin, end, attention);
   add_other_heads(qkv, attention, [&](const AttentionMatrices& h, Eigen::Ref<RowMatrix> out) {
-    compute_head(theta, h, beta, masses, out);
+    compute_head(theta, h, beta, masses, begin, end, out);
   });
 }
 
@@ -96,48 +104,42 @@ void AttentionKernel::add_other_heads(const AttentionMatrices& qkv, Eigen::Ref<R
   }
 }
 
+KernelPath AttentionKernel::path_for(const AttentionMatrices& qkv) const {
+  return qkv.identity && options_.symmetric && spec_.is_default() ? KernelPath::symmetric : KernelPath::general;
+}
+
 void AttentionKernel::compute_head(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
-                                   const Vector& masses, Eigen::Ref<RowMatrix> attention) {
-  if (qkv.identity && options_.symmetric && spec_.is_default() && theta.rows() > 0) {
+                                   const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention) {
+  if (path_for(qkv) == KernelPath::symmetric) {
     half_norms_.noalias() = (0.5 * beta) * theta.rowwise().squaredNorm();
     if (half_norms_.maxCoeff() - half_norms_.minCoeff() <= kMaxHalfNormSpread) {
       last_path_ = KernelPath::symmetric;
-      compute_symmetric(theta, beta, masses, attention);
+      compute_symmetric(theta, beta, masses, begin, end, attention);
       return;
     }
   }
   last_path_ = KernelPath::general;
-  compute_general(theta, qkv, beta, masses, 0, theta.rows(), attention);
-}
-
-void AttentionKernel::compute_rows(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
-                                   const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention) {
-  assert(0 <= begin && begin <= end && end <= theta.rows());
-  assert(attention.rows() == end - begin && attention.cols() == theta.cols());
-  assert(masses.size() == 0 || masses.size() == theta.rows());
-  if (begin == end) return;
   compute_general(theta, qkv, beta, masses, begin, end, attention);
-  add_other_heads(qkv, attention, [&](const AttentionMatrices& h, Eigen::Ref<RowMatrix> out) {
-    compute_general(theta, h, beta, masses, begin, end, out);
-  });
 }
 
-// Rows [begin, end) of A, each against all n keys; `attention` holds those rows.
+// Rows [begin, end) of A, each against all n keys; `attention` holds those rows. The blocks are those
+// of the whole matrix (block b holds rows [b·block, (b + 1)·block)), computed whole and kept where they
+// meet [begin, end): a row's bits never depend on the range it was asked with.
 void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv,
                                       double beta, const Vector& masses, Index begin, Index end,
                                       Eigen::Ref<RowMatrix> attention) {
   const Index n = theta.rows();
   const Index d = theta.cols();
-  const Index count = end - begin;
   const bool weighted = masses.size() == n;
 
   // Values carry the masses, and a last column holding the masses alone: one GEMM then yields
-  // each row's weighted sum and its normalizer.
+  // each row's weighted sum and its normalizer. Queries of every row, whatever the range: one
+  // product of the same shape in every process of a sharded run.
   values_.resize(n, d + 1);
   if (qkv.identity) {
     values_.leftCols(d) = theta;
   } else {
-    queries_.noalias() = theta.middleRows(begin, count) * qkv.Q.transpose();
+    queries_.noalias() = theta * qkv.Q.transpose();
     keys_.noalias() = theta * qkv.K.transpose();
     values_.leftCols(d).noalias() = theta * qkv.V.transpose();
   }
@@ -145,12 +147,12 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
   const bool positions = !std::holds_alternative<NoPositions>(spec_.positions);
   if (positions) {
     if (qkv.identity) {
-      queries_ = theta.middleRows(begin, count);
+      queries_ = theta;
       keys_ = theta;
     }
     std::visit(
         [&](const auto& p) {
-          p.rotate(queries_, begin);
+          p.rotate(queries_, 0);
           p.rotate(keys_, 0);
         },
         spec_.positions);
@@ -167,15 +169,15 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
   } else {
     values_.col(d).setOnes();
   }
-  sums_.resize(count, d + 1);
   if (!spec_.is_default()) {
     composed_blocks(theta, scores_from_theta, beta, masses, begin, end, attention);
     return;
   }
 
   const Index block = block_rows(n, KernelPath::general);
-  const Index blocks = (count + block - 1) / block;
-  const int threads = threads_for(count, n, d, blocks);
+  const Index first_block = begin / block;
+  const Index blocks = (end + block - 1) / block - first_block;
+  const int threads = threads_for(end - begin, n, d, blocks);
   // Identity: queries and keys are θ itself, read through a map.
   const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> theta_map(theta.data(), n, d,
                                                                        Eigen::OuterStride<>(theta.outerStride()));
@@ -183,21 +185,24 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
   auto run_blocks = [&] {
 #pragma omp for schedule(dynamic, 1)
   for (Index b = 0; b < blocks; ++b) {
-    const Index first = b * block;  // in [0, count)
-    const Index rows = std::min(block, count - first);
-    Vector& buffer = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+    const Index first = (first_block + b) * block;  // a row of the whole matrix
+    const Index rows = std::min(block, n - first);
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    Vector& buffer = scratch_[thread];
     if (buffer.size() < block * n) buffer.resize(block * n);
     Eigen::Map<RowMatrix> scores(buffer.data(), rows, n);
     if (qkv.identity)
-      scores.noalias() = theta_map.middleRows(begin + first, rows) * theta_map.transpose();
+      scores.noalias() = theta_map.middleRows(first, rows) * theta_map.transpose();
     else
       scores.noalias() = queries_.middleRows(first, rows) * keys_.transpose();
     for (Index i = 0; i < rows; ++i) {
       const double row_max = scores.row(i).maxCoeff();
       scores.row(i) = (beta * (scores.row(i).array() - row_max)).exp();
     }
-    sums_.middleRows(first, rows).noalias() = scores * values_;
-    for (Index i = first; i < first + rows; ++i) attention.row(i) = sums_.row(i).head(d) / sums_(i, d);
+    RowMatrix& sums = block_sums_[thread];
+    sums.noalias() = scores * values_;
+    for (Index i = std::max(first, begin); i < std::min(first + rows, end); ++i)
+      attention.row(i - begin) = sums.row(i - first).head(d) / sums(i - first, d);
   }
   };
   run_in_team(threads, run_blocks);
@@ -210,7 +215,6 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
                                       const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention) {
   const Index n = theta.rows();
   const Index d = theta.cols();
-  const Index count = end - begin;
   const bool weighted = masses.size() == n;
   const bool biased = !std::holds_alternative<NoBias>(spec_.bias);
   const bool needs_reference = std::visit([](const auto& z) { return z.needs_reference_sum; }, spec_.normalizer);
@@ -230,41 +234,44 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
     reference_masses_ = masses;
   }
   const Index block = block_rows(n, KernelPath::general);
-  const Index blocks = (count + block - 1) / block;
-  const int threads = threads_for(count, n, d, blocks);
+  const Index first_block = begin / block;
+  const Index blocks = (end + block - 1) / block - first_block;
+  const int threads = threads_for(end - begin, n, d, blocks);
   const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> theta_map(theta.data(), n, d,
                                                                        Eigen::OuterStride<>(theta.outerStride()));
 
   auto run_blocks = [&] {
 #pragma omp for schedule(dynamic, 1)
   for (Index b = 0; b < blocks; ++b) {
-    const Index first = b * block;  // in [0, count)
-    const Index rows = std::min(block, count - first);
+    const Index first = (first_block + b) * block;  // a row of the whole matrix, as in compute_general
+    const Index rows = std::min(block, n - first);
+    const Index keep_first = std::max(first, begin), keep_last = std::min(first + rows, end);
     Index key_first = n, key_last = 0;
     for (Index i = 0; i < rows; ++i) {
-      const KeyRange k = range(begin + first + i);
+      const KeyRange k = range(first + i);
       if (k.first < k.last) {
         key_first = std::min(key_first, k.first);
         key_last = std::max(key_last, k.last);
       }
     }
     if (key_first >= key_last) {  // no row of the block has a key
-      attention.middleRows(first, rows).setZero();
+      attention.middleRows(keep_first - begin, keep_last - keep_first).setZero();
       continue;
     }
     const Index keys = key_last - key_first;
-    Vector& buffer = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    Vector& buffer = scratch_[thread];
     if (buffer.size() < block * n) buffer.resize(block * n);
     Eigen::Map<RowMatrix> scores(buffer.data(), rows, keys);
     if (scores_from_theta)
-      scores.noalias() = theta_map.middleRows(begin + first, rows) * theta_map.middleRows(key_first, keys).transpose();
+      scores.noalias() = theta_map.middleRows(first, rows) * theta_map.middleRows(key_first, keys).transpose();
     else
       scores.noalias() = queries_.middleRows(first, rows) * keys_.middleRows(key_first, keys).transpose();
     // Each row's maximum score, kept for the normalizer after the product.
-    Vector& row_max = row_scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+    Vector& row_max = row_scratch_[thread];
     row_max.resize(rows);
     for (Index i = 0; i < rows; ++i) {
-      const Index g = begin + first + i;
+      const Index g = first + i;
       const KeyRange k = range(g);
       const Index lo = std::max(k.first, key_first) - key_first, hi = std::min(k.last, key_last) - key_first;
       auto row = scores.row(i);
@@ -282,22 +289,23 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
       row.segment(lo, hi - lo) = (row.segment(lo, hi - lo).array() - top).exp();
       row_max(i) = top;
     }
-    sums_.middleRows(first, rows).noalias() = scores * values_.middleRows(key_first, keys);
-    for (Index i = 0; i < rows; ++i) {
-      const Index g = begin + first + i;
+    RowMatrix& sums = block_sums_[thread];
+    sums.noalias() = scores * values_.middleRows(key_first, keys);
+    for (Index g = keep_first; g < keep_last; ++g) {
+      const Index i = g - first;
       const KeyRange k = range(g);
       if (k.first >= k.last) {
-        attention.row(first + i).setZero();
+        attention.row(g - begin).setZero();
         continue;
       }
       const double factor = std::visit(
           [&](const auto& z) -> double {
             if constexpr (requires { z.factor(0.0, 0.0, 0.0); })
-              return z.factor(row_max(i), sums_(first + i, d), needs_reference ? reference_(g) : 0.0);
+              return z.factor(row_max(i), sums(i, d), needs_reference ? reference_(g) : 0.0);
             else return 0.0;  // a normalizer of the whole matrix (Sinkhorn) never reaches the blocks
           },
           spec_.normalizer);
-      attention.row(first + i) = factor * sums_.row(first + i).head(d);
+      attention.row(g - begin) = factor * sums.row(i).head(d);
     }
   }
   };
@@ -358,8 +366,10 @@ const std::vector<AttentionKernel::Task>& AttentionKernel::tile_schedule(Index b
   return schedule_;
 }
 
+// Rows [begin, end) only: the tasks that touch a row block meeting the range, in the same rounds as
+// for all rows, so each of those rows adds the same tiles in the same order as compute() does.
 void AttentionKernel::compute_symmetric(Eigen::Ref<const RowMatrix> theta, double beta, const Vector& masses,
-                                        Eigen::Ref<RowMatrix> attention) {
+                                        Index begin, Index end, Eigen::Ref<RowMatrix> attention) {
   const Index n = theta.rows();
   const Index d = theta.cols();
   const bool weighted = masses.size() == n;
@@ -412,12 +422,13 @@ void AttentionKernel::compute_symmetric(Eigen::Ref<const RowMatrix> theta, doubl
     sums_.middleRows(b0, rb).noalias() += g * values_.middleRows(c0, rc);
     if (b != c) sums_.middleRows(c0, rc).noalias() += g.transpose() * values_.middleRows(b0, rb);
   };
+  auto wanted = [&](Index b) { return b * block < end && std::min(n, (b + 1) * block) > begin; };
   auto normalize = [&](Index b) {
-    for (Index j = b * block; j < std::min(n, (b + 1) * block); ++j) {
+    for (Index j = std::max(begin, b * block); j < std::min(end, (b + 1) * block); ++j) {
       if (fused)
-        attention.row(j) = sums_.col(j).head(d).transpose() / sums_(d, j);
+        attention.row(j - begin) = sums_.col(j).head(d).transpose() / sums_(d, j);
       else
-        attention.row(j) = sums_.row(j).head(d) / sums_(j, d);
+        attention.row(j - begin) = sums_.row(j).head(d) / sums_(j, d);
     }
   };
   auto run_tiles = [&] {
@@ -428,14 +439,16 @@ void AttentionKernel::compute_symmetric(Eigen::Ref<const RowMatrix> theta, doubl
 #pragma omp for schedule(dynamic, 1)
       for (Index task = first; task < last; ++task) {
         const Task& t = schedule[static_cast<std::size_t>(task)];
+        const bool want_b = wanted(t.b), want_c = t.c != t.b && wanted(t.c);
+        if (!want_b && !want_c) continue;
         if (t.diagonals) {
-          tile(t.b, t.b);
-          if (t.c != t.b) tile(t.c, t.c);
+          if (want_b) tile(t.b, t.b);
+          if (want_c) tile(t.c, t.c);
         }
         if (t.c != t.b) tile(t.b, t.c);
         if (t.finalize) {
-          normalize(t.b);
-          if (t.c != t.b) normalize(t.c);
+          if (want_b) normalize(t.b);
+          if (want_c) normalize(t.c);
         }
       }
     }

@@ -15,8 +15,23 @@ const RowMatrix& AttentionDynamics::attention(Eigen::Ref<const RowMatrix> theta,
 
 const RowMatrix& AttentionDynamics::block_output(Eigen::Ref<const RowMatrix> theta, double t_regime) {
   attention(theta, t_regime);
-  spec_.terms.add(theta, attention_);
+  add_terms(theta, 0, layout_.n, attention_);
   return attention_;
+}
+
+// The terms are evaluated on fixed blocks of rows of the whole system, each whole even where it
+// crosses `begin` or `end`: their products then have the same shape in every process of a sharded
+// run, and a row gets the same bits whichever range it was asked with.
+void AttentionDynamics::add_terms(Eigen::Ref<const RowMatrix> theta, Index begin, Index end, Eigen::Ref<RowMatrix> out) {
+  if (spec_.terms.empty()) return;
+  constexpr Index kTermRows = 64;
+  for (Index first = begin / kTermRows * kTermRows; first < end; first += kTermRows) {
+    const Index rows = std::min(kTermRows, layout_.n - first);
+    term_block_.setZero(rows, layout_.d);
+    spec_.terms.add(theta.middleRows(first, rows), term_block_);
+    const Index lo = std::max(first, begin), hi = std::min(first + rows, end);
+    out.middleRows(lo - begin, hi - lo) += term_block_.middleRows(lo - first, hi - lo);
+  }
 }
 
 void AttentionDynamics::velocity(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, double t,
@@ -59,7 +74,7 @@ void AttentionDynamics::layer(Eigen::Ref<RowMatrix> theta, Eigen::Ref<Vector> r,
   // Serial: the attention sublayer, then the terms' sublayer at the state it left.
   apply_layer(theta, r, t, t_regime, h, attention(theta, t_regime));
   term_output_.setZero(theta.rows(), theta.cols());
-  spec_.terms.add(theta, term_output_);
+  add_terms(theta, 0, layout_.n, term_output_);
   apply_layer(theta, r, t, t_regime, h, term_output_);
 }
 
@@ -99,7 +114,7 @@ void AttentionDynamics::rhs_rows(const double* x, double* dxdt, double t, Index 
   const Index count = end - begin;
   const auto theta = layout_.theta(x);
   row_attention(theta, t_regime, begin, end);
-  spec_.terms.add(theta.middleRows(begin, count), row_attention_);
+  add_terms(theta, begin, end, row_attention_);
   apply_scheme(theta, layout_.r(x), row_attention_, t, t_regime, begin, layout_.theta(dxdt).middleRows(begin, count),
                layout_.r(dxdt).segment(begin, count));
 }
@@ -117,7 +132,8 @@ const RowMatrix& AttentionDynamics::attention_and_means(Eigen::Ref<const RowMatr
   means_.resize(end - begin, layout_.d);
   if (all_rows) kernel_.compute(theta, unit_values, spec_.beta, spec_.masses, means_);
   else kernel_.compute_rows(theta, unit_values, spec_.beta, spec_.masses, begin, end, means_);
-  out.noalias() = means_ * qkv.V.transpose();
+  // Row by row (a product of vectors), so that a row's bits do not depend on the rows beside it.
+  for (Index i = 0; i < out.rows(); ++i) out.row(i).noalias() = means_.row(i) * qkv.V.transpose();
   return means_;
 }
 
@@ -144,7 +160,7 @@ void AttentionDynamics::increment(const double* x, double t, double h, std::int6
   const double t_regime = in_piece_ ? piece_middle_ : t;
   const auto theta = layout_.theta(x);
   draw_noise(attention_and_means(theta, t_regime, true, 0, layout_.n), h, step, 0);
-  spec_.terms.add(theta, attention_);
+  add_terms(theta, 0, layout_.n, attention_);
   apply_scheme(theta, layout_.r(x), attention_, t, t_regime, 0, layout_.theta(dx), layout_.r(dx), h, &noise_);
 }
 
@@ -154,7 +170,7 @@ void AttentionDynamics::increment_rows(const double* x, double t, double h, std:
   const Index count = end - begin;
   const auto theta = layout_.theta(x);
   draw_noise(attention_and_means(theta, t_regime, false, begin, end), h, step, begin);
-  spec_.terms.add(theta.middleRows(begin, count), row_attention_);
+  add_terms(theta, begin, end, row_attention_);
   apply_scheme(theta, layout_.r(x), row_attention_, t, t_regime, begin, layout_.theta(dx).middleRows(begin, count),
                layout_.r(dx).segment(begin, count), h, &noise_);
 }
@@ -171,6 +187,10 @@ std::vector<double> AttentionDynamics::breakpoints(double t0, double t1) const {
 void AttentionDynamics::enter_piece(double t_begin, double t_end) {
   piece_middle_ = 0.5 * (t_begin + t_end);
   in_piece_ = true;
+}
+
+Index AttentionDynamics::row_block() {
+  return kernel_.block_rows(layout_.n, kernel_.path_for(qkv_.at(0.0)));
 }
 
 double AttentionDynamics::retract(double* x) const { return normalize_rows(layout_.theta(x)); }

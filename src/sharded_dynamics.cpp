@@ -7,25 +7,31 @@
 
 namespace normdyn {
 
-RowRange row_share(Index n, int ranks, int rank) {
-  assert(ranks >= 1 && 0 <= rank && rank < ranks);
-  const Index base = n / ranks;
-  const Index extra = n % ranks;
+RowRange row_share(Index n, int ranks, int rank, Index unit) {
+  assert(ranks >= 1 && 0 <= rank && rank < ranks && unit >= 1);
+  const Index units = (n + unit - 1) / unit;
+  if (units < ranks) unit = 1;  // every process gets rows rather than some none
+  const Index count = unit == 1 ? n : units;
+  const Index base = count / ranks;
+  const Index extra = count % ranks;
   const Index r = rank;
   const Index begin = r * base + std::min(r, extra);
-  return RowRange{begin, begin + base + (r < extra ? 1 : 0)};
+  const Index end = begin + base + (r < extra ? 1 : 0);
+  return RowRange{std::min(n, begin * unit), std::min(n, end * unit)};
 }
 
 ShardedDynamics::ShardedDynamics(AttentionDynamics& dynamics, RowExchange& exchange)
     : dynamics_(dynamics), exchange_(exchange) {
   const StateLayout& layout = dynamics_.layout();
   const int ranks = exchange_.size();
-  rows_ = row_share(layout.n, ranks, exchange_.rank());
+  // Shares of whole kernel blocks: no process then computes another's rows (attention.hpp).
+  const Index unit = dynamics_.row_block();
+  rows_ = row_share(layout.n, ranks, exchange_.rank(), unit);
   // MPI counts are int: the θ block of the whole state must fit (n·d < 2^31, i.e. 16 GiB of θ).
   if (layout.n * layout.d > std::numeric_limits<int>::max())
     throw std::length_error("sharded run: n·d exceeds the range of an MPI count");
   for (int p = 0; p < ranks; ++p) {
-    const RowRange s = row_share(layout.n, ranks, p);
+    const RowRange s = row_share(layout.n, ranks, p, unit);
     theta_counts_.push_back(static_cast<int>(s.size() * layout.d));
     theta_displs_.push_back(static_cast<int>(s.begin * layout.d));
     r_counts_.push_back(static_cast<int>(s.size()));

@@ -32,10 +32,8 @@ inline constexpr double kLinearRate = 1e-2;
 // Total mass of the finite-volume solver: round-off of sums over up to ~10^5 cells.
 inline constexpr double kMassRoundoff = 1e-13;
 
-// ---- Sweeps and sharded runs.
-// A run sharded over MPI processes against the same run on one process (1e-12); relative
-// to max(1, |x|), since the radii of Pre- and Peri-LN grow like t.
-inline constexpr double kShardAgreement = 1e-12;
+// ---- Sweeps and sharded runs. A run sharded over MPI processes is compared with the same run on
+// one process bit for bit: no tolerance.
 
 // A cosine <θ_j, θ_k> from a tile's matrix product against the same dot product taken alone: the
 // products may sum the d terms in another order (a few ulps of a unit-scale value; 1e-14).

@@ -18,10 +18,12 @@
 //   close enough for that term to stay far from underflow (always true for the dynamics, whose
 //   tokens are unit vectors up to round-off).
 //
-// Memory is O(n·d + threads·block·max(block, n)) rather than O(n²). The result does not depend on
-// the number of threads, bit for bit: every block (general) or tile (symmetric) is computed the
-// same way whichever thread owns it, and the symmetric path adds the tiles of a row block in a
-// fixed order (a round-robin schedule in which each round touches every row block at most once).
+// Memory is O(n·d + threads·block·max(block, n)) rather than O(n²). The result depends neither on
+// the number of threads nor on the rows asked for, bit for bit: every block (general) or tile
+// (symmetric) is one of the whole matrix's, computed the same way whichever thread owns it, and the
+// symmetric path adds the tiles of a row block in a fixed order (a round-robin schedule in which each
+// round touches every row block at most once). So the processes of a sharded run, each computing its
+// own rows, together hold exactly the matrix that one process computes.
 //
 // A specification other than the default (attention_spec.hpp: a mask, a score bias, a positional
 // encoding, another normalizer) takes the general path, which then rotates queries and keys by
@@ -60,11 +62,11 @@ class AttentionKernel {
   void compute(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
                const Vector& masses, Eigen::Ref<RowMatrix> attention);
 
-  // Rows [begin, end) of A only, each against all n keys; `attention` is (end − begin)×d.
-  // The share of one process in a sharded run (sharded_dynamics.hpp): O((end − begin) n d) work.
-  // The general path of compute() over these rows (compute() is the case [0, n)); it agrees with
-  // the corresponding rows of compute() to round-off (the blocks start at `begin`, and compute()
-  // may take the symmetric path, so the last bits of a row may differ).
+  // Rows [begin, end) of A only, each against all n keys; `attention` is (end − begin)×d, the same
+  // bits as those rows of compute() (which is the case [0, n)). The share of one process in a sharded
+  // run (sharded_dynamics.hpp): the blocks of the whole matrix that meet the range, so the work is
+  // O((end − begin) n d) when the range's ends are multiples of row_block() (on the symmetric path,
+  // the tiles of every pair of blocks one of which meets the range).
   void compute_rows(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
                     const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
 
@@ -73,18 +75,20 @@ class AttentionKernel {
   KernelPath last_path() const { return last_path_; }
   // The block size compute() uses for n tokens on the given path.
   Index block_rows(Index n, KernelPath path) const;
+  // The path compute() takes for these matrices (the symmetric one only if the tokens' norms allow).
+  KernelPath path_for(const AttentionMatrices& qkv) const;
 
  private:
   // Adds the heads after the first to `attention`, each computed by head(matrices, out).
   template <class Head>
   void add_other_heads(const AttentionMatrices& qkv, Eigen::Ref<RowMatrix> attention, Head&& head);
-  // One head (the first of `qkv`) over all rows.
+  // One head (the first of `qkv`) over rows [begin, end).
   void compute_head(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
-                    const Vector& masses, Eigen::Ref<RowMatrix> attention);
+                    const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
   void compute_general(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
                        const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
-  void compute_symmetric(Eigen::Ref<const RowMatrix> theta, double beta, const Vector& masses,
-                         Eigen::Ref<RowMatrix> attention);
+  void compute_symmetric(Eigen::Ref<const RowMatrix> theta, double beta, const Vector& masses, Index begin,
+                         Index end, Eigen::Ref<RowMatrix> attention);
   // The general path's blocks under a specification other than the default; `scores_from_theta`:
   // queries and keys are θ itself (Q = K = I, no positional encoding).
   void composed_blocks(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta, const Vector& masses,
@@ -108,9 +112,10 @@ class AttentionKernel {
   KernelPath last_path_ = KernelPath::general;
   RowMatrix weights_;              // Sinkhorn: the whole n×n matrix of weights
   RowMatrix head_;                 // several heads: one head's attention before it is added
-  RowMatrix queries_, keys_;       // ΘQᵀ, ΘKᵀ when the matrices are not the identity
+  RowMatrix queries_, keys_;       // ΘQᵀ, ΘKᵀ (all rows) when the matrices are not the identity
   RowMatrix values_;               // [m ∘ ΘVᵀ | m]: weighted values with the masses as last column
-  RowMatrix sums_;                 // [Σ_k w̃_jk v_k | Σ_k w̃_jk] before normalization
+  RowMatrix sums_;                 // symmetric path: [Σ_k w̃_jk v_k | Σ_k w̃_jk] before normalization
+  std::vector<RowMatrix> block_sums_;  // general path: the same for one block, per thread
   RowMatrix theta_t_;              // Θᵀ; for small d, values_ and sums_ are stored transposed too
   Vector half_norms_;              // β |θ_j|² / 2
   std::vector<Vector> scratch_;    // one score block or tile per thread

@@ -60,6 +60,9 @@ class AttentionDynamics final : public OdeSystem {
   const StateLayout& layout() const { return layout_; }
   const DynamicsSpec& spec() const { return spec_; }
   int threads() const { return kernel_.threads(); }
+  // The rows of the attention kernel's blocks for these matrices (at t_regime = 0): a sharded run whose
+  // shares start at multiples of it computes no row twice (attention.hpp).
+  Index row_block();
 
  private:
   // One layer map of step h with the block outputs u (one row per token).
@@ -79,6 +82,8 @@ class AttentionDynamics final : public OdeSystem {
   const RowMatrix& attention_and_means(Eigen::Ref<const RowMatrix> theta, double t_regime, bool all_rows, Index begin,
                                        Index end);
 
+  // out.row(i) += the terms' contributions at θ_{begin + i}, for rows [begin, end).
+  void add_terms(Eigen::Ref<const RowMatrix> theta, Index begin, Index end, Eigen::Ref<RowMatrix> out);
   // σ ΔN_j of rows [begin, end) at step `step`, into noise_, from the means of value noise.
   void draw_noise(Eigen::Ref<const RowMatrix> means, double h, std::int64_t step, Index begin);
 
@@ -90,6 +95,7 @@ class AttentionDynamics final : public OdeSystem {
   RowMatrix row_attention_;  // row_attention()
   RowMatrix means_, noise_;  // increment: the attention means m_j (value noise) and σ ΔN_j
   RowMatrix term_output_;    // layer(), serial block: the terms' contributions
+  RowMatrix term_block_;     // add_terms(): one block's contributions
   double piece_middle_ = 0.0;
   bool in_piece_ = false;
 };

@@ -1,8 +1,10 @@
 #pragma once
 // One run shared by several processes (`mpirun -n P normdyn run`): the tokens are split into P
-// contiguous blocks of rows, and process p evaluates the right-hand side of its own rows only (its
-// rows of the attention against all n keys, the O(n² d / P) share of the work), then the blocks are
-// exchanged so that every process holds the whole derivative.
+// contiguous ranges of the attention kernel's row blocks, and process p evaluates the right-hand side
+// of its own rows only (its rows of the attention against all n keys, the O(n² d / P) share of the
+// work), then the ranges are exchanged so that every process holds the whole derivative. A row's
+// derivative has the same bits as in one process (attention.hpp), so a sharded run, noisy or not,
+// is the one-process run bit for bit.
 //
 // Every process therefore holds the whole state and runs the same integrator on it, with the same
 // numbers: the step-size controller sees the same error norm everywhere and every process takes
@@ -36,9 +38,11 @@ struct RowRange {
   Index size() const { return end - begin; }
 };
 
-// The rows of process `rank` of `ranks` among n: contiguous blocks, the first n mod ranks processes
-// one row more than the others (a process may own none when ranks > n).
-RowRange row_share(Index n, int ranks, int rank);
+// The rows of process `rank` of `ranks` among n: contiguous ranges of whole units of `unit` rows (the
+// last unit may be shorter), the first processes one unit more than the others when they do not
+// divide evenly; single rows when there are fewer units than processes (a process may own none when
+// ranks > n).
+RowRange row_share(Index n, int ranks, int rank, Index unit = 1);
 
 class ShardedDynamics final : public OdeSystem {
  public:

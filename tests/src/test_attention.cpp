@@ -181,6 +181,39 @@ BOOST_AUTO_TEST_CASE(threads_give_bitwise_identical_results_on_both_paths) {
   }
 }
 
+// Any range of rows has the bits of those rows of the whole matrix, on every path: the blocks and
+// tiles are those of the whole matrix, whatever the range (what makes a sharded run the one-process
+// run bit for bit).
+BOOST_AUTO_TEST_CASE(rows_of_any_range_have_the_bits_of_the_whole) {
+  for (const auto& [n, d] : std::vector<std::pair<Index, Index>>{{301, 9}, {1100, 3}, {90, 5}}) {
+    const RowMatrix theta = test::random_tokens(n, d, 24).theta;
+    Vector masses = Vector::LinSpaced(n, 0.5, 1.5);
+    masses /= masses.sum();
+    struct Case {
+      const char* name;
+      AttentionMatrices qkv;
+      Vector masses;
+      bool symmetric;
+    };
+    const std::vector<Case> cases{{"symmetric", AttentionMatrices::identity_matrices(), Vector(), true},
+                                  {"symmetric, masses", AttentionMatrices::identity_matrices(), masses, true},
+                                  {"general, identity", AttentionMatrices::identity_matrices(), Vector(), false},
+                                  {"general, random Q, K, V", test::random_qkv(d, 25), Vector(), true},
+                                  {"general, masses", test::random_qkv(d, 26), masses, true}};
+    for (const Case& c : cases) {
+      AttentionKernel kernel({2, 0, c.symmetric});
+      RowMatrix whole(n, d);
+      kernel.compute(theta, c.qkv, 2.0, c.masses, whole);
+      for (const auto& [begin, end] : std::vector<std::pair<Index, Index>>{{0, n}, {1, n - 1}, {n / 3, n / 2 + 7}, {n - 1, n}, {0, 1}}) {
+        RowMatrix part(end - begin, d);
+        kernel.compute_rows(theta, c.qkv, 2.0, c.masses, begin, end, part);
+        BOOST_TEST(test::same_bits(part.data(), whole.data() + begin * d, static_cast<std::size_t>(part.size())),
+                   c.name << ", n = " << n << ", rows [" << begin << ", " << end << ")");
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(block_size_does_not_change_the_symmetric_result) {
   const Index n = 301;
   for (Index d : {3, 9}) {  // fused tiles and GEMM tiles by default
