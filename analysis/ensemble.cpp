@@ -10,7 +10,6 @@
 
 namespace normdyn::analysis {
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
 FrameFigures frame_figures(Eigen::Ref<const RowMatrix> theta, const FigureOptions& options) {

@@ -292,7 +292,6 @@ Vector inverse_speed_factors(const Scheme& scheme, double t, double t_regime, Ei
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 using History = FrameObservableComputer::History;
 
 // What several observables of one frame share, computed on first use.

@@ -7,10 +7,11 @@
 #include <cstdio>
 #include <limits>
 
+#include "normdyn/tokens.hpp"
+
 namespace normdyn::analysis {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 using Index = Eigen::Index;
 
 }  // namespace

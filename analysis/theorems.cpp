@@ -11,7 +11,6 @@
 namespace normdyn::analysis {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // dy/dt at t[0] of the polynomial through the first m frames (Lagrange weights).
 double lagrange_derivative(std::span<const double> t, std::span<const double> y, std::size_t m) {

@@ -16,7 +16,6 @@
 namespace normdyn {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // How far a stored direction may be from the unit sphere beyond the drift the run recorded: the
 // round-off of the retraction, or (without retraction, solver.project = false) the integrator's
 // own drift, about 1e-9 at rtol 1e-8 and far below this bound at any tolerance a run would use.

@@ -8,7 +8,6 @@
 namespace normdyn {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Cluster centres are kept when they take at most this many values (frames × clusters × d).
 constexpr std::uint64_t kMaxCentreValues = 20'000'000;
 

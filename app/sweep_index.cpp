@@ -17,7 +17,6 @@
 namespace normdyn::app {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The column of one key, typed as the configuration key is; points where the key does not apply
 // hold NaN, -1 or "".

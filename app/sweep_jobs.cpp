@@ -25,7 +25,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 double number_of(const json& j) { return j.is_null() ? kNaN : j.get<double>(); }

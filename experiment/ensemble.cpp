@@ -41,7 +41,6 @@ namespace normdyn {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Keeps a member's figures per frame (and its trajectory when asked), nothing else.
 class FigureRecorder final : public Recorder {

@@ -6,7 +6,10 @@ cd "$(dirname "$0")/.."
 # The packages to build and use normdyn only; scripts/test.sh adds those of the tests and docs.
 bash scripts/install-deps.sh --runtime
 # The static archives Debian ships make every start of the program 15 ms shorter (docs/howto/install.md).
-bash scripts/build.sh -DNORMDYN_BUILD_TESTS=OFF -DNORMDYN_STATIC_ARCHIVES=ON
+# A unity build compiles each library in a few batches of sources, and each library's sources need
+# not wait for the libraries it links: about half the compile time (docs/developer/ci.md).
+bash scripts/build.sh -DNORMDYN_BUILD_TESTS=OFF -DNORMDYN_STATIC_ARCHIVES=ON -DCMAKE_UNITY_BUILD=ON \
+  -DCMAKE_OPTIMIZE_DEPENDENCIES=ON
 # The Python package normdyn, into the folder Debian's python3 searches (/usr/local/lib/python3.X/
 # dist-packages); build/install_manifest.txt lists what was installed (README "From Python").
 cmake --install build > /dev/null

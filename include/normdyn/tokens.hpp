@@ -3,6 +3,7 @@
 // Directions are the rows of an n×d row-major matrix, so that a token is contiguous in memory.
 #include <Eigen/Core>
 #include <cstddef>
+#include <limits>
 #include <span>
 
 namespace normdyn {
@@ -10,6 +11,9 @@ namespace normdyn {
 using Index = Eigen::Index;
 using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using Vector = Eigen::VectorXd;
+
+// The quiet NaN that stands for a figure not measured (observables, fits, tables, ensembles).
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct Tokens {
   RowMatrix theta;  // n×d, unit rows
