@@ -119,21 +119,17 @@ void AttentionDynamics::rhs_rows(const double* x, double* dxdt, double t, Index 
                layout_.r(dxdt).segment(begin, count));
 }
 
-const RowMatrix& AttentionDynamics::attention_and_means(Eigen::Ref<const RowMatrix> theta, double t_regime, bool all_rows,
-                                                        Index begin, Index end) {
+const RowMatrix& AttentionDynamics::attention_and_means(Eigen::Ref<const RowMatrix> theta, double t_regime, Index begin,
+                                                        Index end) {
   const AttentionMatrices& qkv = qkv_.at(t_regime);
-  if (!spec_.noise.needs_means() || qkv.identity || qkv.V.isIdentity(0.0))
-    return all_rows ? attention(theta, t_regime) : row_attention(theta, t_regime, begin, end);
+  if (!spec_.noise.needs_means() || qkv.identity || qkv.V.isIdentity(0.0)) return row_attention(theta, t_regime, begin, end);
   // One head: A_j = Σ_k w_jk V x_k = V m_j, so one kernel pass with V = I gives both.
-  RowMatrix& out = all_rows ? attention_ : row_attention_;
-  out.resize(end - begin, layout_.d);
   AttentionMatrices unit_values = qkv;
   unit_values.V = RowMatrix::Identity(layout_.d, layout_.d);
   means_.resize(end - begin, layout_.d);
-  if (all_rows) kernel_.compute(theta, unit_values, spec_.beta, spec_.masses, means_);
-  else kernel_.compute_rows(theta, unit_values, spec_.beta, spec_.masses, begin, end, means_);
-  // Row by row (a product of vectors), so that a row's bits do not depend on the rows beside it.
-  for (Index i = 0; i < out.rows(); ++i) out.row(i).noalias() = means_.row(i) * qkv.V.transpose();
+  kernel_.compute_rows(theta, unit_values, spec_.beta, spec_.masses, begin, end, means_);
+  row_attention_.resize(end - begin, layout_.d);
+  multiply_rows(means_, qkv.V.transpose(), row_attention_);
   return means_;
 }
 
@@ -156,12 +152,9 @@ void AttentionDynamics::draw_noise(Eigen::Ref<const RowMatrix> means, double h, 
   spec_.noise.increments(NoiseDraw{spec_.noise.seed, step, h, begin}, means, noise_);
 }
 
+// Every row is computed as a process of a sharded run computes its own (same bits).
 void AttentionDynamics::increment(const double* x, double t, double h, std::int64_t step, double* dx) {
-  const double t_regime = in_piece_ ? piece_middle_ : t;
-  const auto theta = layout_.theta(x);
-  draw_noise(attention_and_means(theta, t_regime, true, 0, layout_.n), h, step, 0);
-  add_terms(theta, 0, layout_.n, attention_);
-  apply_scheme(theta, layout_.r(x), attention_, t, t_regime, 0, layout_.theta(dx), layout_.r(dx), h, &noise_);
+  increment_rows(x, t, h, step, dx, 0, layout_.n);
 }
 
 void AttentionDynamics::increment_rows(const double* x, double t, double h, std::int64_t step, double* dx, Index begin,
@@ -169,7 +162,7 @@ void AttentionDynamics::increment_rows(const double* x, double t, double h, std:
   const double t_regime = in_piece_ ? piece_middle_ : t;
   const Index count = end - begin;
   const auto theta = layout_.theta(x);
-  draw_noise(attention_and_means(theta, t_regime, false, begin, end), h, step, begin);
+  draw_noise(attention_and_means(theta, t_regime, begin, end), h, step, begin);
   add_terms(theta, begin, end, row_attention_);
   apply_scheme(theta, layout_.r(x), row_attention_, t, t_regime, begin, layout_.theta(dx).middleRows(begin, count),
                layout_.r(dx).segment(begin, count), h, &noise_);

@@ -9,11 +9,10 @@ namespace normdyn {
 
 RowRange row_share(Index n, int ranks, int rank, Index unit) {
   assert(ranks >= 1 && 0 <= rank && rank < ranks && unit >= 1);
+  if ((n + unit - 1) / unit < ranks) unit = 1;  // every process gets rows rather than some none
   const Index units = (n + unit - 1) / unit;
-  if (units < ranks) unit = 1;  // every process gets rows rather than some none
-  const Index count = unit == 1 ? n : units;
-  const Index base = count / ranks;
-  const Index extra = count % ranks;
+  const Index base = units / ranks;
+  const Index extra = units % ranks;
   const Index r = rank;
   const Index begin = r * base + std::min(r, extra);
   const Index end = begin + base + (r < extra ? 1 : 0);

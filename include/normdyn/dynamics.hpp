@@ -76,11 +76,10 @@ class AttentionDynamics final : public OdeSystem {
                     double h = 1.0, const RowMatrix* noise = nullptr) const;
   // The attention of rows [begin, end) into row_attention_ (rhs_rows, increment_rows).
   const RowMatrix& row_attention(Eigen::Ref<const RowMatrix> theta, double t_regime, Index begin, Index end);
-  // The attention of every row (into attention_) or of rows [begin, end) (into row_attention_) for a
-  // stochastic step, and what the noise draws from: the means m_j = Σ_k w_jk x_k of value noise (the
-  // attention itself when V = I), else the attention.
-  const RowMatrix& attention_and_means(Eigen::Ref<const RowMatrix> theta, double t_regime, bool all_rows, Index begin,
-                                       Index end);
+  // The attention of rows [begin, end) (into row_attention_) for a stochastic step, and what the
+  // noise draws from: the means m_j = Σ_k w_jk x_k of value noise (the attention itself when V = I),
+  // else the attention.
+  const RowMatrix& attention_and_means(Eigen::Ref<const RowMatrix> theta, double t_regime, Index begin, Index end);
 
   // out.row(i) += the terms' contributions at θ_{begin + i}, for rows [begin, end).
   void add_terms(Eigen::Ref<const RowMatrix> theta, Index begin, Index end, Eigen::Ref<RowMatrix> out);

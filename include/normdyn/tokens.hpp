@@ -15,6 +15,13 @@ using Vector = Eigen::VectorXd;
 // The quiet NaN that stands for a figure not measured (observables, fits, tables, ensembles).
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// out.row(i) = a.row(i) * m for every row, each as a product of a vector and m: a row's bits then do
+// not depend on the rows beside it, which a matrix product's blocking can change (sharded runs).
+template <class A, class M, class Out>
+void multiply_rows(const A& a, const M& m, Out&& out) {
+  for (Index i = 0; i < a.rows(); ++i) out.row(i).noalias() = a.row(i) * m;
+}
+
 struct Tokens {
   RowMatrix theta;  // n×d, unit rows
   Vector r;         // n radii

@@ -30,8 +30,7 @@ struct ValueNoise {
     counter_normals(draw.seed, CounterStream::value_noise, static_cast<std::uint64_t>(draw.step), 0,
                     std::span<double>(db.data(), static_cast<std::size_t>(d * d)));
     db *= sigma * std::sqrt(draw.h);
-    // Row by row (a product of vectors), so that a row's bits do not depend on the rows beside it.
-    for (Index i = 0; i < means.rows(); ++i) dn.row(i).noalias() = means.row(i) * db.transpose();
+    multiply_rows(means, db.transpose(), dn);
   }
   Traits traits() const { return noise_traits(); }
 };
