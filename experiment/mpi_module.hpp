@@ -10,7 +10,7 @@
 namespace normdyn::mpi_module {
 
 // Raised when the table changes, so that a module from another build is refused.
-inline constexpr int kAbiVersion = 1;
+inline constexpr int kAbiVersion = 2;
 
 struct Api {
   int abi_version;
@@ -27,7 +27,10 @@ struct Api {
   int (*broadcast_length)(std::uint64_t* length, int root);
   int (*broadcast_bytes)(void* data, std::uint64_t bytes, int root);
   void (*abort)(int exit_code);
-  int (*send)(int destination, int tag, const char* data, int bytes);
+  // A send that returns at once (MPI_Isend): `data` must stay as it is until test() reports it done,
+  // which also frees the request.
+  int (*isend)(int destination, int tag, const char* data, int bytes, void** request);
+  int (*test)(void* request, int* done);
   // Whether a message waits: its source, tag and size, without receiving it.
   int (*probe)(int* waiting, int* source, int* tag, int* bytes);
   int (*receive)(int source, int tag, char* data, int bytes);

@@ -61,8 +61,23 @@ int broadcast_bytes(void* data, std::uint64_t bytes, int root) {
 
 void abort_all(int exit_code) { MPI_Abort(MPI_COMM_WORLD, exit_code); }
 
-int send(int destination, int tag, const char* data, int bytes) {
-  return MPI_Send(data, bytes, MPI_CHAR, destination, tag, MPI_COMM_WORLD);
+// The request lives on the heap so that no MPI type crosses the module's interface; test() frees it
+// once the send completed.
+int isend(int destination, int tag, const char* data, int bytes, void** request) {
+  auto* r = new MPI_Request;
+  if (int e = MPI_Isend(data, bytes, MPI_CHAR, destination, tag, MPI_COMM_WORLD, r)) {
+    delete r;
+    return e;
+  }
+  *request = r;
+  return MPI_SUCCESS;
+}
+
+int test(void* request, int* done) {
+  auto* r = static_cast<MPI_Request*>(request);
+  const int e = MPI_Test(r, done, MPI_STATUS_IGNORE);
+  if (e == MPI_SUCCESS && *done) delete r;
+  return e;
 }
 
 int probe(int* waiting, int* source, int* tag, int* bytes) {
@@ -88,7 +103,8 @@ constexpr Api kApi{normdyn::mpi_module::kAbiVersion,
                    broadcast_length,
                    broadcast_bytes,
                    abort_all,
-                   send,
+                   isend,
+                   test,
                    probe,
                    receive};
 

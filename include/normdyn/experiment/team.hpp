@@ -8,9 +8,14 @@
 // without it and prints nothing extra. NORMDYN_MPI=0 in the environment keeps MPI off even under a
 // launcher (the sweep sets it for the runs it starts as child processes).
 //
-// Waiting. Open MPI's blocking receives spin on a core. The sweep's manager and workers mostly wait
-// while their child processes compute, so they poll (try_receive) and sleep between polls instead.
+// Waiting. Open MPI's blocking calls spin on a core. The sweep's manager and workers mostly wait
+// while their child processes compute, and an ensemble's exchanging thread shares its core with a
+// worker, so they poll (try_receive) and sleep between polls instead, and sends return at once: a
+// blocking send of a message above the shared-memory eager limit (4 KiB, an ensemble member's
+// record) spins until the peer's next poll, and took a third of the core of the process sending
+// records under `mpirun -n 2 normdyn ensemble`.
 #include <cstdint>
+#include <list>
 #include <optional>
 #include <span>
 #include <string>
@@ -86,11 +91,20 @@ class Team final : public RowExchange {
     int tag = 0;
     std::string text;
   };
+  // Returns at once: the text is copied and delivered while this process polls (try_receive) or
+  // at the latest before MPI_Finalize. Messages to one process arrive in the order sent.
   void send(int destination, int tag, const std::string& text);
-  // A message from any process with any tag, if one is waiting.
+  // A message from any process with any tag, if one is waiting. Also completes the sends delivered.
   std::optional<Message> try_receive();
 
  private:
+  // The sends not known to be delivered yet, and returns their count.
+  std::size_t complete_sends();
+  struct OutgoingMessage {
+    void* request;
+    std::string text;  // MPI reads it until the request completes: a list keeps it in place
+  };
+  std::list<OutgoingMessage> sends_;
   const mpi_module::Api* mpi_ = nullptr;  // the loaded MPI module, when active
   bool active_ = false;
   int agreements_ = 0;
