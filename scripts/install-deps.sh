@@ -5,11 +5,13 @@
 #   bash scripts/install-deps.sh             everything: build, tests, benchmarks, hardening, docs
 #   bash scripts/install-deps.sh --runtime   what the quickstart needs: build, install, use from
 #                                            Python (no test, benchmark, sanitizer or docs tools)
+#   bash scripts/install-deps.sh --build     what compiling needs (the quickstart installs the
+#                                            Python packages of --runtime while it compiles)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-runtime=(
+build=(
   # toolchain
   build-essential cmake pkg-config git
   # numerical core
@@ -18,9 +20,12 @@ runtime=(
   libhdf5-dev hdf5-tools libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   # parallel (sweeps, sharded runs)
   libopenmpi-dev openmpi-bin
-  # the Python package normdyn (python/): bindings, readers, plots, progress bars in notebooks
-  pybind11-dev python3-pybind11 python3-numpy python3-h5py python3-matplotlib python3-xarray
-  python3-tqdm python3-ipywidgets
+  # the Python package normdyn (python/): its bindings
+  pybind11-dev python3-pybind11 python3-dev
+)
+python=(
+  # what the Python package imports: arrays, files, Datasets, plots, progress bars
+  python3-numpy python3-h5py python3-matplotlib python3-xarray python3-tqdm
 )
 development=(
   # tests; OpenBLAS behind Eigen (NORMDYN_USE_BLAS) and beside numpy in the peer benchmarks
@@ -30,14 +35,18 @@ development=(
   # Python helpers: peer benchmarks, tests of the package and of its example notebooks
   python3-scipy python3-threadpoolctl python3-h5netcdf python3-pytest
   python3-nbclient python3-nbformat python3-ipykernel
+  # progress bars as notebook widgets (74 packages of the Jupyter stack: not in the quickstart's
+  # set; without them a notebook shows the bar as a line)
+  python3-ipywidgets
   # the documentation site (scripts/docs.sh): Sphinx, Markdown pages, executed notebooks, a theme
   python3-sphinx python3-myst-parser python3-nbsphinx furo pandoc
 )
-packages=("${runtime[@]}")
+packages=("${build[@]}")
 case ${1:-} in
-  --runtime) ;;
-  "") packages+=("${development[@]}") ;;
-  *) echo "install-deps.sh: unknown option '$1' (expected --runtime or nothing)" >&2; exit 2 ;;
+  --build) ;;
+  --runtime) packages+=("${python[@]}") ;;
+  "") packages+=("${python[@]}" "${development[@]}") ;;
+  *) echo "install-deps.sh: unknown option '$1' (expected --build, --runtime or nothing)" >&2; exit 2 ;;
 esac
 # Installed already (dpkg's "ii" for each): nothing to ask apt.
 installed=$(dpkg-query -W -f='${db:Status-Abbrev}\n' "${packages[@]}" 2> /dev/null | grep -c '^ii' || true)

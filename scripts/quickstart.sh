@@ -4,12 +4,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The packages to build and use normdyn only; scripts/test.sh adds those of the tests and docs.
-bash scripts/install-deps.sh --runtime
+# Those of the Python package (numpy, h5py, matplotlib, xarray) are needed only when it is
+# imported: they install while the C++ compiles, apt's log kept aside unless it fails.
+bash scripts/install-deps.sh --build
+python_log=$(mktemp)
+bash scripts/install-deps.sh --runtime > "$python_log" 2>&1 &
+python_packages=$!
+# A failed build still waits for apt, so that it leaves no half-configured package behind.
+trap 'wait "$python_packages" 2> /dev/null || true; rm -f "$python_log"' EXIT
 # The static archives Debian ships make every start of the program 15 ms shorter (docs/howto/install.md).
 # A unity build compiles each library in a few batches of sources, and each library's sources need
 # not wait for the libraries it links: about half the compile time (docs/developer/ci.md).
 bash scripts/build.sh -DNORMDYN_BUILD_TESTS=OFF -DNORMDYN_STATIC_ARCHIVES=ON -DCMAKE_UNITY_BUILD=ON \
   -DCMAKE_OPTIMIZE_DEPENDENCIES=ON
+if ! wait "$python_packages"; then
+  cat "$python_log" >&2
+  echo "quickstart.sh: installing the Python package's Debian packages failed (apt's output above)" >&2
+  exit 1
+fi
 # The Python package normdyn, into the folder Debian's python3 searches (/usr/local/lib/python3.X/
 # dist-packages); build/install_manifest.txt lists what was installed (README "From Python").
 cmake --install build > /dev/null

@@ -1,15 +1,25 @@
 """A progress bar over the library's progress events: a widget in a notebook, a line on a
-terminal (tqdm.auto chooses), silent when neither is attached."""
+terminal (tqdm.auto chooses), silent when neither is attached. Without ipywidgets (Debian's
+python3-ipywidgets, not among the quickstart's packages) a notebook gets the line too."""
 from __future__ import annotations
 
+import importlib.util
 import sys
+
+
+def _tqdm_class():
+    # tqdm.auto would fall back to the line as well, but with a warning on every first bar.
+    if importlib.util.find_spec("ipywidgets") is None:
+        from tqdm.std import tqdm
+        return tqdm
+    from tqdm.auto import tqdm
+    return tqdm
 
 
 class ProgressBar:
     def __init__(self, description):
-        from tqdm.auto import tqdm
         self._bar = None
-        self._tqdm = tqdm
+        self._tqdm = _tqdm_class()
         self._description = description
 
     def update(self, event):

@@ -159,6 +159,20 @@ def test_progress_events_and_bar(capsys):
     assert "normdyn.run" in capsys.readouterr().err
 
 
+def test_without_ipywidgets_a_notebook_gets_the_text_bar_without_a_warning(monkeypatch, recwarn):
+    import importlib.util
+
+    import tqdm.std
+    from normdyn import _progress
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ipywidgets" else real(name, *a))
+    assert _progress._tqdm_class() is tqdm.std.tqdm
+    bar = _progress.ProgressBar("normdyn.run")
+    bar.update({"t": 1.0, "t_begin": 0.0, "t_end": 2.0, "steps": 3, "session_steps": 3, "session_seconds": 0.1})
+    bar.close()
+    assert not [w for w in recwarn if "ipywidgets" in str(w.message) or "IProgress" in str(w.message)]
+
+
 def test_schemes_and_reference():
     schemes = normdyn.schemes()
     assert [s["key"] for s in schemes] == ["post", "pre", "mix", "peri", "ngpt", "cod"]
