@@ -9,5 +9,5 @@ bash scripts/install-deps.sh
 # The default build, shared libraries only (the quickstart links the archives).
 # A unity build, as the quickstart's (scripts/hardening.sh builds source by source).
 bash scripts/build.sh -DNORMDYN_BUILD_TESTS=ON -DNORMDYN_STATIC_ARCHIVES=OFF -DCMAKE_UNITY_BUILD=ON \
-  -DCMAKE_OPTIMIZE_DEPENDENCIES=ON
+  -DCMAKE_UNITY_BUILD_BATCH_SIZE=0 -DCMAKE_OPTIMIZE_DEPENDENCIES=ON
 ctest --test-dir build -LE slow --output-on-failure -j 2 --timeout 900

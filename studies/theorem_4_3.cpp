@@ -18,7 +18,7 @@ namespace {
 constexpr double kExponentTolerance = 0.1;
 constexpr double kExponentResolution = 0.15;
 
-struct Point {
+struct ScalePoint {
   Index n, d;
   double beta, r0;
   std::vector<Scheme> schemes;
@@ -42,12 +42,12 @@ void theorem_4_3(Builder& b) {
   const Engine& engine = b.engine();
   std::vector<Scheme> defaults;
   for_each_scheme([&](auto s) { defaults.emplace_back(s); });
-  const std::vector<Point> points = {
+  const std::vector<ScalePoint> points = {
       {4, 3, 1.0, 1.0, defaults, ""},
       {3, 4, 2.0, 2.0, {PostLN{}, PreLN{}, MixLN{2.0}, PeriLN{}, NGPT{0.5, 0.0}, NGPT{1.0, 0.5}, LNScaling{}}, "-n3-beta2-r2"},
   };
   const int seeds = o.quick ? 1 : 4;
-  for (const Point& p : points)
+  for (const ScalePoint& p : points)
     for (const bool random_qk : {false, true}) {
       if (random_qk && !p.suffix.empty()) continue;  // random Q, K at the reference point only
       const double delta = 0.8 * analysis::theorem_4_3_delta_bound(double(p.n), p.beta);
