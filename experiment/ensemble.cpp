@@ -80,14 +80,17 @@ class FigureRecorder final : public Recorder {
 };
 
 // ---- the journal: an append-only file of finished members, each record framed by a marker and
-// its length, so that a record torn by a crash is recognized and dropped. A group's statistics,
+// its length, so that a record torn by a crash is recognized and dropped, and closed by the digest
+// of its payload (FNV-1a), so that a record damaged on disk is dropped too (its members are
+// integrated again) instead of returning wrong figures. A group's statistics,
 // once complete, are journaled as one record too; the journal is then rewritten from time to time
 // without its members' records, so that it stays near the size of the statistics and of the
 // members still being integrated rather than growing with the whole ensemble.
 // Message tags between the processes of an MPI launch.
 constexpr int kRequestTag = 41, kAssignTag = 42, kResultTag = 43, kDoneTag = 44, kEndTag = 45;
 
-constexpr char kJournalMagic[] = "normdyn.ensemble.journal/3\n";
+constexpr char kJournalFormat[] = "normdyn.ensemble.journal/";
+constexpr char kJournalMagic[] = "normdyn.ensemble.journal/4\n";
 constexpr std::uint64_t kRecordMark = 0x4e44454e53524543ULL;
 constexpr std::uint64_t kGroupMark = 0x4e4447524f555053ULL;
 
@@ -131,10 +134,11 @@ void put_runs(std::vector<char>& b, const std::vector<double>& v) {
 
 std::vector<char> framed(std::uint64_t mark, const std::vector<char>& payload) {
   std::vector<char> out;
-  out.reserve(payload.size() + 3 * sizeof mark);
+  out.reserve(payload.size() + 4 * sizeof mark);
   put(out, mark);
   put(out, static_cast<std::uint64_t>(payload.size()));
   out.insert(out.end(), payload.begin(), payload.end());
+  put(out, fnv1a(payload.data(), payload.size()));
   put(out, mark);
   return out;
 }
@@ -249,23 +253,33 @@ class Reader {
 using GroupRecords = std::vector<std::pair<std::size_t, std::vector<char>>>;  // group, payload after its index
 
 // The complete records at the start of `bytes` (members appended to `out`, groups to `groups`;
-// without `groups` a group record is damaged); returns the bytes they take. A torn or damaged
-// record ends the reading. Records of more than `max_frames` frames are damaged.
+// without `groups` a group record is damaged); returns the bytes they take. A torn record, or one
+// whose frame is damaged, ends the reading. A record framed whole whose payload does not match its
+// digest is skipped and counted in `damaged`; without `damaged` it ends the reading too. Records of
+// more than `max_frames` frames are damaged.
 std::size_t parse_records(const char* bytes, std::size_t size, std::size_t max_frames,
-                          std::vector<std::pair<std::size_t, EnsembleRecord>>& out, GroupRecords* groups = nullptr) {
+                          std::vector<std::pair<std::size_t, EnsembleRecord>>& out, GroupRecords* groups = nullptr,
+                          std::size_t* damaged = nullptr) {
   std::size_t good = 0;
   while (good < size) {
     Reader r(bytes + good, size - good);
-    std::uint64_t mark = 0, length = 0, point = 0, end_mark = 0;
+    std::uint64_t mark = 0, length = 0, point = 0, digest = 0, end_mark = 0;
     std::int64_t status = 0;
     EnsembleRecord rec;
     if (!r.get(mark) || (mark != kRecordMark && !(mark == kGroupMark && groups)) || !r.get(length) ||
         length > size - good - r.at())
       break;
     Reader tail(bytes + good + r.at() + length, size - good - r.at() - length);
-    if (!tail.get(end_mark) || end_mark != mark) break;  // the same mark closes the record
+    // The same mark closes the record.
+    if (!tail.get(digest) || !tail.get(end_mark) || end_mark != mark) break;
     const char* payload = bytes + good + r.at();
-    const std::size_t next = good + r.at() + length + sizeof end_mark;
+    const std::size_t next = good + r.at() + length + sizeof digest + sizeof end_mark;
+    if (digest != fnv1a(payload, length)) {
+      if (!damaged) break;
+      ++*damaged;
+      good = next;
+      continue;
+    }
     if (mark == kGroupMark) {
       std::uint64_t g = 0;
       if (length < sizeof g) break;
@@ -300,6 +314,7 @@ class Journal {
   struct Contents {
     std::vector<std::pair<std::size_t, EnsembleRecord>> members;
     GroupRecords groups;
+    std::size_t damaged = 0;  // records dropped because their payload did not match its digest
   };
 
   // Reads the records of an existing journal of the same ensemble (drops a torn last record), then
@@ -315,11 +330,18 @@ class Journal {
                                         force_name + " to start over)");
     if (std::filesystem::exists(path_, ec)) {
       std::vector<char> bytes = read_all();
+      const std::string_view format(kJournalFormat);
+      if (bytes.size() >= sizeof kJournalMagic - 1 && std::string_view(bytes.data(), format.size()) == format &&
+          std::memcmp(bytes.data(), kJournalMagic, sizeof kJournalMagic - 1) != 0)
+        throw InputError(output_name, path_.string() + " is a journal of another version of normdyn (" +
+                                          std::string(bytes.data(), bytes.data() + sizeof kJournalMagic - 2) +
+                                          ", this one writes " + std::string(kJournalMagic, sizeof kJournalMagic - 2) +
+                                          "); use " + force_name + " to start over");
       if (bytes.size() < header.size() || std::memcmp(bytes.data(), header.data(), header.size()) != 0)
         throw InputError(output_name, path_.string() + " is the journal of another ensemble (or not a journal); use " +
                                           force_name + " to start over");
       const std::size_t good = header.size() + parse_records(bytes.data() + header.size(), bytes.size() - header.size(),
-                                                             max_frames, out.members, &out.groups);
+                                                             max_frames, out.members, &out.groups, &out.damaged);
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
       if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(good)) != 0 || ::lseek(fd_, 0, SEEK_END) < 0)
         throw IoError(path_.string() + ": cannot reopen the journal: " + std::strerror(errno));
@@ -662,6 +684,12 @@ class EnsembleRun {
   void exchange(std::unique_lock<std::mutex>& lock);
   // The status, the message and the file, once every process is done.
   void conclude();
+  std::string damaged_journal_note() const {
+    if (outcome_.journal_damaged == 0) return {};
+    return "; " + std::to_string(outcome_.journal_damaged) +
+           " damaged record(s) of the journal (payload not matching its digest) were dropped and their members "
+           "integrated again";
+  }
 
   const SweepSpec& spec_;
   const EnsembleOptions& options_;
@@ -864,6 +892,7 @@ void EnsembleRun::restore() {
     outcome_.resumed += M_;
     remaining_[g] = 0;
   }
+  outcome_.journal_damaged = kept_.damaged;
   for (auto& [p, rec] : kept_.members) {
     // A record that does not fit this ensemble is integrated again (the identity makes it rare).
     const std::size_t f = rec.frames();
@@ -1227,6 +1256,7 @@ void EnsembleRun::conclude() {
     outcome_.message += journal_ ? "; those done are kept in " + journal_->path().string() +
                                      ": run the same command again to continue"
                                : "; nothing was kept (no output file)";
+    outcome_.message += damaged_journal_note();
     return;
   }
   for (std::int64_t s : res_.status)
@@ -1248,6 +1278,7 @@ void EnsembleRun::conclude() {
       outcome_.message += ", " + std::to_string(outcome_.read_back) + " read back from the existing output";
     outcome_.message += ')';
   }
+  outcome_.message += damaged_journal_note();
   if (team_) {
     outcome_.per_process[0] = outcome_.integrated;
     for (std::size_t r = 1; r < outcome_.per_process.size(); ++r) outcome_.per_process[0] -= outcome_.per_process[r];

@@ -242,6 +242,39 @@ BOOST_AUTO_TEST_CASE(complete_groups_replace_their_members_in_the_journal) {
   BOOST_CHECK(same_grid(ensemble_grid(whole.result), ensemble_grid(second.result)));
 }
 
+BOOST_AUTO_TEST_CASE(a_record_damaged_on_disk_is_dropped_and_its_member_integrated_again) {
+  TempDir dir;
+  const SweepSpec spec = small_sweep();
+  EnsembleOptions o;
+  o.threads = 1;
+  o.trajectories = {5, 0};
+  o.journal_rewrite_bytes = 0;  // a complete group's record replaces its members': every record counts
+  auto [whole, first, p] = interrupted_after(dir, spec, o, 2);
+  // One bit of the journal's first record, 16 bytes into its payload: the lowest byte of a member's
+  // t_reached (point, status, t_reached, ...) or of a group's second pair fraction (group, pair
+  // fractions, ...). The record stays framed whole; only the digest tells that its figures are wrong.
+  const fs::path journal = dir.path / "parts.h5.journal";
+  std::string bytes;
+  {
+    std::ifstream in(journal, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  constexpr std::uint64_t kMember = 0x4e44454e53524543ULL, kGroup = 0x4e4447524f555053ULL;
+  const std::size_t at = std::min(bytes.find(std::string(reinterpret_cast<const char*>(&kMember), sizeof kMember)),
+                                  bytes.find(std::string(reinterpret_cast<const char*>(&kGroup), sizeof kGroup)));
+  BOOST_REQUIRE(at != std::string::npos);
+  bytes[at + 2 * sizeof kMember + 16] ^= 1;
+  std::ofstream(journal, std::ios::binary | std::ios::trunc) << bytes;
+
+  const EnsembleOutcome second = run_ensemble(spec, p);
+  BOOST_REQUIRE(second.status == RunStatus::ok);
+  BOOST_CHECK_EQUAL(second.journal_damaged, 1u);
+  BOOST_CHECK_LT(second.resumed, first.integrated);
+  BOOST_CHECK_EQUAL(second.resumed + second.integrated, 6u);
+  BOOST_CHECK_MESSAGE(second.message.find("1 damaged record") != std::string::npos, second.message);
+  BOOST_CHECK(same_grid(ensemble_grid(whole.result), ensemble_grid(second.result)));
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_is_refused_before_anything_runs) {
   TempDir dir;
   const SweepSpec spec = small_sweep();
@@ -266,8 +299,11 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_before_anything_runs) {
   refuses(o, "-o");
   // A journal of another ensemble is not continued.
   o.output = dir.path / "other.h5";
-  std::ofstream(dir.path / "other.h5.journal") << "normdyn.ensemble.journal/1\nsomething else";
-  refuses(o, "journal");
+  std::ofstream(dir.path / "other.h5.journal") << "normdyn.ensemble.\nsomething else";
+  refuses(o, "journal of another ensemble");
+  // Nor one of an older format.
+  std::ofstream(dir.path / "other.h5.journal") << "normdyn.ensemble.journal/3\nsomething else";
+  refuses(o, "another version of normdyn (normdyn.ensemble.journal/3");
   o.force = true;  // ... unless asked to start over
   o.threads = 2;
   BOOST_CHECK(run_ensemble(spec, o).status == RunStatus::ok);

@@ -155,6 +155,9 @@ struct EnsembleOutcome {
   std::string message;
   std::size_t resumed = 0, integrated = 0;
   std::size_t read_back = 0;  // members read back from the existing output (extended or returned)
+  // Journal records dropped because their payload did not match its digest (damaged on disk):
+  // their members were integrated again. The message says so.
+  std::size_t journal_damaged = 0;
   bool unchanged = false;     // the output already held this ensemble: returned, not rewritten
   std::vector<std::size_t> per_process;  // rank 0 of an MPI launch: members integrated by each process
   double seconds = 0.0;
