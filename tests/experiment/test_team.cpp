@@ -10,23 +10,15 @@
 #include <string>
 #include <thread>
 
+#include "mpi_session.hpp"
 #include "normdyn/experiment/team.hpp"
 
 using namespace normdyn;
 
 namespace {
 
-Team* g_team = nullptr;
-
-struct MpiSession {
-  MpiSession() {
-    auto& suite = boost::unit_test::framework::master_test_suite();
-    static int argc = suite.argc;
-    static char** argv = suite.argv;
-    g_team = new Team(argc, argv);
-  }
-  ~MpiSession() { delete g_team; }
-};
+using test::g_team;
+using test::MpiSession;
 BOOST_TEST_GLOBAL_FIXTURE(MpiSession);
 
 // Far above the shared-memory eager limit (4 KiB), where a blocking send waits for the receiver.

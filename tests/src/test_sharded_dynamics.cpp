@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "mpi_session.hpp"
 #include "normdyn/experiment/team.hpp"
 #include "normdyn/sharded_dynamics.hpp"
 #include "normdyn/solvers/integrator.hpp"
@@ -21,18 +22,8 @@ using namespace normdyn;
 
 namespace {
 
-Team* g_team = nullptr;
-
-struct MpiSession {
-  MpiSession() {
-    auto& suite = boost::unit_test::framework::master_test_suite();
-    static int argc = suite.argc;
-    static char** argv = suite.argv;
-    g_team = new Team(argc, argv);
-    BOOST_TEST_MESSAGE("rank " << g_team->rank() << " of " << g_team->size());
-  }
-  ~MpiSession() { delete g_team; }
-};
+using test::g_team;
+using test::MpiSession;
 BOOST_TEST_GLOBAL_FIXTURE(MpiSession);
 
 std::vector<double> state_of(const Tokens& t) {
