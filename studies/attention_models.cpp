@@ -12,9 +12,15 @@
 //   flow of E = sum_h sum_jk e^{beta <Q_h x_j, K_h x_k>} (dE/dt = 2 beta Z sum_j |P_j U_j|^2 with
 //   the common normalizer Z = n), so E never decreases. With the softmax, each head's normalizer
 //   differs by row and head and the argument fails: no row claims it.
+// * Sinkhorn attention (Sander, Ablin, Blondel and Peyre 2022), V = I, Post-LN: tokens in an open
+//   hemisphere {<w, x> > 0} stay there and collapse to one point. For the token i with the least
+//   <w, x_i> = m > 0, d<w, x_i>/dt = speed * sum_j A_ij (<w, x_j> - <x_i, x_j> m) >= 0 for any
+//   positive weights A_ij, so m never decreases (the hemisphere argument of Geshkovski, Letrouit,
+//   Polyanskiy and Rigollet for the softmax needs nothing else).
 #include <cmath>
 #include <limits>
 
+#include "normdyn/attention/normalizers/sinkhorn.hpp"
 #include "normdyn/init.hpp"
 #include "normdyn/studies/equiangular.hpp"
 #include "reproduce_studies.hpp"
@@ -33,6 +39,10 @@ constexpr double kRateTolerance = 1e-3;
 constexpr double kCausalTolerance = 1e-6;
 // Round-off and the integrator's error (rtol 1e-11) leave E's increments above this relative size.
 constexpr double kEnergyTolerance = 1e-9;
+// The hemisphere's least <w, x_i> may fall by the integrator's error (rtol 1e-11) between frames.
+constexpr double kHemisphereTolerance = 1e-10;
+// Collapsed at the horizon: every token within this distance of the mean direction.
+constexpr double kCollapseTolerance = 1e-6;
 
 }  // namespace
 
@@ -130,6 +140,44 @@ void attention_models(Builder& b) {
                     : "the run ended with status " + std::string(to_string(run.status)),
            "<= 0 (non-decreasing)", "largest relative decrease <= " + num(kEnergyTolerance),
            complete && worst <= kEnergyTolerance ? "holds" : "fails"});
+  });
+
+  b.study("Sinkhorn attention: hemisphere clustering", [&] {
+    const Index tokens = 16, dim = 3;
+    const double t_end = 40.0;
+    const std::vector<double> times = linear_times(t_end, 80);
+    DynamicsSpec spec = dynamics_spec(PostLN{}, 1.0, o.threads);
+    spec.attention.normalizer = Sinkhorn{};
+    for (const std::uint64_t seed : {1u, 2u}) {
+      // Every pairwise cosine at least 0.5: the hemisphere about w = x_1(0) holds every token.
+      const Tokens start = cap_tokens(tokens, dim, 1.0, 0.5, seed);
+      const Eigen::RowVectorXd w = start.theta.row(0);
+      const ParticleRun run = run_particles(engine, spec, QkvSource::identity(), start, times, 1e-11, 1e-13);
+      const bool complete = run.status == RunStatus::ok && run.frames.size() == times.size();
+      double least_start = 0.0, fall = -std::numeric_limits<double>::infinity(), spread = 0.0;
+      if (complete) {
+        least_start = (start.theta * w.transpose()).minCoeff();
+        double previous = least_start;
+        for (const Tokens& f : run.frames) {
+          const double least = (f.theta * w.transpose()).minCoeff();
+          fall = std::max(fall, previous - least);
+          previous = least;
+        }
+        const Eigen::RowVectorXd mean = run.frames.back().theta.colwise().mean().normalized();
+        spread = (run.frames.back().theta.rowwise() - mean).rowwise().norm().maxCoeff();
+      }
+      b.row({"attention-sinkhorn-hemisphere-seed" + std::to_string(seed),
+             "Sinkhorn attention (doubly stochastic weights), V = I: tokens in an open hemisphere about w collapse to "
+             "one point, and min_i <w, x_i> never decreases (Post-LN, Q = K = V = I, n = 16, d = 3, beta = 1)",
+             "normdyn run with model.scheme = \"post\", model.n = 16, model.d = 3, model.beta = 1, "
+             "attention.normalizer = \"sinkhorn\", init.kind = \"cap\", init.delta = 0.5, init.seed = " +
+                 std::to_string(seed) + ", solver.t_end = 40, output.samples = 80, solver.rtol = 1e-11; w = x_1(0)",
+             complete ? "min_i <w, x_i> went from " + num(least_start, 4) + " and fell by at most " + num(fall, 3) +
+                            " between frames; at t = 40 every token within " + num(spread, 3) + " of the mean direction"
+                      : "the run ended with status " + std::string(to_string(run.status)),
+             "0 and 0", "fall <= " + num(kHemisphereTolerance) + ", collapse <= " + num(kCollapseTolerance) + " at t = 40",
+             complete && fall <= kHemisphereTolerance && spread <= kCollapseTolerance ? "holds" : "fails"});
+    }
   });
 
   b.study("causal attention with V = I", [&] {

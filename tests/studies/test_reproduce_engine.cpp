@@ -197,7 +197,7 @@ BOOST_AUTO_TEST_CASE(post_ln_rate_9_percent_is_caught) {
 BOOST_AUTO_TEST_CASE(attention_models_hold_and_catch_a_wrong_rate) {
   const std::vector<std::string> group{"attention-models"};
   const Verdicts& good = reference(group, true);
-  BOOST_TEST(good.size() == 9u);
+  BOOST_TEST(good.size() == 11u);
   for (const auto& [id, verdict] : good) BOOST_TEST(verdict == "holds", id << ": " << verdict);
   const std::set<std::string> rows = caught(post_ln_rate_9_percent(), group);
   for (const char* id : {"attention-equiangular-softmax-rho0", "attention-equiangular-softmax-rho0.3",
