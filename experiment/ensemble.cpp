@@ -330,13 +330,14 @@ class Journal {
                                         force_name + " to start over)");
     if (std::filesystem::exists(path_, ec)) {
       std::vector<char> bytes = read_all();
-      const std::string_view format(kJournalFormat);
-      if (bytes.size() >= sizeof kJournalMagic - 1 && std::string_view(bytes.data(), format.size()) == format &&
-          std::memcmp(bytes.data(), kJournalMagic, sizeof kJournalMagic - 1) != 0)
+      // The first line names the format: another one is another normdyn's, not another ensemble's.
+      const std::string_view text(bytes.data(), bytes.size()), magic(kJournalMagic);
+      const std::string_view line = text.substr(0, text.find('\n'));
+      if (line.starts_with(kJournalFormat) && line != magic.substr(0, magic.size() - 1))
         throw InputError(output_name, path_.string() + " is a journal of another version of normdyn (" +
-                                          std::string(bytes.data(), bytes.data() + sizeof kJournalMagic - 2) +
-                                          ", this one writes " + std::string(kJournalMagic, sizeof kJournalMagic - 2) +
-                                          "); use " + force_name + " to start over");
+                                          std::string(line) + ", this one writes " +
+                                          std::string(magic.substr(0, magic.size() - 1)) + "); use " + force_name +
+                                          " to start over");
       if (bytes.size() < header.size() || std::memcmp(bytes.data(), header.data(), header.size()) != 0)
         throw InputError(output_name, path_.string() + " is the journal of another ensemble (or not a journal); use " +
                                           force_name + " to start over");

@@ -40,7 +40,7 @@ bool launched_by_mpi() {
 #if NORMDYN_WITH_MPI
 // When Open MPI's launcher put every process on this machine, its own shared-memory transport (pml
 // ob1 over btl vader) carries the messages whatever is chosen, and choosing it skips the probing of
-// network transports (UCX) at MPI_Init: a fifth of a second of every launch, 0.46 s -> 0.27 s for
+// network transports (UCX) at MPI_Init: a fifth of a second of every launch, 0.46 s -> 0.24 s for
 // `mpirun -n 2 normdyn --version`. A pml chosen in the environment (`mpirun --mca pml ...`,
 // OMPI_MCA_pml) is kept.
 void prefer_shared_memory_on_one_machine() {

@@ -27,6 +27,16 @@ using namespace normdyn;
 
 namespace {
 
+// The journal's record markers (experiment/ensemble.cpp): a member's, a group's statistics'.
+constexpr std::uint64_t kMemberMark = 0x4e44454e53524543ULL, kGroupMark = 0x4e4447524f555053ULL;
+
+std::string bytes_of(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string mark_bytes(std::uint64_t mark) { return std::string(reinterpret_cast<const char*>(&mark), sizeof mark); }
+
 struct TempDir {
   fs::path path;
   TempDir() {
@@ -212,9 +222,8 @@ BOOST_AUTO_TEST_CASE(an_interrupted_ensemble_resumes_to_the_same_file) {
 
 // Occurrences of a record marker (each record carries two) in the journal's bytes.
 std::size_t marks(const fs::path& journal, std::uint64_t mark) {
-  std::ifstream in(journal, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string m(reinterpret_cast<const char*>(&mark), sizeof mark);
+  const std::string bytes = bytes_of(journal);
+  const std::string m = mark_bytes(mark);
   std::size_t count = 0;
   for (std::size_t at = bytes.find(m); at != std::string::npos; at = bytes.find(m, at + 1)) ++count;
   return count;
@@ -229,9 +238,8 @@ BOOST_AUTO_TEST_CASE(complete_groups_replace_their_members_in_the_journal) {
   o.journal_rewrite_bytes = 0;
   auto [whole, first, p] = interrupted_after(dir, spec, o, 4);
   const fs::path journal = dir.path / "parts.h5.journal";
-  constexpr std::uint64_t kMember = 0x4e44454e53524543ULL, kGroup = 0x4e4447524f555053ULL;
-  BOOST_CHECK_EQUAL(marks(journal, kGroup), 2 * (first.integrated / 3));
-  BOOST_CHECK_EQUAL(marks(journal, kMember), 2 * (first.integrated % 3));
+  BOOST_CHECK_EQUAL(marks(journal, kGroupMark), 2 * (first.integrated / 3));
+  BOOST_CHECK_EQUAL(marks(journal, kMemberMark), 2 * (first.integrated % 3));
   BOOST_CHECK(!fs::exists(dir.path / "parts.h5.journal.tmp"));
 
   const EnsembleOutcome second = run_ensemble(spec, p);
@@ -254,16 +262,10 @@ BOOST_AUTO_TEST_CASE(a_record_damaged_on_disk_is_dropped_and_its_member_integrat
   // t_reached (point, status, t_reached, ...) or of a group's second pair fraction (group, pair
   // fractions, ...). The record stays framed whole; only the digest tells that its figures are wrong.
   const fs::path journal = dir.path / "parts.h5.journal";
-  std::string bytes;
-  {
-    std::ifstream in(journal, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  constexpr std::uint64_t kMember = 0x4e44454e53524543ULL, kGroup = 0x4e4447524f555053ULL;
-  const std::size_t at = std::min(bytes.find(std::string(reinterpret_cast<const char*>(&kMember), sizeof kMember)),
-                                  bytes.find(std::string(reinterpret_cast<const char*>(&kGroup), sizeof kGroup)));
+  std::string bytes = bytes_of(journal);
+  const std::size_t at = std::min(bytes.find(mark_bytes(kMemberMark)), bytes.find(mark_bytes(kGroupMark)));
   BOOST_REQUIRE(at != std::string::npos);
-  bytes[at + 2 * sizeof kMember + 16] ^= 1;
+  bytes[at + 2 * sizeof kMemberMark + 16] ^= 1;
   std::ofstream(journal, std::ios::binary | std::ios::trunc) << bytes;
 
   const EnsembleOutcome second = run_ensemble(spec, p);
@@ -366,10 +368,6 @@ BOOST_AUTO_TEST_CASE(the_output_replaces_only_regular_files_and_takes_the_writer
 // trajectory, is refused; force starts over.
 BOOST_AUTO_TEST_CASE(an_existing_output_is_returned_or_extended_never_overwritten) {
   TempDir dir;
-  auto bytes_of = [](const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
   auto refused = [](const SweepSpec& spec, const EnsembleOptions& o, const std::string& says) {
     try {
       run_ensemble(spec, o);

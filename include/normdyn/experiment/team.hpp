@@ -12,7 +12,7 @@
 // while their child processes compute, and an ensemble's exchanging thread shares its core with a
 // worker, so they poll (try_receive) and sleep between polls instead, and sends return at once: a
 // blocking send of a message above the shared-memory eager limit (4 KiB, an ensemble member's
-// record) spins until the peer's next poll, and took a third of the core of the process sending
+// record) spins until the peer's next poll, and took a quarter of the core of the process sending
 // records under `mpirun -n 2 normdyn ensemble`.
 #include <cstdint>
 #include <list>
