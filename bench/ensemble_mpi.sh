@@ -2,7 +2,9 @@
 # `mpirun -n 2 normdyn ensemble` against one process with 2 threads, side by side (alternately, the
 # same machine load), on the phase-diagram workload (Post-LN, n = 32, d = 2, t = 30, 200
 # checkpoints, dopri5 rtol 1e-6 / atol 1e-8; 6 values of beta x SEEDS seeds). Prints each run's wall
-# time (the launcher included) and the members each process integrated, then the median ratio.
+# time (the launcher included), the members each process integrated and the launch alone (`mpirun -n 2
+# normdyn --version`: Open MPI's start and MPI_Init/MPI_Finalize, a fixed cost no work can shorten),
+# then the median ratios with and without that launch.
 #
 #   bench/ensemble_mpi.sh [REPS] [SEEDS] [BINARY]     (defaults: 5, 512, build/app/normdyn)
 set -eu
@@ -23,12 +25,16 @@ i=0
 while [ $i -lt "$reps" ]; do
   /usr/bin/time -f "%e" -o "$dir/t1" "$bin" ensemble "$dir/sweep.toml" -o "$dir/one.h5" --force -q --threads 2
   /usr/bin/time -f "%e" -o "$dir/t2" $launcher "$bin" ensemble "$dir/sweep.toml" -o "$dir/two.h5" --force 2> "$dir/err"
+  /usr/bin/time -f "%e" -o "$dir/t0" $launcher "$bin" --version > /dev/null
   split=$(sed -n 's/.*integrated per process: \([0-9 ]*\)).*/\1/p' "$dir/err")
-  echo "$(cat "$dir/t1") $(cat "$dir/t2")" >> "$dir/times"
-  printf 'run %d: one process, 2 threads %6.2f s   mpirun -n 2 %6.2f s (members per process: %s)\n' \
-    $((i + 1)) "$(cat "$dir/t1")" "$(cat "$dir/t2")" "$split"
+  echo "$(cat "$dir/t1") $(cat "$dir/t2") $(cat "$dir/t0")" >> "$dir/times"
+  printf 'run %d: one process, 2 threads %6.2f s   mpirun -n 2 %6.2f s (members per process: %s; launch alone %.2f s)\n' \
+    $((i + 1)) "$(cat "$dir/t1")" "$(cat "$dir/t2")" "$split" "$(cat "$dir/t0")"
   i=$((i + 1))
 done
-awk '{ print $2 / $1 }' "$dir/times" | sort -g | awk '{ r[NR] = $1 } END {
-  printf "mpirun -n 2 / one process with 2 threads: median %.2f (min %.2f, max %.2f) over %d runs\n",
-         r[int((NR + 1) / 2)], r[1], r[NR], NR }'
+ratios() {
+  sort -g | awk -v what="$1" '{ r[NR] = $1 } END {
+    printf "%s: median %.2f (min %.2f, max %.2f) over %d runs\n", what, r[int((NR + 1) / 2)], r[1], r[NR], NR }'
+}
+awk '{ print $2 / $1 }' "$dir/times" | ratios "mpirun -n 2 / one process with 2 threads"
+awk '{ print ($2 - $3) / $1 }' "$dir/times" | ratios "the same, without the launch alone"

@@ -25,6 +25,7 @@ void continuum_depth(Builder& b);       // continuum.cpp
 void continuum_mean_field(Builder& b);  // continuum.cpp
 void continuum_grid(Builder& b);        // continuum.cpp
 void attention_models(Builder& b);      // attention_models.cpp
+void long_context(Builder& b);          // long_context.cpp
 void noise(Builder& b);                 // noise.cpp
 void terms(Builder& b);                 // terms.cpp
 
@@ -52,6 +53,7 @@ inline constexpr StudyEntry kReproductionStudies[] = {
     {"continuum-mean-field", false, continuum_mean_field},
     {"continuum-grid", false, continuum_grid},
     {"attention-models", true, attention_models},
+    {"long-context", true, long_context},
     {"noise", true, noise},
     {"terms", true, terms},
 };

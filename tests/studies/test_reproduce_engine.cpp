@@ -206,6 +206,20 @@ BOOST_AUTO_TEST_CASE(attention_models_hold_and_catch_a_wrong_rate) {
     BOOST_TEST(rows.count(id) == 1u, id);
 }
 
+// One Pre-LN layer at long context: every row holds on the library's engine, and a doubled radial
+// rate (which the rows read back as the attention output's component along the token) fails the
+// closed form at finite n.
+BOOST_AUTO_TEST_CASE(long_context_rows_hold_and_catch_a_doubled_radial_rate) {
+  const std::vector<std::string> group{"long-context"};
+  const Verdicts& good = reference(group, true);
+  BOOST_TEST(good.size() == 14u);
+  for (const auto& [id, verdict] : good) BOOST_TEST(verdict == "holds", id << ": " << verdict);
+  const std::set<std::string> rows = caught(radial_rate_doubled(), group);
+  for (const char* id : {"long-context-finite-n-rho0.5", "long-context-finite-n-rho0.2", "long-context-attention-rho0.5-critical",
+                         "long-context-layer-rho0.2-sub"})
+    BOOST_TEST(rows.count(id) == 1u, id);
+}
+
 // The stochastic flows: every row holds on the library's engine (the weak-order fits may be
 // inconclusive only if their Monte Carlo error grows), and a noise 10 % too strong fails the
 // Brownian rows and the antipodal exponent of two tokens under common noise.
