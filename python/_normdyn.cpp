@@ -427,6 +427,9 @@ PYBIND11_MODULE(_core, m) {
         "the processes of this launch (1 without an MPI launcher); starts MPI under one");
   m.def("needs_recovery", [](const std::string& path) { return needs_recovery(path); },
         "whether a writer killed outside SWMR mode left `path` unreadable until a resume recovers it");
+  m.def("limit_swmr_read_attempts",
+        [](const std::string& path, std::int64_t file_access_list) { return limit_swmr_read_attempts(path, file_access_list); },
+        "with no live writer of `path`, few metadata read attempts on h5py's file-access list (its id)");
   bind_analysis(m);
   m.def("config_reference", &reference);
   m.def("resolve_config", [](const std::string& toml_text, const std::string& source,

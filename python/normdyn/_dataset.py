@@ -148,7 +148,14 @@ class _H5File:
             # to be reported instead of failing at once.
             self.file = h5py.File(self.path, "r")
         except OSError:
-            self.file = h5py.File(self.path, "r", swmr=True)
+            # Flagged as being written: a SWMR reader. With no live writer (a killed one's file),
+            # a metadata read that fails its checksum is damage, not a half-written block, and the
+            # attempts are limited as the command line's readers limit them.
+            from . import _core
+            fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+            _core.limit_swmr_read_attempts(self.path, fapl.id)
+            fid = h5py.h5f.open(os.fsencode(self.path), h5py.h5f.ACC_RDONLY | h5py.h5f.ACC_SWMR_READ, fapl=fapl)
+            self.file = h5py.File(fid)
 
     def __getitem__(self, name):
         return self.file[name]

@@ -174,6 +174,12 @@ void Handle::reset() noexcept {
   id_ = -1;
 }
 
+void set_metadata_read_attempts(std::int64_t file_access_list, unsigned attempts) {
+  static_assert(sizeof(hid_t) == sizeof(std::int64_t));
+  check_status(H5Pset_metadata_read_attempts(static_cast<hid_t>(file_access_list), attempts),
+               "H5Pset_metadata_read_attempts", "a file-access property list");
+}
+
 void silence_error_stack() {
   static std::once_flag once;
   std::call_once(once, [] {

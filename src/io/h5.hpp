@@ -204,4 +204,8 @@ class File : public Group {
 // Silences HDF5's automatic error stack printing (errors become exceptions instead).
 void silence_error_stack();
 
+// Sets the metadata read attempts of a SWMR reader on a file-access property list made by another
+// user of this process's HDF5 library (h5py's, through the Python package); its id as hid_t.
+void set_metadata_read_attempts(std::int64_t file_access_list, unsigned attempts);
+
 }  // namespace normdyn::h5

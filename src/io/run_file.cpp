@@ -842,6 +842,12 @@ bool needs_recovery(const std::filesystem::path& path) {
   return left_by_a_killed_plain_session(path) && !WriterLock::held(path);
 }
 
+bool limit_swmr_read_attempts(const std::filesystem::path& path, std::int64_t file_access_list) {
+  if (WriterLock::held(path)) return false;
+  h5::set_metadata_read_attempts(file_access_list, kReadAttemptsWithoutWriter);
+  return true;
+}
+
 bool recover_killed_session(const std::filesystem::path& path) {
   if (!left_by_a_killed_plain_session(path)) return false;
   const auto lock = WriterLock::try_acquire(path);

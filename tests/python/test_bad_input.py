@@ -89,3 +89,31 @@ def test_a_damaged_object_header_fails_at_once(tmp_path):
         normdyn.load(damaged)
     cli = run_cli("analyze", damaged, "-q", "--no-write", check=False)
     assert cli.returncode == 3, cli.stderr
+
+
+def test_a_damaged_file_left_by_a_killed_writer_fails_at_once(tmp_path):
+    """A file flagged as being written by a SWMR writer that no longer lives is read by a SWMR reader;
+    a metadata block failing its checksum there is damage, and load says so within seconds instead of
+    retrying it a hundred times with doubling sleeps."""
+    import subprocess
+    import sys
+    import h5py
+    run = tmp_path / "r.h5"
+    normdyn.run({"model": {"n": 8, "d": 3}, "solver": {"t_end": 2.0}, "output": {"samples": 11}}, output=run)
+    with h5py.File(run, "r") as f:
+        header = h5py.h5o.get_info(f["parameters"].id).addr
+    # A writer in SWMR mode that dies: the file keeps the write and SWMR flags.
+    died = subprocess.run([sys.executable, "-c", f"import h5py, os; f = h5py.File({str(run)!r}, 'r+', libver='latest'); "
+                           "f.swmr_mode = True; f.flush(); os._exit(9)"], timeout=60)
+    assert died.returncode == 9
+    with pytest.raises(OSError):
+        h5py.File(run, "r")  # a plain reader cannot open it
+    assert normdyn.load(run).sizes["token"] == 8  # undamaged, it loads
+    data = bytearray(run.read_bytes())
+    data[header + 40] ^= 0x01  # inside /parameters' object header, under its checksum
+    damaged = tmp_path / "damaged.h5"
+    damaged.write_bytes(bytes(data))
+    child = subprocess.run([sys.executable, "-c", f"import normdyn; normdyn.load({str(damaged)!r})"], capture_output=True,
+                           text=True, timeout=120)
+    assert child.returncode != 0
+    assert "damaged run file" in child.stderr.splitlines()[-1], child.stderr
