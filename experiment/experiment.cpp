@@ -303,7 +303,11 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
   }
   config.output.path = path;
   if (threads) config.solver.threads = *threads;
-  if (options.size_check) check_resources(config, path, false);
+  if (options.size_check) {
+    std::error_code ec;
+    const auto existing = std::filesystem::file_size(path, ec);
+    check_resources(config, path, true, ec ? 0.0 : static_cast<double>(existing));
+  }
   if (config.model.kind == ModelKind::meanfield) return resume_meanfield(path, config, options);
   AttentionDynamics dynamics = make_dynamics(config);
   // A run killed before its first flush has no checkpoint: it starts over from its initial state.

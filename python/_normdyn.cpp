@@ -425,8 +425,17 @@ PYBIND11_MODULE(_core, m) {
         py::arg("tokens") = py::none());
   m.def("processes", [] { return process_team().size(); },
         "the processes of this launch (1 without an MPI launcher); starts MPI under one");
-  m.def("needs_recovery", [](const std::string& path) { return needs_recovery(path); },
-        "whether a writer killed outside SWMR mode left `path` unreadable until a resume recovers it");
+  m.def("needs_recovery",
+        [](const std::string& path) {
+          switch (recovery_needed(path)) {
+            case Recovery::killed_plain_session: return std::string("killed_plain_session");
+            case Recovery::failed_write: return std::string("failed_write");
+            case Recovery::none: break;
+          }
+          return std::string();
+        },
+        "why `path` is unreadable until a resume recovers it (\"\" if it is not): \"killed_plain_session\" or "
+        "\"failed_write\"");
   m.def("limit_swmr_read_attempts",
         [](const std::string& path, std::int64_t file_access_list) { return limit_swmr_read_attempts(path, file_access_list); },
         "with no live writer of `path`, few metadata read attempts on h5py's file-access list (its id)");

@@ -87,7 +87,7 @@ ResourceEstimate estimate_resources(const RunConfig& c) {
   return e;
 }
 
-ResourceLimits resource_limits(const std::filesystem::path& output) {
+ResourceLimits resource_limits(const std::filesystem::path& output, double existing_bytes) {
   ResourceLimits l;
   const double pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES)), page = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
   l.memory_bytes = pages > 0 && page > 0 ? pages * page : INFINITY;
@@ -106,8 +106,8 @@ ResourceLimits resource_limits(const std::filesystem::path& output) {
   struct statvfs fs {};
   l.disk_free_bytes = INFINITY;
   if (::statvfs(dir.c_str(), &fs) == 0) {
-    l.disk_free_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
-    l.disk_source = "free on " + dir.string();
+    l.disk_free_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize) + existing_bytes;
+    l.disk_source = "free on " + dir.string() + (existing_bytes > 0 ? " (with the file's own)" : "");
   }
   if (::getrlimit(RLIMIT_FSIZE, &r) == 0 && r.rlim_cur != RLIM_INFINITY && static_cast<double>(r.rlim_cur) < l.disk_free_bytes) {
     l.disk_free_bytes = static_cast<double>(r.rlim_cur);
@@ -116,9 +116,9 @@ ResourceLimits resource_limits(const std::filesystem::path& output) {
   return l;
 }
 
-void check_resources(const RunConfig& config, const std::filesystem::path& output, bool disk) {
+void check_resources(const RunConfig& config, const std::filesystem::path& output, bool disk, double existing_bytes) {
   const ResourceEstimate e = estimate_resources(config);
-  const ResourceLimits l = resource_limits(output);
+  const ResourceLimits l = resource_limits(output, existing_bytes);
   if (e.memory_bytes > l.memory_bytes)
     throw InputError(e.memory_key, "the run needs about " + bytes_text(e.memory_bytes) + " of memory, more than the " +
                                        bytes_text(l.memory_bytes) + " of " + l.memory_source +
@@ -126,7 +126,8 @@ void check_resources(const RunConfig& config, const std::filesystem::path& outpu
   if (disk && e.disk_bytes > l.disk_free_bytes)
     throw InputError(e.disk_key, "the run file would grow to about " + bytes_text(e.disk_bytes) + ", more than the " +
                                      bytes_text(l.disk_free_bytes) + " " + l.disk_source +
-                                     "; write fewer frames, or pass --no-size-check to run anyway");
+                                     (existing_bytes > 0 ? "; make room, or pass --no-size-check to resume anyway"
+                                                         : "; write fewer frames, or pass --no-size-check to run anyway"));
 }
 
 }  // namespace normdyn

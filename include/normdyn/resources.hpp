@@ -27,12 +27,15 @@ struct ResourceLimits {
   std::string disk_source;
 };
 
-// The limits for a run file at `output` (its directory's file system).
-ResourceLimits resource_limits(const std::filesystem::path& output);
+// The limits for a run file at `output` (its directory's file system). `existing_bytes`: what the
+// file occupies already when it is written in place (a resume), free for it to grow into.
+ResourceLimits resource_limits(const std::filesystem::path& output, double existing_bytes = 0.0);
 
 // Throws InputError naming the key when the estimate exceeds the limits (the message says how much
 // is needed and available, and that --no-size-check overrides).
-// `disk`: also the run file's size (off for a resume, whose file exists already).
-void check_resources(const RunConfig& config, const std::filesystem::path& output, bool disk = true);
+// `disk`: also the run file's size. A resume checks the final size of the file it extends in place
+// (`existing_bytes`, its size now): a write that fails part-way leaves HDF5's metadata half-written.
+void check_resources(const RunConfig& config, const std::filesystem::path& output, bool disk = true,
+                     double existing_bytes = 0.0);
 
 }  // namespace normdyn

@@ -233,7 +233,11 @@ def load(path):
         h5 = _H5File(path)
     except OSError as e:
         from . import _core
-        if _core.needs_recovery(path):
+        why = _core.needs_recovery(path)
+        if why == "failed_write":
+            raise OSError(f"{path}: its last write failed (the file ends before the end HDF5 recorded: a full disk or a"
+                          f" file-size limit); no process is writing it: normdyn.resume({path!r}) recovers it") from None
+        if why:
             raise OSError(f"{path}: left by a writer killed while it wrote outside SWMR mode (its summary, or the start"
                           f" of a resume); no process is writing it: normdyn.resume({path!r}) recovers it, unless the"
                           " session had begun its final writes") from None

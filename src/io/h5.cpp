@@ -768,12 +768,26 @@ File File::open(const std::filesystem::path& path, OpenMode mode, const OpenOpti
                  "H5Pset_metadata_read_attempts", path.string());
   if (!options.file_locking)
     check_status(H5Pset_file_locking(fapl.get(), false, true), "H5Pset_file_locking", path.string());
+  bool restore_end = false;
   if (mode == OpenMode::read_write_recover) {
-    // The property h5clear sets; registered in the file-access class, so settable by name.
+    // The properties h5clear sets; registered in the file-access class, so settable by name.
     hbool_t clear = 1;
     check_status(H5Pset(fapl.get(), "clear_status_flags", &clear), "H5Pset(clear_status_flags)", path.string());
+    const auto session = unfinished_session(path);
+    if (session && session->truncated) {
+      hbool_t skip = 1;
+      check_status(H5Pset(fapl.get(), "skip_eof_check", &skip), "H5Pset(skip_eof_check)", path.string());
+      restore_end = true;
+    }
   }
   const hid_t id = H5Fopen(path.c_str(), flags, fapl.get());
+  if (id >= 0 && restore_end) {
+    // As h5clear --increment=0: the end of file becomes the stored one again (the file is extended
+    // to it at close; what the failed writes did not write reads as zeros).
+    File f(Handle(id, Handle::Kind::file), "/");
+    check_status(H5Fincrement_filesize(id, 0), "H5Fincrement_filesize", path.string());
+    return f;
+  }
   if (id < 0) {
     if (mode != OpenMode::read_only && mode != OpenMode::swmr_read && H5Fis_hdf5(path.c_str()) > 0)
       throw IoError(path.string() + ": cannot open for writing (is it open in another program?)");
@@ -805,11 +819,26 @@ std::optional<File::SessionFlags> File::unfinished_session(const std::filesystem
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return std::nullopt;
   std::optional<SessionFlags> out;
+  // After the flags, with 8-byte offsets: the base address, the superblock extension's address and
+  // the end-of-file address, relative to the base (little-endian).
   for (std::uintmax_t offset = 0; offset + 12 <= size; offset = offset == 0 ? 512 : 2 * offset) {
-    unsigned char head[12] = {};
-    if (std::fseek(f, static_cast<long>(offset), SEEK_SET) != 0 || std::fread(head, 1, sizeof head, f) != sizeof head) break;
+    unsigned char head[36] = {};
+    if (std::fseek(f, static_cast<long>(offset), SEEK_SET) != 0) break;
+    const std::size_t got = std::fread(head, 1, sizeof head, f);
+    if (got < 12) break;
     if (std::memcmp(head, kSignature, sizeof kSignature) != 0) continue;
-    if (head[8] >= 3 && (head[11] & 0x05u) != 0) out = SessionFlags{(head[11] & 0x01u) != 0, (head[11] & 0x04u) != 0};
+    if (head[8] < 2) break;
+    const bool has_flags = head[8] >= 3;  // version 2 keeps the byte but not these flags
+    SessionFlags flags{has_flags && (head[11] & 0x01u) != 0, has_flags && (head[11] & 0x04u) != 0, false};
+    if (got == sizeof head && head[9] == 8) {
+      std::uint64_t base = 0, end = 0;
+      for (int i = 7; i >= 0; --i) {
+        base = (base << 8) | head[12 + i];
+        end = (end << 8) | head[28 + i];
+      }
+      flags.truncated = base <= size && end > size - base && end != ~std::uint64_t{0};
+    }
+    if (flags.write || flags.swmr_write || flags.truncated) out = flags;
     break;
   }
   std::fclose(f);

@@ -189,6 +189,9 @@ class File : public Group {
   // mode. Nothing for an older superblock, an unreadable file, or flags a closed session cleared.
   struct SessionFlags {
     bool write = false, swmr_write = false;
+    // The superblock's end of file lies beyond the file's last byte: a write that extended the
+    // file failed (disk full, a file-size limit) and HDF5 refuses the file until its end is restored.
+    bool truncated = false;
   };
   static std::optional<SessionFlags> unfinished_session(const std::filesystem::path& path);
 

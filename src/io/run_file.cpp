@@ -362,6 +362,13 @@ bool left_by_a_killed_plain_session(const std::filesystem::path& path) {
   return flags && flags->write && !flags->swmr_write;
 }
 
+// A write that extended the file failed (disk full, a file-size limit): the file ends before the
+// end its superblock records, and HDF5 opens it for no reader until the end is restored.
+bool left_short_by_a_failed_write(const std::filesystem::path& path) {
+  const auto flags = h5::File::unfinished_session(path);
+  return flags && flags->truncated;
+}
+
 h5::File open_for_reading(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
@@ -376,7 +383,11 @@ h5::File open_for_reading(const std::filesystem::path& path) {
     try {
       return h5::File::open(path, h5::OpenMode::swmr_read, options);
     } catch (const IoError& swmr) {
-      if (!live && left_by_a_killed_plain_session(path))  // needs_recovery(), its lock test done above
+      if (!live && left_short_by_a_failed_write(path))
+        throw IoError(path.string() + ": its last write failed (the file ends before the end HDF5 recorded: a full "
+                      "disk or a file-size limit); no process is writing it: normdyn run --resume " + path.string() +
+                      " recovers it");
+      if (!live && left_by_a_killed_plain_session(path))  // recovery_needed(), its lock test done above
         throw IoError(path.string() + ": left by a writer killed while it wrote outside SWMR mode (its summary, or the "
                       "start of a resume); no process is writing it: normdyn run --resume " + path.string() +
                       " recovers it, unless the session had begun its final writes");
@@ -838,8 +849,11 @@ RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config,
 
 
 
-bool needs_recovery(const std::filesystem::path& path) {
-  return left_by_a_killed_plain_session(path) && !WriterLock::held(path);
+Recovery recovery_needed(const std::filesystem::path& path) {
+  const Recovery why = left_short_by_a_failed_write(path)     ? Recovery::failed_write
+                       : left_by_a_killed_plain_session(path) ? Recovery::killed_plain_session
+                                                              : Recovery::none;
+  return why != Recovery::none && !WriterLock::held(path) ? why : Recovery::none;
 }
 
 bool limit_swmr_read_attempts(const std::filesystem::path& path, std::int64_t file_access_list) {
@@ -849,9 +863,10 @@ bool limit_swmr_read_attempts(const std::filesystem::path& path, std::int64_t fi
 }
 
 bool recover_killed_session(const std::filesystem::path& path) {
-  if (!left_by_a_killed_plain_session(path)) return false;
+  const auto unreadable = [&] { return left_by_a_killed_plain_session(path) || left_short_by_a_failed_write(path); };
+  if (!unreadable()) return false;
   const auto lock = WriterLock::try_acquire(path);
-  if (!lock || !left_by_a_killed_plain_session(path)) return false;  // a live writer's, or cleared meanwhile
+  if (!lock || !unreadable()) return false;  // a live writer's, or cleared meanwhile
   h5::File::open(path, h5::OpenMode::read_write_recover).close();  // clears the flags, as h5clear --status does
   return true;
 }

@@ -489,6 +489,60 @@ BOOST_AUTO_TEST_CASE(a_file_size_limit_is_a_clean_io_error) {
   BOOST_TEST(!contains(r.err, "unexpected"), r.err);
 }
 
+BOOST_AUTO_TEST_CASE(a_resume_cut_short_by_a_file_size_limit_is_recovered_by_the_next_resume) {
+  Scratch s;
+  // Long enough (10 000 fixed steps of n = 400, d = 8) that SIGINT arrives mid-run once frames are on
+  // disk (in the temporary file renamed at the end); every frame 25.6 kB, so the resume's frames
+  // outgrow the limit set below.
+  s.write("long.toml", R"([model]
+n = 400
+d = 8
+[init]
+kind = "uniform"
+seed = 3
+[solver]
+method = "rk4"
+dt = 0.002
+t_end = 20.0
+threads = 1
+[output]
+samples = 400
+flush_seconds = 0.05
+)");
+  const std::string bin = NORMDYN_BINARY;
+  const auto stopped = s.shell("(" + bin + " run long.toml -q -o r.h5 & pid=$!; for i in $(seq 1 1200); do "
+                                     "[ -s r.h5.normdyn.tmp ] && break; sleep 0.05; done; sleep 0.5; kill -INT $pid; wait $pid)");
+  BOOST_REQUIRE_MESSAGE(stopped.exit_code == 130 || stopped.exit_code == 0, stopped.err);
+  const auto size_kib = fs::file_size(s / "r.h5") / 1024;
+  BOOST_REQUIRE_MESSAGE(contains(stopped.err, "interrupted"), "the run ended before SIGINT: " + stopped.err);
+  const std::string before = bytes_of(s / "r.h5");
+  const std::string limit = "ulimit -f " + std::to_string(size_kib + 2048) + "; " + kBound + bin + " run --resume r.h5 -q";
+  // The final size is checked before the file is touched: a write failing in the resume's first,
+  // plain session would leave HDF5's metadata half-written.
+  const auto refused = s.shell(limit);
+  BOOST_TEST(refused.exit_code == 2, refused.err);
+  BOOST_TEST(contains(refused.err, "output.samples: the run file would grow to about"), refused.err);
+  BOOST_TEST(contains(refused.err, "(ulimit -f); make room, or pass --no-size-check to resume anyway"), refused.err);
+  BOOST_TEST((bytes_of(s / "r.h5") == before));
+  // Past the check, the frames' writes fail with EFBIG: the file ends before the end HDF5 recorded.
+  const auto failed = s.shell(limit + " --no-size-check");
+  BOOST_TEST(failed.exit_code == 3, failed.err);
+  BOOST_TEST(contains(failed.err, "File too large"), failed.err);
+  // Readers name the cause and the remedy instead of calling the file damaged.
+  const auto read = bounded(s, "analyze r.h5 -q --no-write");
+  BOOST_TEST(read.exit_code == 3, read.err);
+  BOOST_TEST(contains(read.err, "r.h5: its last write failed"), read.err);
+  BOOST_TEST(contains(read.err, "normdyn run --resume r.h5 recovers it"), read.err);
+  // Without the limit, the next resume restores the file's end and completes the run.
+  const auto resumed = s.shell(bin + " run --resume r.h5 -q");
+  BOOST_TEST(resumed.exit_code == 0, resumed.err);
+  const auto after = bounded(s, "analyze r.h5 -q --no-write");
+  BOOST_TEST(after.exit_code == 0, after.err);
+  RunReader reader(s / "r.h5");
+  BOOST_TEST(reader.summary()->status == RunStatus::ok);
+  BOOST_TEST(reader.frames() == 400u);
+}
+
 BOOST_AUTO_TEST_CASE(a_failed_write_never_crashes_at_exit) {
   Scratch s;
   s.write("small.toml", kSmall);

@@ -156,18 +156,21 @@ class RunWriter {
 void require_run_file(const std::filesystem::path& path, const std::string& flag);
 // Whether `path` is a regular file that holds a normdyn run (never throws).
 bool is_run_file(const std::filesystem::path& path);
-// Whether `path` was left unreadable by a writer killed outside SWMR mode (HDF5's write flag set
-// without the SWMR one, no live writer): no reader opens it until a resume recovers it.
-bool needs_recovery(const std::filesystem::path& path);
+// Why no reader opens `path` until a resume recovers it, with no live writer: a writer killed
+// outside SWMR mode (HDF5's write flag set without the SWMR one), or a write that extended the file
+// and failed (a full disk, a file-size limit: the file ends before the end HDF5 recorded).
+enum class Recovery { none, killed_plain_session, failed_write };
+Recovery recovery_needed(const std::filesystem::path& path);
 // For a SWMR reader of `path` outside this library (h5py, in the Python package): when no live
 // writer holds the file's lock, sets on its file-access property list (an hid_t of this process's
 // HDF5) the few metadata read attempts this library's readers use, so that a damaged file fails at
 // once instead of after HDF5's default of 100 attempts with doubling sleeps. True if it did.
 bool limit_swmr_read_attempts(const std::filesystem::path& path, std::int64_t file_access_list);
-// A run file left unreadable by a writer killed outside SWMR mode (HDF5's write flag set, no live
-// writer) is recovered under its writer lock: the flag is cleared, as h5clear does, so that
-// readers open it again. What the killed session had not closed is lost (the frames and the
-// checkpoint were closed before it began). True if it did; false for any other file.
+// A run file left unreadable (recovery_needed) is recovered under its writer lock, as h5clear does:
+// the write flag is cleared, and a file cut short by a failed write is extended to the end HDF5
+// recorded (what was not written reads as zeros; the resume rewrites the frames after the
+// checkpoint and checks the checkpoint). What a killed session had not closed is lost (the frames
+// and the checkpoint were closed before it began). True if it did; false for any other file.
 bool recover_killed_session(const std::filesystem::path& path);
 
 class RunReader {
