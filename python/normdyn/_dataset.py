@@ -236,7 +236,8 @@ def load(path):
         why = _core.needs_recovery(path)
         if why == "failed_write":
             raise OSError(f"{path}: its last write failed (the file ends before the end HDF5 recorded: a full disk or a"
-                          f" file-size limit); no process is writing it: normdyn.resume({path!r}) recovers it") from None
+                          f" file-size limit, or a truncated copy); no process is writing it: normdyn.resume({path!r})"
+                          " recovers it if the rest is intact") from None
         if why:
             raise OSError(f"{path}: left by a writer killed while it wrote outside SWMR mode (its summary, or the start"
                           f" of a resume); no process is writing it: normdyn.resume({path!r}) recovers it, unless the"

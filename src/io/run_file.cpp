@@ -385,8 +385,8 @@ h5::File open_for_reading(const std::filesystem::path& path) {
     } catch (const IoError& swmr) {
       if (!live && left_short_by_a_failed_write(path))
         throw IoError(path.string() + ": its last write failed (the file ends before the end HDF5 recorded: a full "
-                      "disk or a file-size limit); no process is writing it: normdyn run --resume " + path.string() +
-                      " recovers it");
+                      "disk or a file-size limit, or a truncated copy); no process is writing it: normdyn run --resume " +
+                      path.string() + " recovers it if the rest is intact");
       if (!live && left_by_a_killed_plain_session(path))  // recovery_needed(), its lock test done above
         throw IoError(path.string() + ": left by a writer killed while it wrote outside SWMR mode (its summary, or the "
                       "start of a resume); no process is writing it: normdyn run --resume " + path.string() +
@@ -867,7 +867,26 @@ bool recover_killed_session(const std::filesystem::path& path) {
   if (!unreadable()) return false;
   const auto lock = WriterLock::try_acquire(path);
   if (!lock || !unreadable()) return false;  // a live writer's, or cleared meanwhile
-  h5::File::open(path, h5::OpenMode::read_write_recover).close();  // clears the flags, as h5clear --status does
+  if (!left_short_by_a_failed_write(path)) {
+    h5::File::open(path, h5::OpenMode::read_write_recover).close();  // clears the flags, as h5clear --status does
+    return true;
+  }
+  // The end is restored on a copy, which must then read as a run file with its checkpoint before it
+  // replaces the file: a file cut short otherwise (a truncated copy) stays as it was.
+  try {
+    replace_file_atomically(
+        path,
+        [](const std::filesystem::path& staging) {
+          h5::File::open(staging, h5::OpenMode::read_write_recover).close();
+          const RunReader check(staging);
+          (void)check.frames();
+          (void)check.checkpoint();
+        },
+        true);
+  } catch (const IoError& e) {
+    throw IoError(path.string() + ": damaged run file: it ends before the end HDF5 recorded, and restoring that end "
+                  "does not make it readable (" + e.what() + ")");
+  }
   return true;
 }
 
