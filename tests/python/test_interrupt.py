@@ -93,3 +93,32 @@ def test_a_file_left_by_a_writer_killed_outside_swmr_mode_is_named_and_resumed(t
     whole = tmp_path / "whole.h5"
     normdyn.run(LONG_RUN, output=whole)
     assert differences(whole, out, skip_attrs=NOT_OF_THE_RUN) == []
+
+
+def test_a_file_cut_short_by_a_failed_resume_is_named_and_resumed(tmp_path):
+    """A resume whose frame writes fail on a file-size limit leaves a file that ends before the end
+    HDF5 recorded: load names the cause, and normdyn.resume restores the end and completes the run."""
+    import resource
+    import pytest
+    out = tmp_path / "short.h5"
+
+    def stop(event):
+        if event["frames"] > 3:
+            raise KeyboardInterrupt("stopped by the test")
+    with pytest.raises(KeyboardInterrupt):
+        normdyn.run(LONG_RUN, output=out, progress=stop)
+    limit = out.stat().st_size + 64 * 1024
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+    failed = subprocess.run([str(os.environ["NORMDYN_BINARY"]), "run", "--resume", str(out), "-q", "--no-size-check"],
+                            capture_output=True, text=True, preexec_fn=limited, timeout=120)
+    assert failed.returncode == 3 and "File too large" in failed.stderr, failed.stderr
+    with pytest.raises(OSError, match=r"its last write failed .*normdyn\.resume\("):
+        normdyn.load(out)
+    resumed = normdyn.resume(out)
+    assert resumed.attrs["status"] == "ok" and resumed.sizes["time"] == 401
+    resumed.close()
+    whole = tmp_path / "whole.h5"
+    normdyn.run(LONG_RUN, output=whole)
+    assert differences(whole, out, skip_attrs=NOT_OF_THE_RUN) == []
