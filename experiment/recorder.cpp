@@ -1,6 +1,9 @@
 #include "normdyn/experiment/recorder.hpp"
 
 #include <system_error>
+#include <string>
+
+#include "normdyn/errors.hpp"
 
 namespace normdyn {
 
@@ -16,8 +19,15 @@ RunFileRecorder::~RunFileRecorder() = default;
 
 std::unique_ptr<RunFileRecorder> RunFileRecorder::reopen(const std::filesystem::path& path,
                                                          const Provenance& provenance, ResumeState& state) {
-  return std::unique_ptr<RunFileRecorder>(
-      new RunFileRecorder(path, RunWriter::reopen_for_resume(path, provenance, state)));
+  try {
+    return std::unique_ptr<RunFileRecorder>(
+        new RunFileRecorder(path, RunWriter::reopen_for_resume(path, provenance, state)));
+  } catch (const IoError& e) {
+    // HDF5's errors name the object ("/summary"), not the file being resumed.
+    const std::string what = e.what();
+    if (what.rfind(path.string() + ":", 0) == 0) throw;
+    throw IoError(path.string() + ": cannot resume it: " + what);
+  }
 }
 
 void RunFileRecorder::begin(const RunLayout& layout) {
