@@ -38,6 +38,17 @@ CHILD = textwrap.dedent("""
 """)
 
 
+def stop_after_three_frames(out):
+    """LONG_RUN into `out`, stopped by a KeyboardInterrupt from its progress callback."""
+    import pytest
+
+    def stop(event):
+        if event["frames"] > 3:
+            raise KeyboardInterrupt("stopped by the test")
+    with pytest.raises(KeyboardInterrupt):
+        normdyn.run(LONG_RUN, output=out, progress=stop)
+
+
 def test_ctrl_c_raises_keyboard_interrupt_and_leaves_a_resumable_file(tmp_path):
     out = tmp_path / "long.h5"
     child = subprocess.Popen([sys.executable, "-c", CHILD, repr(LONG_RUN), str(out)], stdout=subprocess.PIPE,
@@ -76,12 +87,7 @@ def test_a_file_left_by_a_writer_killed_outside_swmr_mode_is_named_and_resumed(t
     normdyn.resume clears it and completes the run."""
     import pytest
     out = tmp_path / "stopped.h5"
-
-    def stop(event):
-        if event["frames"] > 3:
-            raise KeyboardInterrupt("stopped by the test")
-    with pytest.raises(KeyboardInterrupt):
-        normdyn.run(LONG_RUN, output=out, progress=stop)
+    stop_after_three_frames(out)
     # A plain session opens the file for writing (the flag is written at once) and its process dies.
     died = subprocess.run([sys.executable, "-c", f"import h5py, os; f = h5py.File({str(out)!r}, 'r+'); os._exit(9)"],
                           timeout=60)
@@ -102,12 +108,7 @@ def test_a_file_cut_short_by_a_failed_resume_is_named_and_resumed(tmp_path):
     import resource
     import pytest
     out = tmp_path / "short.h5"
-
-    def stop(event):
-        if event["frames"] > 3:
-            raise KeyboardInterrupt("stopped by the test")
-    with pytest.raises(KeyboardInterrupt):
-        normdyn.run(LONG_RUN, output=out, progress=stop)
+    stop_after_three_frames(out)
     limit = out.stat().st_size + 64 * 1024
 
     def limited():
