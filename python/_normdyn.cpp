@@ -425,7 +425,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("tokens") = py::none());
   m.def("processes", [] { return process_team().size(); },
         "the processes of this launch (1 without an MPI launcher); starts MPI under one");
-  m.def("needs_recovery",
+  m.def("recovery_needed",
         [](const std::string& path) {
           switch (recovery_needed(path)) {
             case Recovery::killed_plain_session: return std::string("killed_plain_session");

@@ -233,7 +233,7 @@ def load(path):
         h5 = _H5File(path)
     except OSError as e:
         from . import _core
-        why = _core.needs_recovery(path)
+        why = _core.recovery_needed(path)
         if why == "failed_write":
             raise OSError(f"{path}: its last write failed (the file ends before the end HDF5 recorded: a full disk or a"
                           f" file-size limit, or a truncated copy); no process is writing it: normdyn.resume({path!r})"

@@ -186,7 +186,9 @@ class File : public Group {
   static bool is_hdf5(const std::filesystem::path& path);
   // A writing session left unfinished (its process killed): the superblock's file consistency flags
   // (version 3 superblock) hold the write flag, with the SWMR flag if the session wrote in SWMR
-  // mode. Nothing for an older superblock, an unreadable file, or flags a closed session cleared.
+  // mode; or its last write failed and the file ends before the end the superblock (version 2 or
+  // 3) records. Nothing for an older superblock, an unreadable file, or a file a closed session left
+  // consistent.
   struct SessionFlags {
     bool write = false, swmr_write = false;
     // The superblock's end of file lies beyond the file's last byte: a write that extended the

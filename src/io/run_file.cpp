@@ -353,20 +353,19 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
 // doubling sleeps) took hours to say so.
 constexpr unsigned kReadAttemptsWithoutWriter = 2;
 
-// A writer killed in a session outside SWMR mode (writing the summary at the end of a run, or
-// preparing a resume) leaves HDF5's write flag set without the SWMR one: no reader opens the file,
-// SWMR or not, until the flag is cleared. What that session had not yet closed may be lost; the
-// frames and the checkpoint were closed before it began.
-bool left_by_a_killed_plain_session(const std::filesystem::path& path) {
+// Why no reader opens `path`, from one read of its superblock, whether or not a writer lives:
+// * failed_write: a write that extended the file failed (disk full, a file-size limit), so the
+//   file ends before the end its superblock records; HDF5 opens it for no reader until the end is
+//   restored (taken first: a cut-short file may also carry the write flag).
+// * killed_plain_session: a writer killed in a session outside SWMR mode (writing the summary at the
+//   end of a run, or preparing a resume) left HDF5's write flag without the SWMR one; no reader
+//   opens the file until the flag is cleared. What that session had not yet closed may be lost; the
+//   frames and the checkpoint were closed before it began.
+Recovery unreadable_because(const std::filesystem::path& path) {
   const auto flags = h5::File::unfinished_session(path);
-  return flags && flags->write && !flags->swmr_write;
-}
-
-// A write that extended the file failed (disk full, a file-size limit): the file ends before the
-// end its superblock records, and HDF5 opens it for no reader until the end is restored.
-bool left_short_by_a_failed_write(const std::filesystem::path& path) {
-  const auto flags = h5::File::unfinished_session(path);
-  return flags && flags->truncated;
+  if (!flags) return Recovery::none;
+  if (flags->truncated) return Recovery::failed_write;
+  return flags->write && !flags->swmr_write ? Recovery::killed_plain_session : Recovery::none;
 }
 
 h5::File open_for_reading(const std::filesystem::path& path) {
@@ -383,11 +382,12 @@ h5::File open_for_reading(const std::filesystem::path& path) {
     try {
       return h5::File::open(path, h5::OpenMode::swmr_read, options);
     } catch (const IoError& swmr) {
-      if (!live && left_short_by_a_failed_write(path))
+      const Recovery why = live ? Recovery::none : unreadable_because(path);  // recovery_needed()
+      if (why == Recovery::failed_write)
         throw IoError(path.string() + ": its last write failed (the file ends before the end HDF5 recorded: a full "
                       "disk or a file-size limit, or a truncated copy); no process is writing it: normdyn run --resume " +
                       path.string() + " recovers it if the rest is intact");
-      if (!live && left_by_a_killed_plain_session(path))  // recovery_needed(), its lock test done above
+      if (why == Recovery::killed_plain_session)
         throw IoError(path.string() + ": left by a writer killed while it wrote outside SWMR mode (its summary, or the "
                       "start of a resume); no process is writing it: normdyn run --resume " + path.string() +
                       " recovers it, unless the session had begun its final writes");
@@ -850,9 +850,7 @@ RunWriter::RunWriter(const std::filesystem::path& path, const RunConfig& config,
 
 
 Recovery recovery_needed(const std::filesystem::path& path) {
-  const Recovery why = left_short_by_a_failed_write(path)     ? Recovery::failed_write
-                       : left_by_a_killed_plain_session(path) ? Recovery::killed_plain_session
-                                                              : Recovery::none;
+  const Recovery why = unreadable_because(path);
   return why != Recovery::none && !WriterLock::held(path) ? why : Recovery::none;
 }
 
@@ -863,11 +861,12 @@ bool limit_swmr_read_attempts(const std::filesystem::path& path, std::int64_t fi
 }
 
 bool recover_killed_session(const std::filesystem::path& path) {
-  const auto unreadable = [&] { return left_by_a_killed_plain_session(path) || left_short_by_a_failed_write(path); };
-  if (!unreadable()) return false;
+  if (unreadable_because(path) == Recovery::none) return false;
   const auto lock = WriterLock::try_acquire(path);
-  if (!lock || !unreadable()) return false;  // a live writer's, or cleared meanwhile
-  if (!left_short_by_a_failed_write(path)) {
+  if (!lock) return false;  // a live writer's
+  const Recovery why = unreadable_because(path);  // under the lock: it may have been cleared meanwhile
+  if (why == Recovery::none) return false;
+  if (why == Recovery::killed_plain_session) {
     h5::File::open(path, h5::OpenMode::read_write_recover).close();  // clears the flags, as h5clear --status does
     return true;
   }
