@@ -14,6 +14,8 @@ namespace normdyn {
 RunFileSource::RunFileSource(const std::filesystem::path& path)
     : path_(path), reader_(path), config_(reader_.config()), particles_(reader_.has_particles()) {
   frames_ = std::min({reader_.frames(), reader_.times().size(), reader_.steps().size()});
+  // Nothing is analyzed from frames whose bytes changed since they were written.
+  (void)reader_.verify_frames(frames_);
 }
 
 std::vector<double> RunFileSource::times() const {

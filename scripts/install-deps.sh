@@ -17,7 +17,7 @@ build=(
   # numerical core
   libboost-dev libeigen3-dev libfftw3-dev librandom123-dev
   # I/O and configuration
-  libhdf5-dev hdf5-tools libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
+  libhdf5-dev zlib1g-dev hdf5-tools libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   # parallel (sweeps, sharded runs)
   libopenmpi-dev openmpi-bin
   # the Python package normdyn (python/): its bindings

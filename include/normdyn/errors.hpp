@@ -33,4 +33,10 @@ class IoError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A run file's frame whose bytes no longer match the checksum written with it.
+class FrameChecksumError : public IoError {
+ public:
+  using IoError::IoError;
+};
+
 }  // namespace normdyn

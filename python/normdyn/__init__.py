@@ -36,7 +36,7 @@ from . import _ensemble
 from ._analysis import analyze, analyze_options, observables, schemes
 
 __version__ = _core.__version__
-__all__ = ["run", "resume", "ensemble", "load", "load_sweep", "analyze", "observables", "analyze_options", "schemes",
+__all__ = ["run", "resume", "ensemble", "load", "verify", "load_sweep", "analyze", "observables", "analyze_options", "schemes",
            "config_reference", "to_toml"]
 
 
@@ -353,13 +353,39 @@ def resume(path, *, threads=None, progress=False):
     return _load(path)
 
 
-def load(path):
+def load(path, verify=True):
     """The Dataset of a run file (particles or mean field), read lazily: selecting frames or tokens
     reads only those. A file still being written is opened as a SWMR reader (call again to see new
     frames); a killed run's file loads with every flushed frame. The file stays open until
     ds.close() (or `with normdyn.load(path) as ds:`); close it before resuming or overwriting it
-    from the same process."""
+    from the same process.
+
+    verify: first check every frame against the file's checksums (one CRC-32 per frame), raising
+    OSError at the first frame whose bytes changed since they were written. This reads the file once;
+    verify=False skips it, to open a large archive without reading it (normdyn.verify checks later)."""
+    if verify:
+        _verify_before_load(path)
     return _load(path)
+
+
+def verify(path):
+    """Checks every complete frame of a run file against its checksums (the CRC-32 of each frame's
+    rows, /checksums/frames). Returns how many frames it checked, or None for a file written before
+    normdyn stored checksums; raises OSError naming the first frame that does not match."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    return _core.verify_frames(path)
+
+
+def _verify_before_load(path):
+    # Only a readable run file is checked here: load describes the others in its own words.
+    path = os.fspath(path)
+    if not os.path.isfile(path) or _core.recovery_needed(path):
+        return
+    mismatch = _core.frame_checksum_mismatch(path)
+    if mismatch:
+        raise OSError(mismatch)
 
 
 def load_sweep(directory):

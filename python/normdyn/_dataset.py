@@ -251,6 +251,12 @@ def load(path):
         raise OSError(f"{path}: damaged run file ({e})") from None
 
 
+def _checksummed(f):
+    """[frames with their checksum written], or [] for a file written before frame checksums: a frame
+    counts once its checksum is in the file, as for normdyn's own readers."""
+    return [f["checksums/frames"].shape[0]] if "checksums" in f and "frames" in f["checksums"] else []
+
+
 def _from_file(h5, path):
     """The Dataset of an open run file (load's body once the file is open)."""
     import h5py
@@ -277,7 +283,7 @@ def _from_file(h5, path):
         tokens = f["particles/tokens"]
         lengths = [tokens["direction/time"].shape[0], tokens["direction/value"].shape[0],
                    tokens["radius/value"].shape[0]]
-        frames = min(lengths)
+        frames = min(lengths + _checksummed(f))
         time = tokens["direction/time"][:frames]
         step = tokens["direction/step"][:frames]
         observables = []
@@ -331,7 +337,7 @@ def _from_file(h5, path):
         else:
             order = [_text(x) for x in order]
         fields = []
-        frames = min(group[name]["time"].shape[0] for name in order)
+        frames = min([group[name]["time"].shape[0] for name in order] + _checksummed(f))
         first = group[order[0]]
         for name in order:
             g = group[name]

@@ -16,6 +16,7 @@
 #include <map>
 
 #include "io/feedforward_weights.hpp"
+#include "io/frame_checksums.hpp"
 #include "io/h5.hpp"
 #include "io/h5md.hpp"
 #include "toml_text.hpp"
@@ -144,6 +145,7 @@ void write_h5md_metadata(h5::File& file, const RunConfig& config) {
 // cost ~20 µs each (nine datasets per frame) and grew HDF5's internal bookkeeping. Buffering does
 // not change what survives a crash, since only flushed frames are durable anyway.
 struct Element {
+  std::string group;  // its path in the file
   h5::Dataset value, time, step;
   std::vector<double> pending_values, pending_times;
   std::vector<std::int64_t> pending_steps;
@@ -173,6 +175,7 @@ Element create_element(h5::File& file, const std::string& group, const std::vect
       file, group, h5::ElementType::f64, h5::ChunkedLayout{inner, h5md::chunk_frames(per_frame, deflate > 0), deflate},
       axes, unit);
   Element e;
+  e.group = group;
   e.value = std::move(created.value);
   e.time = std::move(created.time);
   e.step = std::move(created.step);
@@ -264,6 +267,57 @@ void write_fields(h5::File& file, const std::vector<FieldSpec>& fields) {
   }
 }
 
+// The datasets whose rows make up a frame, in the order the frame checksums cover them: each
+// element's value, time and step (directions, radii, observables, then the fields in their order),
+// and after a field's element its moving axes.
+std::vector<std::string> frame_datasets(const h5::File& file) {
+  std::vector<std::string> groups;
+  if (file.contains(std::string(kDirection) + "/value")) groups = {kDirection, kRadius};
+  for (const auto& name : frame_observable_names())
+    if (file.contains("/observables/" + name + "/value")) groups.push_back("/observables/" + name);
+  std::vector<std::string> out;
+  for (const auto& g : groups)
+    for (const char* p : {"/value", "/time", "/step"}) out.push_back(g + p);
+  if (file.contains(kFields))
+    for (const auto& name : split_names(file.open_group(kFields).attribute_string("order").value_or(""))) {
+      const std::string base = std::string(kFields) + "/" + name;
+      for (const char* p : {"/value", "/time", "/step"}) out.push_back(base + p);
+      for (const auto& axis : split_names(file.open_group(base).attribute_string("moving_axes").value_or("")))
+        out.push_back(base + "/" + axis);
+    }
+  return out;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
+  return out;
+}
+
+std::vector<std::string> split_lines(const std::string& joined) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0; start < joined.size();) {
+    const std::size_t end = std::min(joined.find('\n', start), joined.size());
+    out.push_back(joined.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+void create_frame_checksums(h5::File& file) {
+  h5::Dataset ds = file.create_extendable(frame_checksums::kDataset, h5::ElementType::i64,
+                                          h5::ChunkedLayout{{}, h5md::chunk_frames(1, false), 0});
+  // Its own dimension scale (a netCDF coordinate variable), so that xarray opens /checksums.
+  ds.make_scale("frames");
+  ds.set_attribute(frame_checksums::kCoversAttribute, join_lines(frame_datasets(file)));
+  ds.set_attribute("algorithm", std::string(frame_checksums::kAlgorithm));
+  ds.set_attribute("description",
+                   std::string("One checksum per frame: the CRC-32 (zlib's; Python's zlib.crc32) of the frame's rows, "
+                               "as stored (little-endian float64 and int64), in the datasets listed by @covers, one "
+                               "line each, in that order. A frame whose bytes changed since it was written no longer "
+                               "matches; normdyn's readers check them (normdyn analyze, run --resume, normdyn.load)."));
+}
+
 // Everything but the frames, before SWMR mode (which admits no new objects or attributes). Groups
 // opened here are closed on return, as SWMR mode requires.
 void write_structure(h5::File& file, const RunConfig& config, const Provenance& provenance,
@@ -313,6 +367,7 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
       }
   }
   write_fields(file, options.fields);
+  create_frame_checksums(file);
 
   // Two checkpoint slots and the index of the valid one ([-1, 0]: none yet).
   const std::uint64_t state = options.state_size > 0 ? options.state_size : n * d + n;
@@ -562,6 +617,9 @@ struct RunWriter::Impl {
   std::vector<std::string> field_names;
   std::vector<FieldStream> fields;
   h5::Dataset slot_state[2], slot_record[2], slot_current;
+  // The frame checksums and the datasets they cover (none in files written before them).
+  h5::Dataset checksums;
+  std::vector<std::string> checksum_covers;
   std::int64_t frames = 0;
   std::int64_t frames_since_flush = 0;
   std::int64_t flush_frames = 1;
@@ -590,6 +648,7 @@ struct RunWriter::Impl {
   }
   // Opens an element's datasets, keeping the frames buffered for it.
   void open_element(const std::string& group, Element& e) {
+    e.group = group;
     e.value = open_dataset(group + "/value");
     e.time = open_dataset(group + "/time");
     e.step = open_dataset(group + "/step");
@@ -683,6 +742,10 @@ struct RunWriter::Impl {
     observables.resize(with_observables ? frame_observable_names().size() : 0);
     fields.clear();
     fields.resize(field_names.size());
+    checksum_covers.clear();
+    if (file.contains(frame_checksums::kDataset))
+      checksum_covers = split_lines(
+          file.open_dataset(frame_checksums::kDataset).attribute_string(frame_checksums::kCoversAttribute).value_or(""));
     for (std::size_t i = 0; i < field_names.size(); ++i) {
       const h5::Group group = file.open_group(std::string(kFields) + "/" + field_names[i]);
       FieldStream& f = fields[i];
@@ -712,6 +775,7 @@ struct RunWriter::Impl {
       slot_record[i] = h5::Dataset();
     }
     slot_current = h5::Dataset();
+    checksums = h5::Dataset();
   }
 
   // In SWMR mode HDF5 1.10 keeps every chunk written through a dataset handle in memory until the
@@ -737,6 +801,7 @@ struct RunWriter::Impl {
       slot_record[s] = open_dataset(slot + "/record");
     }
     slot_current = open_dataset(std::string(kCheckpoint) + "/current");
+    if (!checksum_covers.empty()) checksums = open_dataset(frame_checksums::kDataset);
   }
 
   // `ordered`: the slot reaches the disk before `current` points at it (not needed in a file that is
@@ -783,7 +848,47 @@ struct RunWriter::Impl {
     write_pending_frames();
     stats.write_seconds += seconds_since(start);
   }
+  // The checksums of the buffered frames, from the rows as they go to the file.
+  std::vector<std::int64_t> pending_checksums() {
+    if (checksum_covers.empty()) return {};
+    struct Rows {
+      const unsigned char* bytes;
+      std::size_t row;
+    };
+    std::map<std::string, Rows> rows;
+    std::size_t count = 0;
+    const auto add = [&](const std::string& dataset, const auto& buffer, std::size_t per_frame) {
+      rows[dataset] = {reinterpret_cast<const unsigned char*>(buffer.data()), per_frame * sizeof(buffer[0])};
+    };
+    for (Element* e : elements()) {
+      count = e->pending_times.size();
+      if (count == 0) return {};
+      add(e->group + "/value", e->pending_values, e->pending_values.size() / count);
+      add(e->group + "/time", e->pending_times, 1);
+      add(e->group + "/step", e->pending_steps, 1);
+    }
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      for (std::size_t k = 0; k < fields[i].moving_names.size(); ++k)
+        add(std::string(kFields) + "/" + field_names[i] + "/" + fields[i].moving_names[k], fields[i].pending_moving[k],
+            fields[i].moving_cells[k]);
+    std::vector<const Rows*> covered;
+    for (const std::string& dataset : checksum_covers) {
+      const auto it = rows.find(dataset);
+      if (it == rows.end()) throw IoError(dataset + ": listed by " + frame_checksums::kDataset + " but not written by this run");
+      covered.push_back(&it->second);
+    }
+    std::vector<std::int64_t> out(count);
+    for (std::size_t f = 0; f < count; ++f) {
+      std::uint32_t crc = frame_checksums::initial();
+      for (const Rows* r : covered) crc = frame_checksums::extend(crc, r->bytes + f * r->row, r->row);
+      out[f] = crc;
+    }
+    return out;
+  }
+
   void write_pending_frames() {
+    // Appended after the frames: a reader counts only frames with their checksum.
+    const std::vector<std::int64_t> crcs = pending_checksums();
     for (Element* e : elements()) e->write_pending();
     for (FieldStream& f : fields)
       for (std::size_t k = 0; k < f.moving.size(); ++k) {
@@ -792,6 +897,7 @@ struct RunWriter::Impl {
         f.moving[k].append(std::span<const double>(f.pending_moving[k]), f.pending_moving[k].size() / cells);
         f.pending_moving[k].clear();
       }
+    if (!crcs.empty()) checksums.append(std::span<const std::int64_t>(crcs), crcs.size());
   }
 
   // `reopen`: false for the last flush of a run, whose datasets are closed right after it.
@@ -945,8 +1051,10 @@ void validate_checkpoint(const std::filesystem::path& path, const RunReader& rea
       damaged(path, reader.has_particles() ? std::string(kDirection) + "/time" : std::string(kFields), "frame " + std::to_string(i) + " has t = " + std::to_string(times[i]) +
                                                     ", but the stored configuration samples t = " +
                                                     std::to_string(samples[i]));
-  // The last durable frame must read back (chunk filters and checksums detect some damage).
+  // The last durable frame must read back (chunk filters detect some damage), and the frames the
+  // resume keeps must be the ones written (the checksums detect changed bytes).
   if (reader.has_particles() && c.next_sample > 0) (void)reader.frame(c.next_sample - 1);
+  (void)reader.verify_frames(c.next_sample);
 }
 
 }  // namespace
@@ -999,6 +1107,7 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
   for (Element* e : impl->elements()) truncate(*e, frames);
   for (FieldStream& f : impl->fields)
     for (h5::Dataset& axis : f.moving) axis.resize_frames(frames);
+  if (!impl->checksum_covers.empty()) impl->checksums.resize_frames(frames);
   impl->frames = static_cast<std::int64_t>(frames);
 
   {
@@ -1202,6 +1311,9 @@ std::size_t RunReader::frames() const {
   std::uint64_t m = std::numeric_limits<std::uint64_t>::max();
   for (const auto& g : groups)
     for (const char* p : {"/value", "/time", "/step"}) m = std::min(m, impl_->file.open_dataset(g + p).shape().at(0));
+  // A frame counts once its checksum is written too (files written before checksums have none).
+  if (impl_->file.contains(frame_checksums::kDataset))
+    m = std::min(m, impl_->file.open_dataset(frame_checksums::kDataset).shape().at(0));
   return groups.empty() ? 0 : m;
 }
 std::vector<double> RunReader::times() const {
@@ -1269,6 +1381,50 @@ std::vector<double> RunReader::field_frame(const std::string& name, std::size_t 
     throw IoError(impl_->path.string() + ": frame " + std::to_string(index) + " of " + p + " out of range (" +
                   std::to_string(frames()) + " frames)");
   return impl_->file.open_dataset(p).read_frames(index, 1);
+}
+
+std::optional<std::size_t> RunReader::verify_frames(std::optional<std::size_t> count) const {
+  const h5::File& file = impl_->file;
+  if (!file.contains(frame_checksums::kDataset)) return std::nullopt;
+  const h5::Dataset stored = file.open_dataset(frame_checksums::kDataset);
+  const std::vector<std::string> covers =
+      split_lines(stored.attribute_string(frame_checksums::kCoversAttribute).value_or(""));
+  if (covers.empty()) damaged(impl_->path, frame_checksums::kDataset, "lists no datasets (@covers)");
+  const std::size_t frames_now = frames();
+  const std::size_t n = std::min(count.value_or(frames_now), frames_now);
+  std::vector<std::uint32_t> crc(n, frame_checksums::initial());
+  // Read a few MiB at a time: the frames of a long run need not fit in memory.
+  constexpr std::uint64_t kValuesPerRead = std::uint64_t{1} << 19;
+  for (const std::string& path : covers) {
+    if (!file.contains(path)) damaged(impl_->path, frame_checksums::kDataset, "covers " + path + ", which is missing");
+    const h5::Dataset ds = file.open_dataset(path);
+    const auto shape = ds.shape();
+    if (shape.empty() || shape[0] < n) damaged(impl_->path, path, "holds fewer frames than its checksums");
+    std::uint64_t per_frame = 1;
+    for (std::size_t k = 1; k < shape.size(); ++k) per_frame *= shape[k];
+    if (ds.element_type() == h5::ElementType::i64) {
+      const std::vector<std::int64_t> v = ds.read_ints();
+      for (std::size_t f = 0; f < n; ++f)
+        crc[f] = frame_checksums::extend(crc[f], std::span<const std::int64_t>(v.data() + f * per_frame, per_frame));
+      continue;
+    }
+    const std::uint64_t step = std::max<std::uint64_t>(1, kValuesPerRead / std::max<std::uint64_t>(per_frame, 1));
+    for (std::uint64_t first = 0; first < n; first += step) {
+      const std::uint64_t m = std::min<std::uint64_t>(step, n - first);
+      const std::vector<double> v = ds.read_frames(first, m);
+      for (std::uint64_t f = 0; f < m; ++f)
+        crc[first + f] = frame_checksums::extend(crc[first + f], std::span<const double>(v.data() + f * per_frame, per_frame));
+    }
+  }
+  const std::vector<std::int64_t> expected = stored.read_ints();
+  for (std::size_t f = 0; f < n; ++f)
+    if (expected.at(f) != static_cast<std::int64_t>(crc[f]))
+      throw FrameChecksumError(impl_->path.string() + ": damaged run file: frame " + std::to_string(f) +
+                               " (t = " + toml_text::number_text(times().at(f)) + ") does not match its checksum in " +
+                               frame_checksums::kDataset +
+                               ": its values, time or step changed after they were written (a damaged disk or copy, "
+                               "or an edit)");
+  return n;
 }
 
 std::optional<RunSummary> RunReader::summary() const {

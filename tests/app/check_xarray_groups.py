@@ -21,6 +21,7 @@ RUN_DIMS = {
     "particles/tokens/direction": {"value": ("time", "token", "component"), "step": ("time",)},
     "particles/tokens/radius": {"value": ("time", "token"), "step": ("time",)},
     "particles/tokens": {"token": ("token",), "component": ("component",), "mass": ("token",)},
+    "checksums": {"frames": ("frames",)},
     "checkpoint": {"current": ("current_entry",)},
     "checkpoint/a": {"state": ("state_entry",), "record": ("record_entry",)},
     "checkpoint/b": {"state": ("state_entry",), "record": ("record_entry",)},

@@ -91,9 +91,18 @@ test::CommandResult bounded(const Scratch& s, const std::string& args) {
 
 std::string bytes_of(const fs::path& p) { return Scratch::slurp(p); }
 
+// A forger's (or a faulty writer's) edit of the frames that also rewrites their checksums, as
+// /checksums/frames@description documents them: what the readers' own checks must then catch.
+constexpr const char* kRechecksum = R"(import zlib
+def rechecksum(f):
+    c = f['checksums/frames']
+    covers = c.attrs['covers'].split('\n')
+    c[...] = [zlib.crc32(b''.join(np.ascontiguousarray(f[p][i]).tobytes() for p in covers)) for i in range(c.shape[0])]
+)";
+
 // Runs a Python snippet (h5py) in the scratch directory; requires success.
 void python(const Scratch& s, const std::string& code) {
-  s.write("forge.py", "import h5py, numpy as np\n" + code);
+  s.write("forge.py", std::string("import h5py, numpy as np\n") + kRechecksum + code);
   const auto r = s.shell(std::string(NORMDYN_PYTHON) + " forge.py");
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, "forge.py: " + r.err);
 }
@@ -350,8 +359,8 @@ BOOST_AUTO_TEST_CASE(non_finite_frames_and_reversed_times) {
   Scratch s;
   small_run(s, "nan.h5");
   fs::copy_file(s / "nan.h5", s / "back.h5");
-  python(s, "f = h5py.File('nan.h5', 'r+'); v = f['particles/tokens/direction/value']; v[4, 2, 1] = np.nan\n"
-            "g = h5py.File('back.h5', 'r+'); t = g['particles/tokens/direction/time']; t[5] = t[2]\n");
+  python(s, "f = h5py.File('nan.h5', 'r+'); v = f['particles/tokens/direction/value']; v[4, 2, 1] = np.nan; rechecksum(f)\n"
+            "g = h5py.File('back.h5', 'r+'); t = g['particles/tokens/direction/time']; t[5] = t[2]; rechecksum(g)\n");
   const auto nan = bounded(s, "analyze nan.h5 -q");
   BOOST_TEST(nan.exit_code == 3, nan.err);
   BOOST_TEST(contains(nan.err, "nan.h5: damaged run file: /particles/tokens/direction/value frame 4 has non-finite values"),
@@ -364,7 +373,7 @@ BOOST_AUTO_TEST_CASE(non_finite_frames_and_reversed_times) {
 BOOST_AUTO_TEST_CASE(frames_off_the_sphere_are_flagged) {
   Scratch s;
   small_run(s, "r.h5");
-  python(s, "f = h5py.File('r.h5', 'r+'); v = f['particles/tokens/direction/value']; v[3] = 2 * v[3]\n");
+  python(s, "f = h5py.File('r.h5', 'r+'); v = f['particles/tokens/direction/value']; v[3] = 2 * v[3]; rechecksum(f)\n");
   const auto r = bounded(s, "analyze r.h5 --no-velocity");
   BOOST_TEST(r.exit_code == 0, r.err);
   BOOST_TEST(contains(r.out, "note: frames off the unit sphere"), r.out);
@@ -414,6 +423,46 @@ BOOST_AUTO_TEST_CASE(resume_refuses_a_checkpoint_that_does_not_fit) {
   // The unforged file resumes.
   const auto ok = bounded(s, "run --resume base.h5 -q");
   BOOST_TEST(ok.exit_code == 0, ok.err);
+}
+
+// One bit of one value changed after the run wrote it (a bad disk or copy): the values stay finite and
+// plausible, so only the frame checksums tell. Every reader names the frame; a resume refuses to keep
+// it; the file is left as it was.
+BOOST_AUTO_TEST_CASE(a_changed_bit_in_a_frame_fails_its_checksum) {
+  Scratch s;
+  resumable_run(s, "base.h5");
+  struct Change {
+    std::string name, code, frame;
+  };
+  const std::vector<Change> changes{
+      {"direction.h5", "v = f['particles/tokens/direction/value']; x = v[6]; x.view(np.int64)[2, 1] ^= 1; v[6] = x", "frame 6"},
+      {"radius.h5", "v = f['particles/tokens/radius/value']; x = v[3]; x.view(np.int64)[0] ^= 1 << 40; v[3] = x", "frame 3"},
+      {"step.h5", "v = f['particles/tokens/radius/step']; v[9] = v[9] + 1", "frame 9"},
+      {"observable.h5", "v = f['observables/energy/value']; x = v[2:3]; x.view(np.int64)[0] ^= 1; v[2:3] = x", "frame 2"},
+  };
+  for (const Change& change : changes) {
+    BOOST_TEST_CONTEXT(change.name) {
+      fs::copy_file(s / "base.h5", s / change.name);
+      python(s, "f = h5py.File('" + change.name + "', 'r+')\n" + change.code + "\n");
+      const std::string before = bytes_of(s / change.name);
+      for (const std::string& command : {"analyze " + change.name + " -q", "run --resume " + change.name + " -q"}) {
+        const auto r = bounded(s, command);
+        BOOST_TEST_INFO(command);
+        BOOST_TEST(r.exit_code == 3, r.err);
+        BOOST_TEST(contains(r.err, change.name + ": damaged run file: " + change.frame + " (t = "), r.err);
+        BOOST_TEST(contains(r.err, "does not match its checksum in /checksums/frames"), r.err);
+      }
+      BOOST_TEST((bytes_of(s / change.name) == before));
+    }
+  }
+  // The same edits with their checksums rewritten pass the checksums (what a forger can do): the
+  // checksums guard against damage, not against a deliberate edit.
+  fs::copy_file(s / "base.h5", s / "forged.h5");
+  python(s, "f = h5py.File('forged.h5', 'r+')\n" + changes[0].code + "\nrechecksum(f)\n");
+  const auto forged = bounded(s, "analyze forged.h5 -q");
+  BOOST_TEST(forged.exit_code == 0, forged.err);
+  const auto base = bounded(s, "analyze base.h5 -q");
+  BOOST_TEST(base.exit_code == 0, base.err);
 }
 
 BOOST_AUTO_TEST_CASE(truncated_and_flipped_files_fail_within_seconds) {

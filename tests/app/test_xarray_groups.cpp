@@ -129,11 +129,11 @@ BOOST_AUTO_TEST_CASE(a_killed_run_opens_as_a_swmr_reader_and_after_its_resume) {
   // The writer's flags are still set: only a SWMR reader opens it, and xarray through it.
   const auto killed = check_groups(s, "--swmr k.h5");
   BOOST_TEST(killed.exit_code == 0, killed.err);
-  BOOST_TEST(killed.out == "ok k.h5 28\n", killed.out);
+  BOOST_TEST(killed.out == "ok k.h5 29\n", killed.out);
   // The resume shrinks the datasets to the checkpoint and appends: the scales stay attached.
   require_ok(s.normdyn("run --resume k.h5 -q"));
   BOOST_TEST(RunReader(s / "k.h5").summary()->status == RunStatus::ok);
   const auto resumed = check_groups(s, "k.h5");
   BOOST_TEST(resumed.exit_code == 0, resumed.err);
-  BOOST_TEST(resumed.out == "ok k.h5 28\n", resumed.out);
+  BOOST_TEST(resumed.out == "ok k.h5 29\n", resumed.out);
 }

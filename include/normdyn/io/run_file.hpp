@@ -197,6 +197,10 @@ class RunReader {
   // of a field, row-major over its grid axes (one value for a scalar per frame).
   std::vector<std::string> field_names() const;
   std::vector<double> field_frame(const std::string& name, std::size_t index) const;
+  // Checks the first `count` complete frames (all by default) against the file's frame checksums
+  // (the CRC-32 of each frame's rows, /checksums/frames); throws IoError naming the first frame that
+  // does not match. Returns how many it checked; nothing for a file written before checksums.
+  std::optional<std::size_t> verify_frames(std::optional<std::size_t> count = std::nullopt) const;
   // The summary; nothing while the run is in progress or if its writer was killed.
   std::optional<RunSummary> summary() const;
   // The last checkpoint stored, if any.

@@ -1,0 +1,61 @@
+"""Frame checksums: the CRC-32 the file documents, computed here with Python's zlib, and a changed bit
+found by every reader."""
+import zlib
+
+import h5py
+import numpy as np
+import pytest
+
+import normdyn
+
+MOVING_GRID = {"model": {"kind": "meanfield", "scheme": "pre", "beta": 2.0},
+               "meanfield": {"grid": 32, "radial_grid": 8},
+               "init": {"kind": "perturbed_uniform", "radius_width": 0.1}, "solver": {"t_end": 1.0},
+               "output": {"samples": 5}}
+
+
+def crc_of_frames(path):
+    """Each frame's CRC-32 as /checksums/frames@description says: its rows in the listed datasets."""
+    with h5py.File(path) as f:
+        c = f["checksums/frames"]
+        covers = c.attrs["covers"].split("\n")
+        assert c.attrs["algorithm"] == "crc32"
+        stored = c[...]
+        ours = [zlib.crc32(b"".join(np.ascontiguousarray(f[p][i]).tobytes() for p in covers)) for i in range(len(stored))]
+        return covers, stored, np.array(ours, dtype=np.int64)
+
+
+@pytest.mark.parametrize("kind", ["particles", "meanfield"])
+def test_the_stored_checksums_are_the_documented_crc32(small_config, tmp_path, kind):
+    out = tmp_path / "r.h5"
+    ds = normdyn.run(small_config if kind == "particles" else MOVING_GRID, output=out, threads=1)
+    covers, stored, ours = crc_of_frames(out)
+    assert len(stored) == ds.sizes["time"]
+    assert np.array_equal(stored, ours)
+    if kind == "particles":
+        assert covers[:3] == ["/particles/tokens/direction/value", "/particles/tokens/direction/time",
+                              "/particles/tokens/direction/step"]
+        assert "/observables/energy/value" in covers
+    else:
+        assert "/fields/density/r" in covers  # the moving radial cells are part of each frame
+    assert normdyn.verify(out) == ds.sizes["time"]
+
+
+def test_a_changed_bit_is_found_by_load_verify_and_analyze(small_config, tmp_path):
+    out = tmp_path / "r.h5"
+    normdyn.run(small_config, output=out, threads=1)
+    with h5py.File(out, "r+") as f:
+        v = f["particles/tokens/direction/value"]
+        frame = v[4]
+        frame.view(np.int64)[1, 2] ^= 1  # the last bit of one component: still finite, still on the sphere
+        v[4] = frame
+    pattern = r"r\.h5: damaged run file: frame 4 \(t = .*\) does not match its checksum in /checksums/frames"
+    with pytest.raises(OSError, match=pattern):
+        normdyn.load(out)
+    with pytest.raises(OSError, match=pattern):
+        normdyn.verify(out)
+    with pytest.raises(OSError, match=pattern):
+        normdyn.analyze(out)
+    # Unchecked, the lazy load opens it (a large archive is browsed without reading it whole).
+    with normdyn.load(out, verify=False) as ds:
+        assert ds.sizes["time"] > 4
