@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "normdyn/config.hpp"
+#include "normdyn/errors.hpp"
+#include "normdyn/io/run_file.hpp"
 #include "normdyn/schemes.hpp"
 #include "normdyn/steppers.hpp"
 
@@ -110,6 +112,27 @@ int print_config_template(std::ostream& out) {
     out << (applies.count(k.key) ? "" : "# ") << name << " = " << value << "\n";
   }
   return 0;
+}
+
+int verify_runs(const std::vector<std::string>& files, std::ostream& out, std::ostream& err) {
+  ExitCode worst = ExitCode::ok;
+  for (const std::string& file : files) {
+    try {
+      require_run_file(file, "runs");
+      const RunReader reader(file);
+      if (const auto checked = reader.verify_frames())
+        out << file << ": " << *checked << " frames match their checksums\n";
+      else
+        out << file << ": not checked: written before normdyn stored frame checksums\n";
+    } catch (const InputError& e) {
+      err << "normdyn: error: " << e.what() << "\n";
+      if (worst == ExitCode::ok) worst = ExitCode::bad_input;
+    } catch (const IoError& e) {
+      err << "normdyn: error: " << e.what() << "\n";
+      worst = ExitCode::io_failure;
+    }
+  }
+  return static_cast<int>(worst);
 }
 
 }  // namespace normdyn::app

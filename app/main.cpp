@@ -150,6 +150,10 @@ int main(int argc, char** argv) {
   bool reference_toml = false;
   cli.add_subcommand("config-reference", "Print every configuration key with its type, default and meaning")
       ->add_flag("--toml", reference_toml, "a complete, commented configuration file of the defaults instead of the table");
+  std::vector<std::string> verify_files;
+  CLI::App* verify_cmd = cli.add_subcommand(
+      "verify", "Check every frame of run files against the checksums written with them (after a copy, from an archive)");
+  verify_cmd->add_option("runs", verify_files, "HDF5 run files")->required();
   app::AnalysisCli analysis_cli(cli);
   app::SweepCli sweep_cli(cli);
   app::EnsembleCli ensemble_cli(cli);
@@ -211,6 +215,7 @@ int main(int argc, char** argv) {
     if (cli.got_subcommand("list-attention")) return app::list_attention(std::cout);
     if (cli.got_subcommand("config-reference"))
       return reference_toml ? app::print_config_template(std::cout) : app::print_config_reference(std::cout);
+    if (verify_cmd->parsed()) return app::verify_runs(verify_files, std::cout, std::cerr);
     if (analysis_cli.parsed()) return analysis_cli.run();
     if (sweep_cli.parsed()) return sweep_cli.run(team, join_argv(argc, argv));
     if (ensemble_cli.parsed()) return ensemble_cli.run(team, join_argv(argc, argv));

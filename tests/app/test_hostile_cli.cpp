@@ -445,7 +445,8 @@ BOOST_AUTO_TEST_CASE(a_changed_bit_in_a_frame_fails_its_checksum) {
       fs::copy_file(s / "base.h5", s / change.name);
       python(s, "f = h5py.File('" + change.name + "', 'r+')\n" + change.code + "\n");
       const std::string before = bytes_of(s / change.name);
-      for (const std::string& command : {"analyze " + change.name + " -q", "run --resume " + change.name + " -q"}) {
+      for (const std::string& command :
+           {"analyze " + change.name + " -q", "run --resume " + change.name + " -q", "verify " + change.name}) {
         const auto r = bounded(s, command);
         BOOST_TEST_INFO(command);
         BOOST_TEST(r.exit_code == 3, r.err);
@@ -463,6 +464,11 @@ BOOST_AUTO_TEST_CASE(a_changed_bit_in_a_frame_fails_its_checksum) {
   BOOST_TEST(forged.exit_code == 0, forged.err);
   const auto base = bounded(s, "analyze base.h5 -q");
   BOOST_TEST(base.exit_code == 0, base.err);
+  // `verify` checks every file it is given and ends with the worst outcome.
+  const auto all = bounded(s, "verify base.h5 radius.h5 forged.h5");
+  BOOST_TEST(all.exit_code == 3, all.err);
+  BOOST_TEST(all.out == "base.h5: 11 frames match their checksums\nforged.h5: 11 frames match their checksums\n", all.out);
+  BOOST_TEST(contains(all.err, "radius.h5: damaged run file: frame 3"), all.err);
 }
 
 BOOST_AUTO_TEST_CASE(truncated_and_flipped_files_fail_within_seconds) {
