@@ -6,14 +6,18 @@
 #include <Eigen/Eigenvalues>
 #include <chrono>
 #include <cmath>
-#include <memory>
+#include <cstdint>
 #include <cstdio>
+#include <memory>
+#include <optional>
+#include <span>
 #include <limits>
 #include <string>
 #include <type_traits>
 #include <variant>
 #include <vector>
 
+#include "normdyn/analysis/observables.hpp"
 #include "normdyn/dynamics.hpp"
 #include "normdyn/random.hpp"
 #include "normdyn/solvers/frame_recorder.hpp"
@@ -40,29 +44,55 @@ inline DynamicsSpec dynamics_spec(const Scheme& scheme, double beta, int threads
 
 struct ParticleRun {
   RunStatus status = RunStatus::ok;
+  std::string message;  // the integrator's account of how the run ended
   std::vector<Tokens> frames;
 };
 
-// The engine's particle system from `start`, frames at `times` (the first is the start time).
+// How a run ended, for a row: its status and the integrator's message.
+inline std::string run_ending(const ParticleRun& run) {
+  return std::string(to_string(run.status)) + (run.message.empty() ? "" : " (" + run.message + ")");
+}
+
+namespace detail {
+// Keeps every frame; ends the run (status synchronized) at the first frame whose pairwise cosines
+// all exceed 1 − sync_epsilon when that is > 0, as solver.sync_epsilon does in a run.
+struct StudyRecorder final : SampleObserver {
+  StateLayout layout;
+  double sync_epsilon = 0.0;
+  std::vector<Tokens> frames;
+  std::optional<RunStatus> on_sample(std::size_t, double, std::int64_t, std::span<const double> x,
+                                     const CheckpointView&) override {
+    frames.push_back(layout.unpack(x.data()));
+    if (sync_epsilon > 0.0 && analysis::all_cosines_above(frames.back().theta, 1.0 - sync_epsilon))
+      return RunStatus::synchronized;
+    return std::nullopt;
+  }
+};
+}  // namespace detail
+
+// The engine's particle system from `start`, frames at `times` (the first is the start time). With
+// sync_epsilon > 0 the run stops (status synchronized) at the first frame where every pairwise cosine
+// exceeds 1 − sync_epsilon.
 inline ParticleRun run_particles(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& start,
-                                 const std::vector<double>& times, const IntegratorOptions& options) {
+                                 const std::vector<double>& times, IntegratorOptions options, double sync_epsilon = 0.0) {
   const std::unique_ptr<OdeSystem> system = engine.particles(spec, std::move(qkv), start.n(), start.d());
   const StateLayout layout{start.n(), start.d()};
   std::vector<double> x0(layout.size());
   layout.pack(start, x0.data());
-  FrameRecorder frames;
+  detail::StudyRecorder frames;
   frames.layout = layout;
+  frames.sync_epsilon = sync_epsilon;
   const IntegrationResult result = integrate(*system, x0, times.front(), times, options, frames);
-  return {result.status, std::move(frames.frames)};
+  return {result.status, result.status == RunStatus::ok ? std::string() : result.message, std::move(frames.frames)};
 }
 
 // The same with dopri5 (or the default method) at these tolerances.
 inline ParticleRun run_particles(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& start,
-                                 const std::vector<double>& times, double rtol, double atol) {
+                                 const std::vector<double>& times, double rtol, double atol, double sync_epsilon = 0.0) {
   IntegratorOptions options;
   options.rtol = rtol;
   options.atol = atol;
-  return run_particles(engine, spec, std::move(qkv), start, times, options);
+  return run_particles(engine, spec, std::move(qkv), start, times, options, sync_epsilon);
 }
 
 // The engine's velocity (dθ/dt, dr/dt packed as tokens) at `x` and time t, in the regime of the
