@@ -99,11 +99,12 @@ void theorem_3_1(Builder& b) {
         const double settled = breaks.empty() ? 0.0 : breaks.back();
         int synchronized = 0, stalled = 0, undecided = 0, failed = 0;
         double worst_gap = 0.0, lowest_speed = std::numeric_limits<double>::infinity();
+        std::string first_failure;  // how the first run that ended early ended
         for (int seed = 1; seed <= seeds; ++seed) {
           const Tokens start = radius ? gaussian_tokens(n, d, std::uint64_t(seed)) : uniform_tokens(n, d, 1.0, std::uint64_t(seed));
           const ParticleRun run = run_particles(engine, dynamics_spec(s, beta, 1), QkvSource::identity(), start, times, 1e-10, 1e-12);
           if (run.status != RunStatus::ok || run.frames.size() != times.size()) {
-            ++failed;
+            if (!failed++) first_failure = "seed " + std::to_string(seed) + ": " + run_ending(run);
             continue;
           }
           const Tokens& last = run.frames.back();
@@ -128,7 +129,7 @@ void theorem_3_1(Builder& b) {
           statement = "Theorem 3.1(a), " + scheme_label(s) + ": synchronization for almost every uniform start";
           measured += " (1 - min cos < 1e-6 at t = " + num(t_end) + "); largest 1 - min cos " + num(worst_gap, 3);
           if (undecided) measured += "; " + std::to_string(undecided) + " still converging (horizon too short)";
-          if (failed) measured += "; " + std::to_string(failed) + " runs ended early";
+          if (failed) measured += "; " + std::to_string(failed) + " runs ended early (" + first_failure + ")";
           theory = "every seed synchronizes";
           criterion = "all seeds synchronize; inconclusive if the others still contract 10x over the second half";
           verdict = failed || stalled ? "fails" : undecided ? "inconclusive" : "holds";
@@ -138,7 +139,7 @@ void theorem_3_1(Builder& b) {
                       "), " + std::to_string(stalled) + " stall (min_j dr_j/dt < 1e-3 at t = " + num(t_end) + "), " +
                       std::to_string(undecided) + " neither; smallest final radial speed " + num(lowest_speed, 3);
           if (settled > 0.0) measured += " (measured after the switch at t = " + num(settled) + ")";
-          if (failed) measured += "; " + std::to_string(failed) + " runs ended early";
+          if (failed) measured += "; " + std::to_string(failed) + " runs ended early (" + first_failure + ")";
           theory = "each seed synchronizes or stalls";
           criterion = "every seed classified; inconclusive if some seed is neither by t = " + num(t_end);
           verdict = failed ? "fails" : undecided ? "inconclusive" : "holds";
@@ -228,8 +229,9 @@ void theorem_3_1(Builder& b) {
           const ParticleRun run = run_particles(engine, dynamics_spec(s, p.beta, 1), QkvSource::identity(),
                                                 gaussian_tokens(p.n, p.d, std::uint64_t(seed)), times, 1e-10, 1e-12);
           if (run.status != RunStatus::ok || run.frames.size() != times.size()) {
-            problem = "seed " + std::to_string(seed) + ": " + std::string(to_string(run.status));
-            continue;
+            // Both rows fail on it; the other seeds would not change that.
+            problem = "seed " + std::to_string(seed) + ": " + run_ending(run);
+            break;
           }
           for (std::size_t i = 0; i < run.frames.size(); ++i) {
             const Tokens& f = run.frames[i];
