@@ -6,14 +6,18 @@
 #include <Eigen/Eigenvalues>
 #include <chrono>
 #include <cmath>
-#include <memory>
+#include <cstdint>
 #include <cstdio>
+#include <memory>
+#include <optional>
+#include <span>
 #include <limits>
 #include <string>
 #include <type_traits>
 #include <variant>
 #include <vector>
 
+#include "normdyn/analysis/observables.hpp"
 #include "normdyn/dynamics.hpp"
 #include "normdyn/random.hpp"
 #include "normdyn/solvers/frame_recorder.hpp"
@@ -40,29 +44,67 @@ inline DynamicsSpec dynamics_spec(const Scheme& scheme, double beta, int threads
 
 struct ParticleRun {
   RunStatus status = RunStatus::ok;
+  std::string message;  // the integrator's account of how the run ended
   std::vector<Tokens> frames;
 };
 
-// The engine's particle system from `start`, frames at `times` (the first is the start time).
+// Every study run has a budget of accepted steps, so that a wrong engine ends with status max_steps
+// instead of running forever. A flow that is stiff where the right one is not does that: with the
+// speed factor's 1/r forgotten, Pre- and Peri-LN directions keep a unit relaxation rate while the
+// radii grow like t, and dopri5 is held by its stability to steps of about 3.3 (measured: 3e5 steps
+// to t = 1e6): some 3e199 steps to the corollary's horizon t = 1e200, which the library's engine,
+// whose steps grow like t, reaches in at most 2860. The library's engine takes at most 3000 steps in
+// any run of the full report (the equal steps of the noise rows), so a run that uses up thirty times
+// that is not the flow the rows are about; the budget costs a wrong engine one to two seconds per
+// run of 8 tokens.
+constexpr std::int64_t kStudyStepBudget = 100'000;
+
+// How a run ended, for a row: "max_steps (reached solver.max_steps = 100000 at t = ...)".
+inline std::string run_ending(const ParticleRun& run) {
+  return std::string(to_string(run.status)) + (run.message.empty() ? "" : " (" + run.message + ")");
+}
+
+namespace detail {
+// Keeps every frame; ends the run (status synchronized) at the first frame whose pairwise cosines
+// all exceed 1 − sync_epsilon when that is > 0, as solver.sync_epsilon does in a run.
+struct StudyRecorder final : SampleObserver {
+  StateLayout layout;
+  double sync_epsilon = 0.0;
+  std::vector<Tokens> frames;
+  std::optional<RunStatus> on_sample(std::size_t, double, std::int64_t, std::span<const double> x,
+                                     const CheckpointView&) override {
+    frames.push_back(layout.unpack(x.data()));
+    if (sync_epsilon > 0.0 && analysis::all_cosines_above(frames.back().theta, 1.0 - sync_epsilon))
+      return RunStatus::synchronized;
+    return std::nullopt;
+  }
+};
+}  // namespace detail
+
+// The engine's particle system from `start`, frames at `times` (the first is the start time), within
+// kStudyStepBudget steps unless `options` sets its own. With sync_epsilon > 0 the run stops (status
+// synchronized) at the first frame where every pairwise cosine exceeds 1 − sync_epsilon.
 inline ParticleRun run_particles(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& start,
-                                 const std::vector<double>& times, const IntegratorOptions& options) {
+                                 const std::vector<double>& times, IntegratorOptions options, double sync_epsilon = 0.0) {
   const std::unique_ptr<OdeSystem> system = engine.particles(spec, std::move(qkv), start.n(), start.d());
   const StateLayout layout{start.n(), start.d()};
   std::vector<double> x0(layout.size());
   layout.pack(start, x0.data());
-  FrameRecorder frames;
+  if (options.max_steps == 0) options.max_steps = kStudyStepBudget;
+  detail::StudyRecorder frames;
   frames.layout = layout;
+  frames.sync_epsilon = sync_epsilon;
   const IntegrationResult result = integrate(*system, x0, times.front(), times, options, frames);
-  return {result.status, std::move(frames.frames)};
+  return {result.status, result.status == RunStatus::ok ? std::string() : result.message, std::move(frames.frames)};
 }
 
 // The same with dopri5 (or the default method) at these tolerances.
 inline ParticleRun run_particles(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& start,
-                                 const std::vector<double>& times, double rtol, double atol) {
+                                 const std::vector<double>& times, double rtol, double atol, double sync_epsilon = 0.0) {
   IntegratorOptions options;
   options.rtol = rtol;
   options.atol = atol;
-  return run_particles(engine, spec, std::move(qkv), start, times, options);
+  return run_particles(engine, spec, std::move(qkv), start, times, options, sync_epsilon);
 }
 
 // The engine's velocity (dθ/dt, dr/dt packed as tokens) at `x` and time t, in the regime of the
