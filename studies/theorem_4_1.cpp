@@ -32,13 +32,13 @@ constexpr double kLawResolution = 0.06;
 // The decay rows fit over the last `kDecades` decades of 1 − γ above kFloor and the kDecades before;
 // the runs stop at the floor. Double precision resolves it: 1 − γ = 1e-11 is |θ_j − θ̄| ≈ 3e-6, a
 // difference of unit vectors that the variance (1 − γ = n/(n − 1) Σ_j |θ_j − θ̄|²/n) computes without
-// cancellation, and the local error of a step (kRtol, kAtol: at most 1e-12 per component) is 3e-7 of
+// cancellation, and the local error of a step (kDecayRtol, kDecayAtol: at most 1e-12 per component) is 3e-7 of
 // it. Tightening or loosening both tolerances tenfold changes none of the fitted slopes in the six
 // digits a row prints.
 constexpr double kFloor = 1e-11;
 constexpr double kDecades = 3.0;
-constexpr double kRtol = 1e-12;
-constexpr double kAtol = 1e-15;
+constexpr double kDecayRtol = 1e-12;
+constexpr double kDecayAtol = 1e-15;
 
 std::string verdict_of(analysis::Outcome o) {
   return o == analysis::Outcome::ok ? "holds" : o == analysis::Outcome::fail ? "fails" : "inconclusive";
@@ -240,7 +240,7 @@ void theorem_4_1_decay(Builder& b) {
         const std::vector<double> times = log_times(1e-2, horizon, 1200);
         // The run stops at the first frame below the floor (frames after it do not enter the fit).
         const ParticleRun run = run_particles(engine, dynamics_spec(s, p.beta, 1), QkvSource::identity(),
-                                              orthonormal_tokens(p.n, p.n, p.r0, 2), times, kRtol, kAtol, kFloor);
+                                              orthonormal_tokens(p.n, p.n, p.r0, 2), times, kDecayRtol, kDecayAtol, kFloor);
         std::vector<double> y;
         for (const Tokens& f : run.frames) y.push_back(analysis::one_minus_mean_cosine(f.theta));
         const bool complete = run.status == RunStatus::synchronized ||
@@ -253,7 +253,7 @@ void theorem_4_1_decay(Builder& b) {
                    " as t -> infinity (the engine's particles)",
                "normdyn run with " + scheme_settings(s) + ", model.n = model.d = " + std::to_string(p.n) + ", model.beta = " +
                    num(p.beta) + ", init.kind = \"orthonormal\", init.seed = 2, init.r0 = " + num(p.r0) +
-                   ", solver.rtol = " + num(kRtol) + ", solver.atol = " + num(kAtol) + ", solver.t_end = " + num(horizon) +
+                   ", solver.rtol = " + num(kDecayRtol) + ", solver.atol = " + num(kDecayAtol) + ", solver.t_end = " + num(horizon) +
                    ", solver.sync_epsilon = " + num(kFloor) + ", output.log_times = [0.01, " + num(horizon) + ", 1200]",
                !d.problem.empty() ? d.problem
                                   : "slope of ln(1 - gamma) against " + law->clock_name + " over the last " + num(kDecades) +
@@ -267,7 +267,7 @@ void theorem_4_1_decay(Builder& b) {
                    "% (measured " + (d.problem.empty() ? num(100 * v.deviation, 3) + "%" : std::string("-")) +
                    "); fails if the deviation exceeds tolerance + drift. The floor " + num(kFloor) +
                    " is |theta_j - theta_bar| ~ 3e-6, which the run resolves: a step's local error is at most " +
-                   num(kRtol) + " per component (rtol " + num(kRtol) + ", atol " + num(kAtol) + ")",
+                   num(kDecayRtol) + " per component (rtol " + num(kDecayRtol) + ", atol " + num(kDecayAtol) + ")",
                verdict});
       }
     });
