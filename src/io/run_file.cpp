@@ -48,13 +48,13 @@ std::string host_name() {
   return buffer;
 }
 
-// "a,b,c" → {"a", "b", "c"}; "" → {}.
-std::vector<std::string> split_names(const std::string& joined) {
+// "a,b,c" → {"a", "b", "c"} (separator ','); "" → {}.
+std::vector<std::string> split_names(const std::string& joined, char separator = ',') {
   std::vector<std::string> names;
   for (std::size_t start = 0; start < joined.size();) {
-    const std::size_t comma = std::min(joined.find(',', start), joined.size());
-    names.push_back(joined.substr(start, comma - start));
-    start = comma + 1;
+    const std::size_t end = std::min(joined.find(separator, start), joined.size());
+    names.push_back(joined.substr(start, end - start));
+    start = end + 1;
   }
   return names;
 }
@@ -294,15 +294,7 @@ std::string join_lines(const std::vector<std::string>& lines) {
   return out;
 }
 
-std::vector<std::string> split_lines(const std::string& joined) {
-  std::vector<std::string> out;
-  for (std::size_t start = 0; start < joined.size();) {
-    const std::size_t end = std::min(joined.find('\n', start), joined.size());
-    out.push_back(joined.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
+std::vector<std::string> split_lines(const std::string& joined) { return split_names(joined, '\n'); }
 
 void create_frame_checksums(h5::File& file) {
   h5::Dataset ds = file.create_extendable(frame_checksums::kDataset, h5::ElementType::i64,
