@@ -379,11 +379,8 @@ def verify(path):
 
 
 def _verify_before_load(path):
-    # Only a readable run file is checked here: load describes the others in its own words.
-    path = os.fspath(path)
-    if not os.path.isfile(path) or _core.recovery_needed(path):
-        return
-    mismatch = _core.frame_checksum_mismatch(path)
+    # Only a readable run file can mismatch; load describes the others in its own words.
+    mismatch = _core.frame_checksum_mismatch(os.fspath(path))
     if mismatch:
         raise OSError(mismatch)
 

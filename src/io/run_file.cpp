@@ -288,12 +288,6 @@ std::vector<std::string> frame_datasets(const h5::File& file) {
   return out;
 }
 
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
-  return out;
-}
-
 std::vector<std::string> split_lines(const std::string& joined) { return split_names(joined, '\n'); }
 
 void create_frame_checksums(h5::File& file) {
@@ -301,7 +295,7 @@ void create_frame_checksums(h5::File& file) {
                                           h5::ChunkedLayout{{}, h5md::chunk_frames(1, false), 0});
   // Its own dimension scale (a netCDF coordinate variable), so that xarray opens /checksums.
   ds.make_scale("frames");
-  ds.set_attribute(frame_checksums::kCoversAttribute, join_lines(frame_datasets(file)));
+  ds.set_attribute(frame_checksums::kCoversAttribute, toml_text::join(frame_datasets(file), "\n"));
   ds.set_attribute("algorithm", std::string(frame_checksums::kAlgorithm));
   ds.set_attribute("description",
                    std::string("One checksum per frame: the CRC-32 (zlib's; Python's zlib.crc32) of the frame's rows, "
