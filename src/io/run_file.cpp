@@ -367,6 +367,7 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
   const h5::Dataset state_entry = file.create_dimension(base + "/state_entry", state);
   const h5::Dataset record_entry = file.create_dimension(base + "/record_entry", kRecordSize);
   const h5::Dataset current_entry = file.create_dimension(base + "/current_entry", 2);
+  const h5::Dataset checksum_entry = file.create_dimension(base + "/checksum_entry", 1);
   for (const char* slot : {"/a", "/b"}) {
     h5::Dataset& state_slot = kept[base + slot + "/state"];
     state_slot = file.create_dataset(base + slot + "/state", state_dims, std::span<const double>(zeros));
@@ -379,6 +380,7 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
     h5::Dataset& checksum_slot = kept[base + slot + "/checksum"];
     checksum_slot = file.create_dataset(base + slot + "/checksum", one, std::span<const std::int64_t>(no_checksum));
     checksum_slot.set_attribute("description", std::string(frame_checksums::kCheckpointDescription));
+    checksum_slot.attach_scale(checksum_entry, 0);
   }
   const std::int64_t none[2] = {-1, 0};
   h5::Dataset& current = kept[base + "/current"];
@@ -436,7 +438,7 @@ h5::File open_for_reading(const std::filesystem::path& path, bool lock_is_ours =
       const Recovery why = live ? Recovery::none : unreadable_because(path);  // recovery_needed()
       if (why == Recovery::failed_write)
         throw IoError(path.string() + ": its last write failed (the file ends before the end HDF5 recorded: a full "
-                      "disk or a file-size limit, or a truncated copy); no process is writing it: normdyn run --resume " +
+                      "disk or a file-size limit, or a damaged, truncated copy); no process is writing it: normdyn run --resume " +
                       path.string() + " recovers it if the rest is intact");
       if (why == Recovery::killed_plain_session)
         throw IoError(path.string() + ": left by a writer killed while it wrote outside SWMR mode (its summary, or the "
@@ -1380,10 +1382,11 @@ RunReader::RunReader(const std::filesystem::path& path, bool lock_is_ours)
     impl_->config = stored_config(path, impl_->file);
     validate_layout(path, impl_->file, impl_->config);
   } catch (const IoError& e) {
-    // Errors of the HDF5 layer name the object; the user needs the file too.
+    // The file opened but its layout does not read (metadata that fails its checksum, a link that
+    // resolves nowhere): damage, said as the readers' own checks say it.
     const std::string what = e.what();
-    if (what.find(path.string()) != std::string::npos) throw;
-    throw IoError(path.string() + ": " + what);
+    if (what.rfind(path.string() + ": ", 0) == 0) throw;
+    throw IoError(path.string() + ": damaged run file: " + what);
   }
 }
 

@@ -15,6 +15,7 @@
 
 #include "cli_harness.hpp"
 
+using namespace normdyn;
 using test::contains;
 using test::Scratch;
 namespace fs = std::filesystem;
