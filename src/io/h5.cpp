@@ -943,6 +943,11 @@ void File::flush() {
   // so that a long run's memory does not creep.
   H5garbage_collect();
 }
+bool File::opened_elsewhere() const {
+  const ssize_t files = H5Fget_obj_count(id(), H5F_OBJ_FILE);
+  return files > 1;
+}
+
 void File::start_swmr_write() { check_status(H5Fstart_swmr_write(id()), "H5Fstart_swmr_write", where(path_)); }
 void File::close() { handle_.reset(); }
 

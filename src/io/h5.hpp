@@ -220,6 +220,9 @@ class File : public Group {
   static std::optional<SessionFlags> unfinished_session(const std::filesystem::path& path);
 
   void flush();
+  // Whether this process holds the file open through another identifier too (HDF5 then shares one
+  // cache of its metadata between them).
+  bool opened_elsewhere() const;
   // Single-writer/multiple-reader mode: readers may open the file while it is written.
   void start_swmr_write();
   void close();
