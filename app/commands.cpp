@@ -118,9 +118,7 @@ int verify_runs(const std::vector<std::string>& files, std::ostream& out, std::o
   ExitCode worst = ExitCode::ok;
   for (const std::string& file : files) {
     try {
-      require_run_file(file, "runs");
-      const RunReader reader(file);
-      if (const auto checked = reader.verify_frames())
+      if (const auto checked = verify_run_file(file, "runs"))
         out << file << ": " << *checked << " frames match their checksums\n";
       else
         out << file << ": not checked: written before normdyn stored frame checksums\n";

@@ -437,22 +437,24 @@ PYBIND11_MODULE(_core, m) {
         "why `path` is unreadable until a resume recovers it (\"\" if it is not): \"killed_plain_session\" or "
         "\"failed_write\"");
   m.def("verify_frames",
-        [](const std::string& path) -> std::optional<std::size_t> { return RunReader(path).verify_frames(); },
-        "checks every complete frame of a run file against its checksums (OSError at the first that does not "
-        "match); how many it checked, None for a file written before checksums");
+        [](const std::string& path) -> std::optional<std::size_t> { return verify_run_file(path, "path"); },
+        "checks every complete frame of a run file against its checksums, by the rules of `normdyn verify` (OSError "
+        "for a damaged file or the first frame that does not match); how many it checked, None for a file written "
+        "before checksums");
   m.def("frame_checksum_mismatch",
         [](const std::string& path) {
           try {
-            (void)RunReader(path).verify_frames();
-          } catch (const FrameChecksumError& e) {
-            return std::string(e.what());
-          } catch (const std::exception&) {
-            // Not a readable run file: normdyn.load says why in its own words.
+            (void)verify_run_file(path, "path");
+          } catch (const InputError&) {
+            // Not a run file (or none at all): normdyn.load says why in its own words.
+          } catch (const IoError& e) {
+            // A file a resume must first recover: normdyn.load says so, naming normdyn.resume.
+            if (recovery_needed(path) == Recovery::none) return std::string(e.what());
           }
           return std::string();
         },
-        "the error of the first frame of `path` that does not match its checksum (\"\" if none does, or if "
-        "the file cannot be read as a run file)");
+        "what `normdyn verify` finds wrong with `path` (a damaged file, or the first frame that does not match "
+        "its checksum): \"\" if nothing, or if the file is not a run file or needs a resume to recover it");
   m.def("limit_swmr_read_attempts",
         [](const std::string& path, std::int64_t file_access_list) { return limit_swmr_read_attempts(path, file_access_list); },
         "with no live writer of `path`, few metadata read attempts on h5py's file-access list (its id)");

@@ -360,8 +360,10 @@ def load(path, verify=True):
     ds.close() (or `with normdyn.load(path) as ds:`); close it before resuming or overwriting it
     from the same process.
 
-    verify: first check every frame against the file's checksums (one CRC-32 per frame), raising
-    OSError at the first frame whose bytes changed since they were written. This reads the file once;
+    verify: first check the file as `normdyn verify` does (the same check of the C++ core): every
+    frame against the file's checksums (one CRC-32 per frame), which must cover the frames the run
+    recorded, raising OSError at the first frame whose bytes changed since they were written or
+    naming the damage. This reads the file once;
     verify=False skips it, to open a large archive without reading it (normdyn.verify checks later)."""
     if verify:
         _verify_before_load(path)
@@ -370,8 +372,9 @@ def load(path, verify=True):
 
 def verify(path):
     """Checks every complete frame of a run file against its checksums (the CRC-32 of each frame's
-    rows, /checksums/frames). Returns how many frames it checked, or None for a file written before
-    normdyn stored checksums; raises OSError naming the first frame that does not match."""
+    rows, /checksums/frames), by the rules of `normdyn verify`. Returns how many frames it checked, or
+    None for a file written before normdyn stored checksums; raises OSError naming the first frame
+    that does not match or the damage, ValueError for a file that is not a run file."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")

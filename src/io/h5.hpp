@@ -42,6 +42,8 @@ class Group;
 class Object {
  public:
   const std::string& path() const { return path_; }
+  // The file on disk, as it was opened or created ("" for an object of no file).
+  const std::string& file_name() const { return file_; }
   hid id() const { return handle_.get(); }
 
   void set_attribute(const std::string& name, double value);
@@ -66,9 +68,16 @@ class Object {
   ElementType attribute_type(const std::string& name) const;
 
  protected:
-  Object(Handle h, std::string path) : handle_(std::move(h)), path_(std::move(path)) {}
+  Object(Handle h, std::string path, std::string file = {})
+      : handle_(std::move(h)), path_(std::move(path)), file_(std::move(file)) {}
+  // An object path as errors name it: with its file, so that a message about an HDF5 object says
+  // which file it is in ("run.h5:/particles/tokens").
+  std::string where(const std::string& object_path) const {
+    return file_.empty() ? object_path : file_ + ":" + object_path;
+  }
   Handle handle_;
   std::string path_;
+  std::string file_;
 };
 
 struct ChunkedLayout {
@@ -83,6 +92,11 @@ class Group : public Object {
   Group open_group(const std::string& name) const;
   Group require_group(const std::string& name);
   bool contains(const std::string& name) const;  // a link of that name exists (nested paths allowed)
+  // What the link `name` (one component, a member of this group) is, without following it: a hard
+  // link says what it points to; a soft or external link is reported as such (never resolved, so a
+  // soft-link loop or a link to another file is seen, not followed).
+  enum class Link { none, group, dataset, other, soft, external };
+  Link link(const std::string& name) const;
   std::vector<std::string> member_names() const;
 
   // Extendable along the first axis, starting empty: [0, inner_dims...].
@@ -109,17 +123,18 @@ class Group : public Object {
   bool remove(const std::string& name);
 
  protected:
-  Group(Handle h, std::string path) : Object(std::move(h), std::move(path)) {}
+  Group(Handle h, std::string path, std::string file) : Object(std::move(h), std::move(path), std::move(file)) {}
 
  private:
   Dataset create_fixed(const std::string& name, std::span<const std::uint64_t> dims, hid element_type, int deflate_level);
   // Every dataset is created here, intermediate groups included; dcpl/dapl 0 (H5P_DEFAULT) for the defaults.
   Dataset create_linked(const std::string& name, hid type, hid space, hid dcpl = 0, hid dapl = 0);
+  bool through_dataset(const std::string& partial) const;
 };
 
 class Dataset : public Object {
  public:
-  Dataset() : Object(Handle(), "") {}
+  Dataset() : Object(Handle(), "", "") {}
   std::vector<std::uint64_t> shape() const;
   ElementType element_type() const;
 
@@ -131,6 +146,8 @@ class Dataset : public Object {
 
   std::vector<double> read_doubles() const;
   std::vector<std::int64_t> read_ints() const;
+  // Frames [first, first + count) of an N-D integer dataset, flattened.
+  std::vector<std::int64_t> read_int_frames(std::uint64_t first, std::uint64_t count) const;
   std::string read_string() const;
   // Every element of a 1-D string dataset.
   std::vector<std::string> read_strings() const;
@@ -156,10 +173,12 @@ class Dataset : public Object {
   void set_dimension_label(unsigned axis, const std::string& label);
 
  private:
-  Dataset(Handle h, std::string path) : Object(std::move(h), std::move(path)) {}
+  Dataset(Handle h, std::string path, std::string file) : Object(std::move(h), std::move(path), std::move(file)) {}
   friend class Group;
   template <class T>
   void append_impl(std::span<const T> values, std::uint64_t frames);
+  template <class T>
+  std::vector<T> read_frames_as(std::uint64_t first, std::uint64_t count) const;
 };
 
 enum class OpenMode {
@@ -179,11 +198,14 @@ struct OpenOptions {
 
 class File : public Group {
  public:
-  File() : Group(Handle(), "") {}
+  File() : Group(Handle(), "", "") {}
   static File create(const std::filesystem::path& path, CreateMode mode, bool latest_format = true);
   // Only regular files: anything else is an IoError before HDF5 sees it.
   static File open(const std::filesystem::path& path, OpenMode mode, const OpenOptions& options = {});
   static bool is_hdf5(const std::filesystem::path& path);
+  // Whether the file holds HDF5's superblock signature where HDF5 looks for it: it was written as an
+  // HDF5 file, even if HDF5 cannot read it any more.
+  static bool has_signature(const std::filesystem::path& path);
   // A writing session left unfinished (its process killed): the superblock's file consistency flags
   // (version 3 superblock) hold the write flag, with the SWMR flag if the session wrote in SWMR
   // mode; or its last write failed and the file ends before the end the superblock (version 2 or
@@ -198,12 +220,15 @@ class File : public Group {
   static std::optional<SessionFlags> unfinished_session(const std::filesystem::path& path);
 
   void flush();
+  // Whether this process holds the file open through another identifier too (HDF5 then shares one
+  // cache of its metadata between them).
+  bool opened_elsewhere() const;
   // Single-writer/multiple-reader mode: readers may open the file while it is written.
   void start_swmr_write();
   void close();
 
  private:
-  File(Handle h, std::string path) : Group(std::move(h), std::move(path)) {}
+  File(Handle h, std::string path, std::string file) : Group(std::move(h), std::move(path), std::move(file)) {}
 };
 
 // Silences HDF5's automatic error stack printing (errors become exceptions instead).

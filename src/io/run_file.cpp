@@ -38,7 +38,10 @@ constexpr const char* kRadius = "/particles/tokens/radius";
 constexpr const char* kCheckpoint = "/checkpoint";
 constexpr const char* kFields = "/fields";
 // Version of the normdyn-specific parts of the layout (/checkpoint, /summary, /parameters keys).
-constexpr std::int64_t kSchemaVersion[2] = {1, 0};
+// 1.1: each checkpoint slot holds its checksum (/checkpoint/<slot>/checksum).
+constexpr std::int64_t kSchemaVersion[2] = {1, 1};
+// The first version whose checkpoints carry a checksum.
+constexpr std::int64_t kCheckpointChecksumVersion[2] = {1, 1};
 // One checkpoint record: encode_checkpoint_record (checkpoint.hpp).
 constexpr std::size_t kRecordSize = kCheckpointRecordSize;
 
@@ -364,6 +367,7 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
   const h5::Dataset state_entry = file.create_dimension(base + "/state_entry", state);
   const h5::Dataset record_entry = file.create_dimension(base + "/record_entry", kRecordSize);
   const h5::Dataset current_entry = file.create_dimension(base + "/current_entry", 2);
+  const h5::Dataset checksum_entry = file.create_dimension(base + "/checksum_entry", 1);
   for (const char* slot : {"/a", "/b"}) {
     h5::Dataset& state_slot = kept[base + slot + "/state"];
     state_slot = file.create_dataset(base + slot + "/state", state_dims, std::span<const double>(zeros));
@@ -371,6 +375,12 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
     h5::Dataset& record_slot = kept[base + slot + "/record"];
     record_slot = file.create_dataset(base + slot + "/record", record_dims, std::span<const double>(zero_record));
     record_slot.attach_scale(record_entry, 0);
+    const std::uint64_t one[1] = {1};
+    const std::int64_t no_checksum[1] = {0};
+    h5::Dataset& checksum_slot = kept[base + slot + "/checksum"];
+    checksum_slot = file.create_dataset(base + slot + "/checksum", one, std::span<const std::int64_t>(no_checksum));
+    checksum_slot.set_attribute("description", std::string(frame_checksums::kCheckpointDescription));
+    checksum_slot.attach_scale(checksum_entry, 0);
   }
   const std::int64_t none[2] = {-1, 0};
   h5::Dataset& current = kept[base + "/current"];
@@ -380,8 +390,8 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
       .set_attribute("description",
                      std::string("Integrator state for `normdyn run --resume`: slots a and b hold state "
                                  "(the flat state of the integrated system) and record [t, dt, accepted, "
-                                 "rejected, rhs_evaluations, max_norm_drift, next_sample, wall_seconds]; "
-                                 "current = [slot, frames]."));
+                                 "rejected, rhs_evaluations, max_norm_drift, next_sample, wall_seconds] and checksum "
+                                 "(the CRC-32 of state and record); current = [slot, frames]."));
   h5::Group summary = file.create_group("summary");
   summary.set_attribute("status", std::string("running"));
   // The method used (solver.method = "auto" is resolved before the file is made).
@@ -409,7 +419,9 @@ Recovery unreadable_because(const std::filesystem::path& path) {
   return flags->write && !flags->swmr_write ? Recovery::killed_plain_session : Recovery::none;
 }
 
-h5::File open_for_reading(const std::filesystem::path& path) {
+// `lock_is_ours`: the caller holds the file's writer lock (a resume inspecting its file), so no other
+// writer can be at work and the lock it finds held is its own.
+h5::File open_for_reading(const std::filesystem::path& path, bool lock_is_ours = false) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw IoError(path.string() + (std::filesystem::exists(path, ec) ? ": not a regular file" : ": no such file"));
@@ -418,7 +430,7 @@ h5::File open_for_reading(const std::filesystem::path& path) {
   } catch (const IoError& plain) {
     // Being written, or left by a killed writer: SWMR readers can still open it.
     h5::OpenOptions options;
-    const bool live = WriterLock::held(path);
+    const bool live = !lock_is_ours && WriterLock::held(path);
     if (!live) options.metadata_read_attempts = kReadAttemptsWithoutWriter;
     try {
       return h5::File::open(path, h5::OpenMode::swmr_read, options);
@@ -426,7 +438,7 @@ h5::File open_for_reading(const std::filesystem::path& path) {
       const Recovery why = live ? Recovery::none : unreadable_because(path);  // recovery_needed()
       if (why == Recovery::failed_write)
         throw IoError(path.string() + ": its last write failed (the file ends before the end HDF5 recorded: a full "
-                      "disk or a file-size limit, or a truncated copy); no process is writing it: normdyn run --resume " +
+                      "disk or a file-size limit, or a damaged, truncated copy); no process is writing it: normdyn run --resume " +
                       path.string() + " recovers it if the rest is intact");
       if (why == Recovery::killed_plain_session)
         throw IoError(path.string() + ": left by a writer killed while it wrote outside SWMR mode (its summary, or the "
@@ -448,12 +460,29 @@ std::string shape_text(const std::vector<std::uint64_t>& s) {
   throw IoError(path.string() + ": damaged run file: " + dataset + " " + problem);
 }
 
+// The frames a run of `config` records at most: one per sample time.
+std::uint64_t sample_count(const RunConfig& config) {
+  return config.output.samples ? static_cast<std::uint64_t>(std::max<std::int64_t>(*config.output.samples, 0))
+                               : config.output.times.size();
+}
+
+// A dataset holds more frames than the run's samples: refused before anything reads it (a forged or
+// damaged extent, e.g. a sparse dataset of a gibibyte, would otherwise be read whole).
+void expect_frames_within(const std::filesystem::path& path, const std::string& dataset, std::uint64_t frames,
+                          std::uint64_t max_frames) {
+  if (frames > max_frames)
+    damaged(path, dataset, "holds " + std::to_string(frames) + " frames, more than the " + std::to_string(max_frames) +
+                               " samples of its configuration (output.samples, output.times)");
+}
+
 void expect_shape(const std::filesystem::path& path, const h5::File& file, const std::string& dataset,
-                  std::vector<std::int64_t> expected, h5::ElementType type) {
+                  std::vector<std::int64_t> expected, h5::ElementType type,
+                  std::uint64_t max_frames = std::numeric_limits<std::uint64_t>::max()) {
   // expected: -1 for the free (frame) axis.
   if (!file.contains(dataset)) damaged(path, dataset, "is missing");
   const h5::Dataset ds = file.open_dataset(dataset);
   const auto shape = ds.shape();
+  if (!expected.empty() && expected[0] < 0 && !shape.empty()) expect_frames_within(path, dataset, shape[0], max_frames);
   bool ok = shape.size() == expected.size();
   for (std::size_t i = 0; ok && i < shape.size(); ++i)
     ok = expected[i] < 0 || shape[i] == static_cast<std::uint64_t>(expected[i]);
@@ -468,35 +497,81 @@ void expect_shape(const std::filesystem::path& path, const h5::File& file, const
                                (type == h5::ElementType::i64 ? "integers" : "floating point") + ")");
 }
 
+// /checksums/frames, where present, is a dataset [frames] of integers reached by hard links only: a
+// soft link (a loop), a link to another file or a group in its place is damage, never "written
+// before checksums" (which is a file without /checksums at all).
+void validate_checksum_links(const std::filesystem::path& path, const h5::File& file, std::uint64_t max_frames) {
+  using Link = h5::Group::Link;
+  const Link group = file.link("checksums");
+  if (group == Link::none) return;
+  const auto refuse = [&](const std::string& object, Link link) {
+    const char* what = link == Link::soft       ? "is a soft link (it must be the group and dataset themselves)"
+                       : link == Link::external ? "is a link to another file"
+                       : link == Link::none     ? "is missing"
+                                                : "is not what the layout puts there";
+    damaged(path, object, what);
+  };
+  if (group != Link::group) refuse("/checksums", group);
+  const Link frames = file.open_group("checksums").link("frames");
+  if (frames != Link::dataset) refuse(frame_checksums::kDataset, frames);
+  expect_shape(path, file, frame_checksums::kDataset, {-1}, h5::ElementType::i64, max_frames);
+}
+
 // Every dataset a reader or a resume uses, against each other and the stored configuration.
 void validate_layout(const std::filesystem::path& path, const h5::File& file, const RunConfig& config) {
   using h5::ElementType;
+  const std::uint64_t max_frames = sample_count(config);
   const bool particles = file.contains(std::string(kDirection) + "/value");
   if (particles) {
     const auto n = static_cast<std::int64_t>(config.model.n), d = static_cast<std::int64_t>(config.model.d);
-    expect_shape(path, file, std::string(kDirection) + "/value", {-1, n, d}, ElementType::f64);
-    expect_shape(path, file, std::string(kRadius) + "/value", {-1, n}, ElementType::f64);
+    expect_shape(path, file, std::string(kDirection) + "/value", {-1, n, d}, ElementType::f64, max_frames);
+    expect_shape(path, file, std::string(kRadius) + "/value", {-1, n}, ElementType::f64, max_frames);
     for (const char* g : {kDirection, kRadius}) {
-      expect_shape(path, file, std::string(g) + "/time", {-1}, ElementType::f64);
-      expect_shape(path, file, std::string(g) + "/step", {-1}, ElementType::i64);
+      expect_shape(path, file, std::string(g) + "/time", {-1}, ElementType::f64, max_frames);
+      expect_shape(path, file, std::string(g) + "/step", {-1}, ElementType::i64, max_frames);
     }
     if (file.contains("/observables"))
       for (const auto& name : frame_observable_names())
-        if (file.contains("/observables/" + name + "/value"))
-          expect_shape(path, file, "/observables/" + name + "/value", {-1}, ElementType::f64);
+        if (file.contains("/observables/" + name + "/value")) {
+          expect_shape(path, file, "/observables/" + name + "/value", {-1}, ElementType::f64, max_frames);
+          for (const char* p : {"/time", "/step"})
+            if (file.contains("/observables/" + name + p))
+              expect_shape(path, file, "/observables/" + name + p, {-1},
+                           std::string(p) == "/time" ? ElementType::f64 : ElementType::i64, max_frames);
+        }
   }
   if (file.contains(kFields)) {
     const auto names = split_names(file.open_group(kFields).attribute_string("order").value_or(""));
     if (names.empty()) damaged(path, kFields, "lists no fields (@order)");
+    // A frame of a field holds at most the cells of the configuration's grid (meanfield.grid in the
+    // angle, times meanfield.radial_grid in the radius).
+    const std::uint64_t max_cells = static_cast<std::uint64_t>(std::max<std::int64_t>(config.meanfield.grid, 1)) *
+                                    static_cast<std::uint64_t>(std::max<std::int64_t>(config.meanfield.radial_grid, 1));
     for (const auto& name : names) {
       const std::string base = std::string(kFields) + "/" + name;
       if (!file.contains(base + "/value")) damaged(path, base + "/value", "is missing");
       // A field has a frame axis and one per grid axis; a scalar per frame has none beside it.
-      if (file.open_dataset(base + "/value").shape().empty()) damaged(path, base + "/value", "has no frame axis");
-      expect_shape(path, file, base + "/time", {-1}, ElementType::f64);
-      expect_shape(path, file, base + "/step", {-1}, ElementType::i64);
+      const auto shape = file.open_dataset(base + "/value").shape();
+      if (shape.empty()) damaged(path, base + "/value", "has no frame axis");
+      expect_frames_within(path, base + "/value", shape[0], max_frames);
+      std::uint64_t cells = 1;
+      for (std::size_t k = 1; k < shape.size() && cells <= max_cells; ++k) cells *= shape[k];
+      if (cells > max_cells)
+        damaged(path, base + "/value", "has frames of shape " + shape_text({shape.begin() + 1, shape.end()}) +
+                                           ", more cells than the grid of its configuration (meanfield.grid, "
+                                           "meanfield.radial_grid)");
+      expect_shape(path, file, base + "/time", {-1}, ElementType::f64, max_frames);
+      expect_shape(path, file, base + "/step", {-1}, ElementType::i64, max_frames);
+      for (const auto& axis : split_names(file.open_group(base).attribute_string("moving_axes").value_or(""))) {
+        if (!file.contains(base + "/" + axis)) damaged(path, base + "/" + axis, "is missing (@moving_axes names it)");
+        const auto axis_shape = file.open_dataset(base + "/" + axis).shape();
+        if (axis_shape.size() != 2 || axis_shape[1] > max_cells)
+          damaged(path, base + "/" + axis, "has shape " + shape_text(axis_shape) + ", expected [frames, cells]");
+        expect_frames_within(path, base + "/" + axis, axis_shape[0], max_frames);
+      }
     }
   }
+  validate_checksum_links(path, file, max_frames);
   if (file.contains("/h5md/modules/normdyn")) {
     const auto scheme = file.open_group("/h5md/modules/normdyn").attribute_string("scheme");
     if (scheme && *scheme != scheme_key(config.model.scheme))
@@ -504,10 +579,16 @@ void validate_layout(const std::filesystem::path& path, const h5::File& file, co
                                                     std::string(scheme_key(config.model.scheme)) + "\"");
   }
   if (file.contains(kCheckpoint)) {
+    // A particle run's state is its tokens (n d directions and n radii); read whole by a resume, so
+    // bounded before.
+    const std::int64_t state =
+        particles ? static_cast<std::int64_t>(config.model.n) * static_cast<std::int64_t>(config.model.d + 1) : -1;
     for (const char* slot : {"/a", "/b"}) {
-      expect_shape(path, file, std::string(kCheckpoint) + slot + "/state", {-1}, ElementType::f64);
+      expect_shape(path, file, std::string(kCheckpoint) + slot + "/state", {state}, ElementType::f64);
       expect_shape(path, file, std::string(kCheckpoint) + slot + "/record", {static_cast<std::int64_t>(kRecordSize)},
                    ElementType::f64);
+      if (file.contains(std::string(kCheckpoint) + slot + "/checksum"))
+        expect_shape(path, file, std::string(kCheckpoint) + slot + "/checksum", {1}, ElementType::i64);
     }
     expect_shape(path, file, std::string(kCheckpoint) + "/current", {2}, ElementType::i64);
   }
@@ -603,6 +684,9 @@ struct RunWriter::Impl {
   std::vector<std::string> field_names;
   std::vector<FieldStream> fields;
   h5::Dataset slot_state[2], slot_record[2], slot_current;
+  // The checkpoint slots' checksums (none in files written before them: those stay without).
+  h5::Dataset slot_checksum[2];
+  bool checkpoint_checksums = false;
   // The frame checksums and the datasets they cover (none in files written before them).
   h5::Dataset checksums;
   std::vector<std::string> checksum_covers;
@@ -728,6 +812,7 @@ struct RunWriter::Impl {
     observables.resize(with_observables ? frame_observable_names().size() : 0);
     fields.clear();
     fields.resize(field_names.size());
+    checkpoint_checksums = file.contains(std::string(kCheckpoint) + "/a/checksum");
     checksum_covers.clear();
     if (file.contains(frame_checksums::kDataset))
       checksum_covers = split_lines(
@@ -759,6 +844,7 @@ struct RunWriter::Impl {
     for (int i = 0; i < 2; ++i) {
       slot_state[i] = h5::Dataset();
       slot_record[i] = h5::Dataset();
+      slot_checksum[i] = h5::Dataset();
     }
     slot_current = h5::Dataset();
     checksums = h5::Dataset();
@@ -785,6 +871,7 @@ struct RunWriter::Impl {
       const std::string slot = std::string(kCheckpoint) + (s == 0 ? "/a" : "/b");
       slot_state[s] = open_dataset(slot + "/state");
       slot_record[s] = open_dataset(slot + "/record");
+      if (checkpoint_checksums) slot_checksum[s] = open_dataset(slot + "/checksum");
     }
     slot_current = open_dataset(std::string(kCheckpoint) + "/current");
     if (!checksum_covers.empty()) checksums = open_dataset(frame_checksums::kDataset);
@@ -798,6 +885,10 @@ struct RunWriter::Impl {
     slot_state[s].write(std::span<const double>(pending.x));
     const auto record = encode_checkpoint_record(pending, pending_wall_seconds);
     slot_record[s].write(std::span<const double>(record));
+    if (checkpoint_checksums) {
+      const std::int64_t crc[1] = {frame_checksums::checkpoint(pending.x, record)};
+      slot_checksum[s].write(std::span<const std::int64_t>(crc));
+    }
     if (ordered) file.flush();
     const std::int64_t current[2] = {s, static_cast<std::int64_t>(pending.next_sample)};
     slot_current.write(std::span<const std::int64_t>(current));
@@ -981,15 +1072,40 @@ bool recover_killed_session(const std::filesystem::path& path) {
   return true;
 }
 
-void require_run_file(const std::filesystem::path& path, const std::string& flag) {
+namespace {
+
+// require_run_file, for a caller that may hold the file's writer lock itself.
+void check_run_file(const std::filesystem::path& path, const std::string& flag, bool lock_is_ours) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(status)) throw InputError(flag, path.string() + ": no such file");
   if (!std::filesystem::is_regular_file(status)) throw InputError(flag, path.string() + ": not a regular file");
-  if (!h5::File::is_hdf5(path)) throw InputError(flag, path.string() + ": not an HDF5 file");
-  const h5::File f = open_for_reading(path);
-  if ((!f.contains(std::string(kDirection) + "/value") && !f.contains(kFields)) || !f.contains("parameters"))
-    throw InputError(flag, path.string() + ": not a normdyn run file");
+  // A file that begins with HDF5's signature was written as an HDF5 file: if HDF5 cannot read it
+  // now (cut short, or a byte of its first blocks changed), it is a damaged file, not another kind.
+  if (!h5::File::is_hdf5(path)) {
+    if (h5::File::has_signature(path))
+      throw IoError(path.string() + ": damaged run file: it begins with the HDF5 signature, but HDF5 cannot read it "
+                    "(a truncated or corrupted copy)");
+    throw InputError(flag, path.string() + ": not an HDF5 file");
+  }
+  const h5::File f = open_for_reading(path, lock_is_ours);
+  bool run = false;
+  try {
+    run = (f.contains(std::string(kDirection) + "/value") || f.contains(kFields)) && f.contains("parameters");
+  } catch (const IoError& e) {
+    // The file opened, but its groups do not read (metadata that fails its checksum).
+    throw IoError(path.string() + ": damaged run file: " + e.what());
+  }
+  if (!run) throw InputError(flag, path.string() + ": not a normdyn run file");
+}
+
+}  // namespace
+
+void require_run_file(const std::filesystem::path& path, const std::string& flag) { check_run_file(path, flag, false); }
+
+std::optional<std::size_t> verify_run_file(const std::filesystem::path& path, const std::string& flag) {
+  require_run_file(path, flag);
+  return RunReader(path).verify_frames();
 }
 
 namespace {
@@ -1059,10 +1175,10 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
   auto impl = std::make_unique<Impl>();
   // Held before the file is inspected: a file another process writes is never touched.
   impl->lock.emplace(WriterLock::acquire(path));
-  require_run_file(path, "--resume");
+  check_run_file(path, "--resume", true);
   // Inspect first through a reader (works on files left by a killed writer).
   {
-    const RunReader reader(path);
+    const RunReader reader(path, *impl->lock);
     state.config = reader.config();
     const auto summary = reader.summary();
     state.crashed = !summary.has_value();
@@ -1073,7 +1189,11 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
                                          "; only interrupted or killed runs can be resumed");
     }
     state.checkpoint = reader.checkpoint();
-    if (state.checkpoint) validate_checkpoint(path, reader, state.config, *state.checkpoint);
+    if (state.checkpoint) {
+      validate_checkpoint(path, reader, state.config, *state.checkpoint);
+      // Last: a checkpoint that contradicts the file is named by what it contradicts.
+      state.checkpoint_unchecked = !reader.verify_checkpoint();
+    }
   }
   impl->path = path;
   impl->open_descriptor(path);
@@ -1086,14 +1206,18 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
     decode_checkpoint_record(record, state.wall_seconds);
     impl->next_slot = 1 - static_cast<int>(current[0]);
   }
+  // Running again before any frame is dropped: the earlier summary's frame count no longer holds.
+  impl->file.open_group("summary").set_attribute("status", std::string("running"));
   impl->read_streams(state.config);
   impl->reopen_datasets();
   // Frames after the checkpoint are recomputed: drop them (they may be partial).
   const auto frames = static_cast<std::uint64_t>(state.checkpoint ? state.checkpoint->next_sample : 0);
+  // The checksums first: cut short by a kill in between, every dataset still holds at least the
+  // frames its checksums count, as after a kill while appending (frames first, then checksums).
+  if (!impl->checksum_covers.empty()) impl->checksums.resize_frames(frames);
   for (Element* e : impl->elements()) truncate(*e, frames);
   for (FieldStream& f : impl->fields)
     for (h5::Dataset& axis : f.moving) axis.resize_frames(frames);
-  if (!impl->checksum_covers.empty()) impl->checksums.resize_frames(frames);
   impl->frames = static_cast<std::int64_t>(frames);
 
   {
@@ -1103,10 +1227,12 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
                               std::string(revision()) + " with " + std::to_string(provenance.threads) +
                               " threads" +
                               (provenance.ranks > 1 ? " on " + std::to_string(provenance.ranks) + " MPI ranks" : "") +
-                              " (previous session " + (state.crashed ? "killed" : "interrupted") + ")";
+                              " (previous session " + (state.crashed ? "killed" : "interrupted") + ")" +
+                              (state.checkpoint_unchecked
+                                   ? "; its checkpoint predates checkpoint checksums and was not checked"
+                                   : "");
     const std::string log = parameters.attribute_string("resume_log").value_or("");
     parameters.set_attribute("resume_log", log.empty() ? entry : log + "\n" + entry);
-    impl->file.open_group("summary").set_attribute("status", std::string("running"));
   }  // groups closed: SWMR mode admits only open datasets
   impl->file.start_swmr_write();
   impl->swmr = true;
@@ -1164,7 +1290,6 @@ void RunWriter::flush() { impl_->flush(); }
 namespace {
 void write_summary(const h5::File& file, const RunSummary& s, const WriterStats& stats) {
   h5::Group g = file.open_group("summary");
-  g.set_attribute("status", std::string(to_string(s.status)));
   g.set_attribute("message", s.message);
   g.set_attribute("t_reached", s.t_reached);
   g.set_attribute("frames", s.frames);
@@ -1177,6 +1302,9 @@ void write_summary(const h5::File& file, const RunSummary& s, const WriterStats&
   g.set_attribute("flush_seconds", stats.flush_seconds);
   g.set_attribute("write_seconds", stats.write_seconds);
   for (const auto& [name, value] : s.extra) g.set_attribute(name, value);
+  // Last: a session killed before it leaves the status "running", so that no reader takes the
+  // counts above for an ended run's before they are all written.
+  g.set_attribute("status", std::string(to_string(s.status)));
 }
 }  // namespace
 
@@ -1225,6 +1353,7 @@ struct RunReader::Impl {
   h5::File file;
   RunConfig config;  // the stored configuration, validated against the datasets
   std::size_t known_frames = 0;  // complete frames when last counted
+  bool lock_is_ours = false;     // opened by the holder of the file's writer lock
   // Kept open between frame() calls so that HDF5's chunk cache holds the last chunk: a chunk spans
   // many frames, and re-opening the datasets for every frame decompressed it again each time.
   h5::Dataset direction, radius;
@@ -1239,18 +1368,25 @@ struct RunReader::Impl {
   }
 };
 
-RunReader::RunReader(const std::filesystem::path& path)
-    : impl_(std::make_unique<Impl>(Impl{path, open_for_reading(path), {}, 0, {}, {}})) {
+RunReader::RunReader(const std::filesystem::path& path) : RunReader(path, false) {}
+
+RunReader::RunReader(const std::filesystem::path& path, const WriterLock& own_lock) : RunReader(path, true) {
+  (void)own_lock;  // its holder is the caller: proof that no other writer is at work
+}
+
+RunReader::RunReader(const std::filesystem::path& path, bool lock_is_ours)
+    : impl_(std::make_unique<Impl>(Impl{path, open_for_reading(path, lock_is_ours), {}, 0, lock_is_ours, {}, {}})) {
   try {
     if (!impl_->file.contains(std::string(kDirection) + "/value") && !impl_->file.contains(kFields))
       throw IoError(path.string() + ": not a normdyn run file (no " + kDirection + "/value or " + kFields + ")");
     impl_->config = stored_config(path, impl_->file);
     validate_layout(path, impl_->file, impl_->config);
   } catch (const IoError& e) {
-    // Errors of the HDF5 layer name the object; the user needs the file too.
+    // The file opened but its layout does not read (metadata that fails its checksum, a link that
+    // resolves nowhere): damage, said as the readers' own checks say it.
     const std::string what = e.what();
-    if (what.find(path.string()) != std::string::npos) throw;
-    throw IoError(path.string() + ": " + what);
+    if (what.rfind(path.string() + ": ", 0) == 0) throw;
+    throw IoError(path.string() + ": damaged run file: " + what);
   }
 }
 
@@ -1304,8 +1440,9 @@ std::size_t RunReader::frames() const {
 }
 std::vector<double> RunReader::times() const {
   const std::string dataset = frame_index_group(impl_->file) + "/time";
-  auto t = impl_->file.open_dataset(dataset).read_doubles();
-  t.resize(std::min(t.size(), frames()));
+  // The complete frames only: a longer extent (a killed writer's, or a forged one) is never read.
+  const std::size_t n = frames();
+  auto t = n > 0 ? impl_->file.open_dataset(dataset).read_frames(0, n) : std::vector<double>{};
   // Sample times are finite and increase: anything else was not written by a run.
   for (std::size_t i = 0; i < t.size(); ++i)
     if (!std::isfinite(t[i]) || (i > 0 && !(t[i] > t[i - 1])))
@@ -1314,9 +1451,9 @@ std::vector<double> RunReader::times() const {
   return t;
 }
 std::vector<std::int64_t> RunReader::steps() const {
-  auto s = impl_->file.open_dataset(frame_index_group(impl_->file) + "/step").read_ints();
-  s.resize(std::min(s.size(), frames()));
-  return s;
+  const std::size_t n = frames();
+  return n > 0 ? impl_->file.open_dataset(frame_index_group(impl_->file) + "/step").read_int_frames(0, n)
+               : std::vector<std::int64_t>{};
 }
 
 Tokens RunReader::frame(std::size_t index) const {
@@ -1369,40 +1506,90 @@ std::vector<double> RunReader::field_frame(const std::string& name, std::size_t 
   return impl_->file.open_dataset(p).read_frames(index, 1);
 }
 
+namespace {
+
+// The frames the run says it wrote, which its checksums must cover: once it ended, exactly those
+// /summary@frames records; while it runs, or after its writer was killed, at least those its
+// checkpoint records (frames are appended, with their checksums, before the checkpoint that counts
+// them). A /checksums/frames cut short is damage, not a shorter run.
+void expect_checksums_of_recorded_frames(const std::filesystem::path& path, const h5::File& file,
+                                         std::uint64_t checksummed, bool live) {
+  if (file.contains("summary")) {
+    const h5::Group g = file.open_group("summary");
+    const bool ended = run_status_from_string(g.attribute_string("status").value_or("")).has_value();
+    if (ended && g.has_attribute("frames")) {
+      const std::int64_t recorded = g.attribute_int("frames").value_or(-1);
+      if (recorded < 0 || static_cast<std::uint64_t>(recorded) != checksummed)
+        damaged(path, frame_checksums::kDataset,
+                "holds the checksums of " + std::to_string(checksummed) + " frames, but /summary@frames says the run "
+                "wrote " + std::to_string(recorded));
+      return;
+    }
+  }
+  // A live writer moves its checkpoint while this reader looks: only a killed writer's file is held
+  // to it (a resume holds the lock itself, and sees no live writer).
+  const std::string current = std::string(kCheckpoint) + "/current";
+  if (live || !file.contains(current)) return;
+  const auto slot = file.open_dataset(current).read_ints();
+  if (slot.size() == 2 && (slot[0] == 0 || slot[0] == 1) && (slot[1] < 0 || static_cast<std::uint64_t>(slot[1]) > checksummed))
+    damaged(path, frame_checksums::kDataset,
+            "holds the checksums of " + std::to_string(checksummed) + " frames, but the checkpoint (" + current +
+                ") says " + std::to_string(slot[1]) + " were written");
+}
+
+}  // namespace
+
 std::optional<std::size_t> RunReader::verify_frames(std::optional<std::size_t> count) const {
   const h5::File& file = impl_->file;
-  if (!file.contains(frame_checksums::kDataset)) return std::nullopt;
+  const std::filesystem::path& path = impl_->path;
+  // Written before checksums: no /checksums at all. Its links, rank, type and extent were checked
+  // when the reader opened the file (validate_layout).
+  if (file.link("checksums") == h5::Group::Link::none) return std::nullopt;
   const h5::Dataset stored = file.open_dataset(frame_checksums::kDataset);
+  const std::string covers_name = std::string(frame_checksums::kDataset) + "@" + frame_checksums::kCoversAttribute;
+  if (!stored.has_attribute(frame_checksums::kCoversAttribute)) damaged(path, covers_name, "is missing");
+  if (stored.attribute_type(frame_checksums::kCoversAttribute) != h5::ElementType::string)
+    damaged(path, covers_name, "is not text");
   const std::vector<std::string> covers =
       split_lines(stored.attribute_string(frame_checksums::kCoversAttribute).value_or(""));
-  if (covers.empty()) damaged(impl_->path, frame_checksums::kDataset, "lists no datasets (@covers)");
-  const std::size_t frames_now = frames();
-  const std::size_t n = std::min(count.value_or(frames_now), frames_now);
+  // Exactly the datasets of this file's frames, in the writer's order: nothing else is read.
+  if (covers != frame_datasets(file))
+    damaged(path, covers_name, covers.empty() || covers.front().empty()
+                                   ? "lists no datasets"
+                                   : "does not list the datasets of this file's frames (its first: " + covers.front() + ")");
+  const std::uint64_t checksummed = stored.shape().at(0);
+  // Another open of the file in this process (h5py's, in the Python package) shares HDF5's cache of
+  // its metadata, whose extents may predate frames a writer appended since: the checkpoint (data,
+  // read fresh) is then not comparable with them.
+  expect_checksums_of_recorded_frames(path, file, checksummed,
+                                      (!impl_->lock_is_ours && WriterLock::held(path)) || file.opened_elsewhere());
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(count.value_or(checksummed), checksummed));
   std::vector<std::uint32_t> crc(n, frame_checksums::initial());
-  // Read a few MiB at a time: the frames of a long run need not fit in memory.
+  // Read a few MiB at a time: the frames of a long run need not fit in memory. Every covered
+  // dataset's frame shape was bounded by the configuration when the file was opened.
   constexpr std::uint64_t kValuesPerRead = std::uint64_t{1} << 19;
-  for (const std::string& path : covers) {
-    if (!file.contains(path)) damaged(impl_->path, frame_checksums::kDataset, "covers " + path + ", which is missing");
-    const h5::Dataset ds = file.open_dataset(path);
+  for (const std::string& covered : covers) {
+    const h5::Dataset ds = file.open_dataset(covered);
     const auto shape = ds.shape();
-    if (shape.empty() || shape[0] < n) damaged(impl_->path, path, "holds fewer frames than its checksums");
+    if (shape.empty() || shape[0] < checksummed)
+      damaged(path, covered, "holds " + std::to_string(shape.empty() ? 0 : shape[0]) + " frames, fewer than its " +
+                                 std::to_string(checksummed) + " checksums");
     std::uint64_t per_frame = 1;
     for (std::size_t k = 1; k < shape.size(); ++k) per_frame *= shape[k];
-    if (ds.element_type() == h5::ElementType::i64) {
-      const std::vector<std::int64_t> v = ds.read_ints();
-      for (std::size_t f = 0; f < n; ++f)
-        crc[f] = frame_checksums::extend(crc[f], std::span<const std::int64_t>(v.data() + f * per_frame, per_frame));
-      continue;
-    }
+    const bool integers = ds.element_type() == h5::ElementType::i64;
     const std::uint64_t step = std::max<std::uint64_t>(1, kValuesPerRead / std::max<std::uint64_t>(per_frame, 1));
     for (std::uint64_t first = 0; first < n; first += step) {
       const std::uint64_t m = std::min<std::uint64_t>(step, n - first);
-      const std::vector<double> v = ds.read_frames(first, m);
-      for (std::uint64_t f = 0; f < m; ++f)
-        crc[first + f] = frame_checksums::extend(crc[first + f], std::span<const double>(v.data() + f * per_frame, per_frame));
+      const auto add = [&](const auto& v) {
+        using T = typename std::decay_t<decltype(v)>::value_type;
+        for (std::uint64_t f = 0; f < m; ++f)
+          crc[first + f] = frame_checksums::extend(crc[first + f], std::span<const T>(v.data() + f * per_frame, per_frame));
+      };
+      if (integers) add(ds.read_int_frames(first, m));
+      else add(ds.read_frames(first, m));
     }
   }
-  const std::vector<std::int64_t> expected = stored.read_ints();
+  const std::vector<std::int64_t> expected = n > 0 ? stored.read_int_frames(0, n) : std::vector<std::int64_t>{};
   for (std::size_t f = 0; f < n; ++f)
     if (expected.at(f) != static_cast<std::int64_t>(crc[f]))
       throw FrameChecksumError(impl_->path.string() + ": damaged run file: frame " + std::to_string(f) +
@@ -1411,6 +1598,37 @@ std::optional<std::size_t> RunReader::verify_frames(std::optional<std::size_t> c
                                ": its values, time or step changed after they were written (a damaged disk or copy, "
                                "or an edit)");
   return n;
+}
+
+bool RunReader::verify_checkpoint() const {
+  const h5::File& file = impl_->file;
+  const std::string current = std::string(kCheckpoint) + "/current";
+  if (!file.contains(current)) return true;
+  const auto index = file.open_dataset(current).read_ints();
+  if (index.size() != 2 || (index[0] != 0 && index[0] != 1)) return true;  // none stored yet
+  const std::string slot = std::string(kCheckpoint) + (index[0] == 0 ? "/a" : "/b");
+  if (!file.contains(slot + "/checksum")) {
+    // Files of layout 1.0 have none; a later layout always writes one.
+    std::vector<std::int64_t> version;
+    if (file.contains("/h5md/modules/normdyn")) version = file.open_group("/h5md/modules/normdyn").attribute_ints("version");
+    const bool checksummed_layout =
+        version.size() >= 2 && std::pair(version[0], version[1]) >= std::pair(kCheckpointChecksumVersion[0],
+                                                                              kCheckpointChecksumVersion[1]);
+    if (checksummed_layout)
+      damaged(impl_->path, slot + "/checksum",
+              "is missing (layout version " + std::to_string(version[0]) + "." + std::to_string(version[1]) +
+                  " stores one with every checkpoint)");
+    return false;
+  }
+  const std::vector<double> state = file.open_dataset(slot + "/state").read_doubles();
+  const std::vector<double> record = file.open_dataset(slot + "/record").read_doubles();
+  const std::vector<std::int64_t> stored = file.open_dataset(slot + "/checksum").read_ints();
+  if (stored.size() != 1 || stored[0] != static_cast<std::int64_t>(frame_checksums::checkpoint(state, record)))
+    damaged(impl_->path, "checkpoint " + slot,
+            "does not match its checksum in " + slot + "/checksum: its state, time, step size or counters changed "
+            "after it was written (a damaged disk or copy, or an edit). The frames before it are intact (normdyn "
+            "verify checks them), but the run cannot resume from it");
+  return true;
 }
 
 std::optional<RunSummary> RunReader::summary() const {

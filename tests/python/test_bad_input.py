@@ -117,3 +117,27 @@ def test_a_damaged_file_left_by_a_killed_writer_fails_at_once(tmp_path):
                            text=True, timeout=120)
     assert child.returncode != 0
     assert "damaged run file" in child.stderr.splitlines()[-1], child.stderr
+
+
+def test_resume_of_a_damaged_killed_file_fails_at_once(tmp_path):
+    """normdyn.resume holds the file's writer lock while it inspects the file; it must not take that
+    lock for a live writer's and retry damaged metadata as half-written (minutes in HDF5's sleeps)."""
+    import subprocess
+    import sys
+    import h5py
+    run = tmp_path / "r.h5"
+    normdyn.run({"model": {"n": 8, "d": 3}, "solver": {"t_end": 2.0}, "output": {"samples": 11}}, output=run)
+    with h5py.File(run, "r+") as f:
+        f["summary"].attrs["status"] = "interrupted"
+        header = h5py.h5o.get_info(f["h5md/modules"].id).addr
+    # Left by a SWMR writer that died: the file keeps the write and SWMR flags.
+    died = subprocess.run([sys.executable, "-c", f"import h5py, os; f = h5py.File({str(run)!r}, 'r+', libver='latest'); "
+                           "f.swmr_mode = True; f.flush(); os._exit(9)"], timeout=60)
+    assert died.returncode == 9
+    data = bytearray(run.read_bytes())
+    data[header + 20] ^= 0xff  # inside /h5md/modules' object header, under its checksum
+    run.write_bytes(bytes(data))
+    child = subprocess.run([sys.executable, "-c", f"import normdyn; normdyn.resume({str(run)!r})"], capture_output=True,
+                           text=True, timeout=60)
+    assert child.returncode != 0
+    assert "r.h5: damaged run file" in child.stderr.splitlines()[-1], child.stderr

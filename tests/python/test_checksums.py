@@ -1,5 +1,6 @@
 """Frame checksums: the CRC-32 the file documents, computed here with Python's zlib, and a changed bit
 found by every reader."""
+import re
 import zlib
 
 import h5py
@@ -59,3 +60,68 @@ def test_a_changed_bit_is_found_by_load_verify_and_analyze(small_config, tmp_pat
     # Unchecked, the lazy load opens it (a large archive is browsed without reading it whole).
     with normdyn.load(out, verify=False) as ds:
         assert ds.sizes["time"] > 4
+
+
+def _finished(small_config, tmp_path, name="r.h5"):
+    out = tmp_path / name
+    ds = normdyn.run(small_config, output=out, threads=1)
+    return out, ds.sizes["time"]
+
+
+@pytest.mark.parametrize("keep", [3, 0])
+def test_checksums_cut_short_are_damage_for_load_and_verify(small_config, tmp_path, keep):
+    """A /checksums/frames cut short is not a shorter run: the summary says how many frames were written."""
+    out, frames = _finished(small_config, tmp_path)
+    with h5py.File(out, "r+") as f:
+        f["checksums/frames"].resize((keep,))
+    pattern = (rf"r\.h5: damaged run file: /checksums/frames holds the checksums of {keep} frames, but "
+               rf"/summary@frames says the run wrote {frames}")
+    with pytest.raises(OSError, match=pattern):
+        normdyn.load(out)
+    with pytest.raises(OSError, match=pattern):
+        normdyn.verify(out)
+
+
+FORGED_CHECKSUMS = {
+    "empty_covers": ("f['checksums/frames'].attrs['covers'] = ''", "@covers lists no datasets"),
+    "missing_covers": ("del f['checksums/frames'].attrs['covers']", "@covers is missing"),
+    "bogus_covers": ("f['checksums/frames'].attrs['covers'] = '/particles/tokens/direction/time'",
+                     "@covers does not list the datasets of this file's frames"),
+    "string_checksums": ("old = f['checksums/frames']; values = old[...]; covers = old.attrs['covers']; "
+                         "del f['checksums/frames']; d = f.create_dataset('checksums/frames', "
+                         "data=[str(v) for v in values], dtype=h5py.string_dtype()); d.attrs['covers'] = covers",
+                         "has elements of the wrong type"),
+    "soft_link_loop": ("del f['checksums/frames']; f['checksums/frames'] = h5py.SoftLink('/checksums/frames')",
+                       "/checksums/frames is a soft link"),
+}
+
+
+@pytest.mark.parametrize("forgery", sorted(FORGED_CHECKSUMS))
+def test_load_applies_the_rules_of_verify(small_config, tmp_path, forgery):
+    """normdyn.load refuses exactly what `normdyn verify` refuses (one check in the C++ core)."""
+    out, _ = _finished(small_config, tmp_path)
+    code, message = FORGED_CHECKSUMS[forgery]
+    with h5py.File(out, "r+") as f:
+        exec(code, {"f": f, "h5py": h5py, "np": np})
+    with pytest.raises(OSError, match=r"r\.h5: damaged run file: .*" + re.escape(message)):
+        normdyn.verify(out)
+    with pytest.raises(OSError, match=r"r\.h5: damaged run file: .*" + re.escape(message)):
+        normdyn.load(out)
+
+
+def test_a_changed_checkpoint_is_refused_by_resume_and_its_frames_still_load(small_config, tmp_path):
+    out, frames = _finished(small_config, tmp_path)
+    with h5py.File(out, "r+") as f:
+        f["summary"].attrs["status"] = "interrupted"
+        g = f["checkpoint/" + "ab"[f["checkpoint/current"][0]]]
+        # Its checksum is the documented CRC-32 of state and record.
+        assert g["checksum"][0] == zlib.crc32(g["state"][...].tobytes() + g["record"][...].tobytes())
+        x = g["state"][...]
+        x.view(np.int64)[4] ^= 1
+        g["state"][...] = x
+    with pytest.raises(OSError, match=r"r\.h5: damaged run file: checkpoint /checkpoint/[ab] does not match its "
+                                      r"checksum"):
+        normdyn.resume(out)
+    assert normdyn.verify(out) == frames
+    with normdyn.load(out) as ds:
+        assert ds.sizes["time"] == frames

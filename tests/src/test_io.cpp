@@ -271,3 +271,28 @@ BOOST_AUTO_TEST_CASE(attention_heads_from_a_file) {
     BOOST_TEST(error_of([&] { read_attention_matrices(p, 2, 4); }).rfind("model.qkv_file: Q has shape", 0) == 0);
   }
 }
+
+// An error of the HDF5 layer about an object names the file it is in: a message that says only
+// "/particles/tokens" does not tell which of many run files failed.
+BOOST_AUTO_TEST_CASE(hdf5_errors_name_the_file) {
+  TempDir dir;
+  const fs::path p = dir.path / "named.h5";
+  {
+    auto f = h5::File::create(p, h5::CreateMode::exclusive);
+    const std::uint64_t dims[1] = {3};
+    const std::vector<double> values{1.0, 2.0, 3.0};
+    f.create_dataset("values", dims, std::span<const double>(values));
+  }
+  const auto f = h5::File::open(p, h5::OpenMode::read_only);
+  const h5::Dataset ds = f.open_dataset("values");
+  const std::vector<double> more{4.0, 5.0, 6.0};
+  // A write through a read-only file fails inside HDF5.
+  const std::string write = error_of([&] { h5::Dataset(f.open_dataset("values")).write(std::span<const double>(more)); });
+  BOOST_TEST(write.find("HDF5 H5Dwrite failed for " + p.string() + ":/values") != std::string::npos, write);
+  const std::string missing = error_of([&] { (void)f.open_dataset("absent"); });
+  BOOST_TEST(missing.find(p.string() + ":/absent: no such dataset") != std::string::npos, missing);
+  const std::string range = error_of([&] { (void)ds.read_frames(2, 5); });
+  BOOST_TEST(range.find(p.string() + ":/values: frames [2, 7) out of range") != std::string::npos, range);
+  const std::string attribute = error_of([&] { (void)ds.attribute_type("absent"); });
+  BOOST_TEST(attribute.find(p.string() + ":/values @absent") != std::string::npos, attribute);
+}

@@ -33,6 +33,8 @@
 
 namespace normdyn {
 
+class WriterLock;
+
 // Where a run came from, beyond its configuration.
 struct Provenance {
   std::string command_line;
@@ -103,6 +105,8 @@ struct ResumeState {
   double wall_seconds = 0.0;  // integration time of the earlier sessions
   RunStatus previous_status = RunStatus::interrupted;
   bool crashed = false;  // the earlier session never wrote its summary
+  // The checkpoint predates checkpoint checksums (layout 1.0) and was resumed from unchecked.
+  bool checkpoint_unchecked = false;
 };
 
 // Counters of the writer itself, to measure the cost of crash safety (written to /summary).
@@ -177,6 +181,10 @@ class RunReader {
  public:
   // Opens a finished file, or one still being written or left by a killed writer (SWMR read).
   explicit RunReader(const std::filesystem::path& path);
+  // The same, for the holder of the file's writer lock (a resume inspecting its file): no other
+  // writer can be at work, so metadata that fails its checksum is damage at once, never retried as
+  // half-written (HDF5's retries took minutes on a damaged file).
+  RunReader(const std::filesystem::path& path, const WriterLock& own_lock);
   ~RunReader();
   RunReader(RunReader&&) noexcept;
   RunReader& operator=(RunReader&&) noexcept;
@@ -200,7 +208,14 @@ class RunReader {
   // Checks the first `count` complete frames (all by default) against the file's frame checksums
   // (the CRC-32 of each frame's rows, /checksums/frames); throws IoError naming the first frame that
   // does not match. Returns how many it checked; nothing for a file written before checksums.
+  // The checksums must cover the frames the run says it wrote (/summary@frames once it ended; at least
+  // the checkpoint's while it runs or after its writer was killed), and @covers must list exactly the
+  // datasets of the file's frames.
   std::optional<std::size_t> verify_frames(std::optional<std::size_t> count = std::nullopt) const;
+  // Checks the last checkpoint against its checksum (/checkpoint/<slot>/checksum); throws IoError
+  // naming the checkpoint if it changed after it was written. False for a file whose layout predates
+  // checkpoint checksums (nothing to check), true otherwise.
+  bool verify_checkpoint() const;
   // The summary; nothing while the run is in progress or if its writer was killed.
   std::optional<RunSummary> summary() const;
   // The last checkpoint stored, if any.
@@ -210,8 +225,15 @@ class RunReader {
   std::optional<FeedForward> feedforward() const;
 
  private:
+  RunReader(const std::filesystem::path& path, bool lock_is_ours);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// What `normdyn verify` checks, the one check of every reader that trusts a run file's frames (the
+// command line's verify, normdyn.load and normdyn.verify): `path` is a run file (InputError naming
+// `flag` otherwise) whose frames match their checksums (IoError, FrameChecksumError for a frame,
+// otherwise). Returns how many frames it checked; nothing for a file written before checksums.
+std::optional<std::size_t> verify_run_file(const std::filesystem::path& path, const std::string& flag);
 
 }  // namespace normdyn
