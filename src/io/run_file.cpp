@@ -1177,6 +1177,7 @@ void write_summary(const h5::File& file, const RunSummary& s, const WriterStats&
   g.set_attribute("flush_seconds", stats.flush_seconds);
   g.set_attribute("write_seconds", stats.write_seconds);
   for (const auto& [name, value] : s.extra) g.set_attribute(name, value);
+  if (!s.warnings.empty()) g.set_attribute("warnings", s.warnings);
 }
 }  // namespace
 
