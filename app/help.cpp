@@ -69,7 +69,8 @@ void wrap_line(const std::string& line, std::size_t width, std::string& out) {
   // An option's name stays in front; its description continues under itself.
   const std::size_t column = description_column(line);
   const bool aligned = column != std::string::npos && column <= width / 2;
-  const std::size_t indent = aligned ? column : lead + 2;
+  // A line of plain text continues two columns in, a description already indented under itself.
+  const std::size_t indent = aligned ? column : lead == 0 ? 2 : lead;
   std::string current = line.substr(0, aligned ? column : lead);
   std::size_t pos = current.size();
   // The words of the rest, each placed on the current line if it fits.

@@ -126,8 +126,14 @@ def _even_figure(width, aspect, dpi):
 def _particle_scene(frames, picks, width, dpi, spin):
     theta = frames.theta
     labels = frames.labels if frames.labels is not None else final_clusters(theta[-1])
-    palette = cluster_colours(int(labels.max()) + 1)
-    colours = [palette[k] for k in labels]
+    if labels.max() > 0:
+        palette = cluster_colours(int(labels.max()) + 1)
+        colours = [palette[k] for k in labels]
+    else:
+        # One final cluster says nothing: colour by the initial angle, so that tokens can be followed.
+        import matplotlib
+        angle = np.arctan2(theta[0, :, 1], theta[0, :, 0])
+        colours = matplotlib.colormaps["twilight_shifted"]((angle + np.pi) / (2 * np.pi))
     d = theta.shape[2]
     if d == 2:
         fig = _even_figure(width, 1.0, dpi)
@@ -229,7 +235,8 @@ def animate(source, output=None, *, fps=20, max_frames=300, width="column", dpi=
             force=False):
     """An animation of a run over time: its tokens on the circle (d = 2), on the sphere in a slowly
     turning 3-D view (d = 3; d > 3: the top 3 principal directions), or the angular density of a
-    mean-field run, with the time t in every frame; tokens coloured by their final cluster.
+    mean-field run, with the time t in every frame; tokens coloured by their final cluster
+    (by their initial angle when they end in one).
 
     source: a run file, a Dataset of normdyn.run / normdyn.load, or a plots.Run / plots.MeanField.
     output: a .mp4 (H.264 through ffmpeg) or .gif (Pillow) file, returned when written; an existing

@@ -103,6 +103,10 @@ def _math(x):
     return power if mantissa == "1" else rf"{mantissa}\times{power}"
 
 
+def _clusters(count):
+    return f"{count} cluster" + ("" if count == 1 else "s")
+
+
 def _title(run):
     return rf"{run.label}: $n={run.n}$, $d={run.d}$, $\beta={_math(run.beta)}$"
 
@@ -273,7 +277,7 @@ def decay_figure(run, log_time=False, width=None):
         symbol, form = _LAW_FORMS[good["law"]]
         err = good.get("stderr") or 0.0
         ax.plot(grid, curve, color="k", lw=1.6, ls=(0, (4, 2)), zorder=5,
-                label=rf"fit ${form}$: ${symbol}={good['parameter']:.4g}\pm{err:.2g}$")
+                label=rf"fit ${form}$: ${symbol}={_math(good['parameter'])}\pm{_math(err)}$")
         ax.axvspan(t0, t1, color="0.92", zorder=0, label="fit window")
     elif fit.get("law") or fit.get("problem"):
         why = fit.get("problem") or ("non-positive parameter" if (fit.get("parameter") or 0) <= 0 else
@@ -332,9 +336,11 @@ def heatmap_figure(run, frames=(), log_one_minus_cos=False, width=None):
         else:
             im = ax.imshow(1.0 - h, vmin=min(lo, 0.999), vmax=1.0, cmap=cmap, interpolation="nearest")
         count = int(run.obs["cluster_count"][i]) if "cluster_count" in run.obs else None
-        ax.set_title(rf"$t={_math(run.t[i])}$" + (f", {count} clusters" if count is not None else ""))
+        ax.set_title(rf"$t={_math(run.t[i])}$" + (f", {_clusters(count)}" if count is not None else ""))
         ax.set_xticks([])
         ax.set_yticks([])
+        for spine in ax.spines.values():
+            spine.set_visible(True)  # a matrix is framed on four sides
     fig.colorbar(im, ax=list(axes), shrink=0.85, label=text)
     fig.suptitle(f"{_title(run)}; tokens ordered by final cluster")
     return fig
@@ -348,16 +354,14 @@ def _cluster_colours(run, frame):
 
 
 def _sphere_axes(fig, spec, title):
-    a = fig.add_subplot(spec, projection="3d", computed_zorder=False)
+    a = fig.add_subplot(*spec, projection="3d", computed_zorder=False)
     u, v = np.mgrid[0:2 * np.pi:30j, 0:np.pi:15j]
     a.plot_wireframe(np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v), color="0.85", lw=0.3, zorder=1)
     a.set_xlim(-1, 1)
     a.set_ylim(-1, 1)
     a.set_zlim(-1, 1)
     a.set_box_aspect((1, 1, 1))  # a sphere looks like one
-    a.set_xticks([])
-    a.set_yticks([])
-    a.set_zticks([])
+    a.set_axis_off()  # the sphere is the frame
     a.set_title(title)
     return a
 
@@ -394,7 +398,7 @@ def tokens_figure(run, frames=(), log_time=False, width=None):
             a.set_xlim(-1.15, 1.15)
             a.set_ylim(-1.15, 1.15)
             a.axis("off")
-            a.set_title(rf"$t={_math(run.t[i])}$, {count} clusters")
+            a.set_title(rf"$t={_math(run.t[i])}$, {_clusters(count)}")
         return fig
     points = run.theta
     what = "on the sphere"
@@ -406,7 +410,7 @@ def tokens_figure(run, frames=(), log_time=False, width=None):
     fig = new_figure(w, 1.1 / len(idx))
     for k, i in enumerate(idx):
         colours, count = _cluster_colours(run, i)
-        a = _sphere_axes(fig, (1, len(idx), k + 1), rf"$t={_math(run.t[i])}$, {count} clusters")
+        a = _sphere_axes(fig, (1, len(idx), k + 1),rf"$t={_math(run.t[i])}$, {_clusters(count)}")
         a.scatter(points[i, :, 0], points[i, :, 1], points[i, :, 2], s=7, c=colours, depthshade=False,
                   edgecolors="k", linewidths=0.2, zorder=5)
     fig.suptitle(f"{_title(run)}: tokens {what}")
