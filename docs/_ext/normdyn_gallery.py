@@ -89,9 +89,11 @@ def generate(folder: pathlib.Path) -> None:
         schemes = ("post", "pre", "mix", "peri", "ngpt", "cod")
         sym = [run(f"sym_{s}", {"model": {"scheme": s, "n": 16, "d": 16, "beta": 1.0}, "init": {"kind": "orthonormal"},
                                 "solver": {"t_end": 50.0}, "output": {"samples": 201}}) for s in schemes]
-        meanfield = run("meanfield", {"model": {"kind": "meanfield", "scheme": "post", "d": 2, "beta": 9.0},
-                                      "meanfield": {"grid": 512}, "solver": {"t_end": 40.0},
-                                      "output": {"samples": 161}})
+        meanfield = run("meanfield", {"model": {"kind": "meanfield", "scheme": "post", "beta": 16.0},
+                                      "meanfield": {"grid": 512},
+                                      "init": {"kind": "von_mises", "centers": [0.5, 1.6, 2.9, 4.0, 5.3],
+                                               "kappa": [1.0], "weights": [1.0, 0.7, 1.3, 0.9, 1.1]},
+                                      "solver": {"t_end": 40.0}, "output": {"samples": 161}})
         ensemble = str(runs / "ensemble.h5")
         normdyn.ensemble({"model": {"n": 16, "d": 2}, "solver": {"t_end": 30.0}, "output": {"samples": 121}},
                          axes={"model.beta": [1.0, 2.0, 4.0, 8.0], "init.seed": range(1, 9)}, output=ensemble)
