@@ -43,9 +43,10 @@ def main(out: Path) -> None:
     fig, axes = plt.subplots(1, 3, figsize=WIDE, layout="constrained")
     for key, s in sym["schemes"].items():
         label = TITLES.get(key, key)
-        axes[0].plot(s["t"], s["gamma"], label=label)
-        axes[1].semilogy(s["t"], [max(u, 1e-300) for u in s["one_minus_gamma"]], label=label)
-        axes[2].plot(s["t"], s["r"], label=label)
+        colour = STYLE.scheme_colour(key)
+        axes[0].plot(s["t"], s["gamma"], label=label, color=colour)
+        axes[1].semilogy(s["t"], [max(u, 1e-300) for u in s["one_minus_gamma"]], label=label, color=colour)
+        axes[2].plot(s["t"], s["r"], label=label, color=colour)
     axes[0].set_ylabel(r"$\gamma$ (pairwise cosine)")
     axes[1].set_ylabel(r"$1-\gamma$")
     axes[1].set_ylim(1e-30, 2)
@@ -58,7 +59,7 @@ def main(out: Path) -> None:
         rf"Theorem 4.1, symmetric start (reduced ODE): $n={p['n']:g}$, $\beta={p['beta']:g}$, $r_0={p['r0']:g}$, "
         rf"$\alpha={p['alpha']:g}$, $\tau={p['tau']:g}$"
     )
-    _save(fig, out / "symmetric_start.png)
+    _save(fig, out / "symmetric_start.png")
 
     rep = json.loads((out / "reproduction.json").read_text())
     grid = rep.get("theorem_4_2_grid", [])
@@ -77,7 +78,7 @@ def main(out: Path) -> None:
         ax.set_ylabel(r"$\max_j|A_j(0)|$")
         ax.set_title(r"Theorem 4.2, $Q=K=V=I$, $\beta=1$")
         ax.legend()
-        _save(fig, out / "theorem_4_2.png)
+        _save(fig, out / "theorem_4_2.png")
 
     if (out / "random_weights.json").exists():
         random_weights_figure(out, json.loads((out / "random_weights.json").read_text()))
@@ -97,7 +98,7 @@ def random_weights_figure(out: Path, rw) -> None:
         label = TITLES.get(c["scheme"], c["scheme"]) + (" (Gaussian norms)" if c["start"] == "gaussian" else "")
         style = "--" if c["start"] == "gaussian" else "-"
         depth = range(len(c["one_minus_mean_cosine"]))
-        kw = {"color": colours[c["scheme"]]} if c["scheme"] in colours else {}
+        kw = {"color": colours.setdefault(c["scheme"], STYLE.scheme_colour(c["scheme"]))}
         (line,) = axes[0].semilogy(depth, [max(v, 1e-32) for v in c["one_minus_mean_cosine"]], style, label=label, **kw)
         colours.setdefault(c["scheme"], line.get_color())
         axes[1].plot(depth, c["mean_radius"], style, color=colours[c["scheme"]])
@@ -113,7 +114,7 @@ def random_weights_figure(out: Path, rw) -> None:
         rf"Random per-layer Gaussian $Q, K, V$: $n={p['n']}$, $d={p['d']}$, $\beta=\sqrt{{d}}$, {p['seeds']} seeds "
         "(solid: unit norms, dashed: Gaussian norms)"
     )
-    _save(fig, out / "random_weights.png)
+    _save(fig, out / "random_weights.png")
 
 
 def metastability_figure(out: Path, m) -> None:
@@ -137,20 +138,21 @@ def metastability_figure(out: Path, m) -> None:
         axes[1].set_yticks(range(len(ph["beta"])), [f"{b:g}" for b in ph["beta"]])
         axes[1].set_xlabel(r"$t$")
         axes[1].set_ylabel(r"$\beta$")
-        axes[1].set_title(rf"pairs with $\cos>0.999$, $S^1$, {ph['seeds']} seeds")
-        fig.colorbar(im, ax=axes[1])
+        axes[1].set_title(rf"synchronized pairs, $S^1$, {ph['seeds']} seeds")
+        fig.colorbar(im, ax=axes[1], label=r"pairs with $\cos>0.999$")
     for key, pv in m.get("peri_vs_post", {}).items():
         for scheme, style in (("post", "-"), ("peri", "--")):
             depth = range(len(pv[scheme]))
             axes[2].loglog([x + 1 for x in depth], [max(v, 1e-32) for v in pv[scheme]], style,
+                           color=STYLE.scheme_colour(scheme), alpha=1.0 if key == "d3" else 0.55,
                            label=rf"{TITLES[scheme]}, $d={key[1:]}$")
     axes[2].set_xlabel("layer + 1")
     axes[2].set_ylabel(r"$1-\gamma$")
-    axes[2].set_title(r"Peri-LN against Post-LN, $Q=K=V=I$, $\beta=4$")
+    axes[2].set_title(r"Peri- against Post-LN, $\beta=4$")
     axes[2].legend()
     for ax in axes:
         ax.grid(alpha=0.3)
-    _save(fig, out / "metastability.png)
+    _save(fig, out / "metastability.png")
 
 
 if __name__ == "__main__":

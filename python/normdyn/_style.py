@@ -59,6 +59,17 @@ RC = {
     "savefig.dpi": PNG_DPI,
     "image.cmap": "viridis",
 }
+try:
+    from cycler import cycler
+    RC["axes.prop_cycle"] = cycler(color=list(QUALITATIVE))
+except ImportError:  # matplotlib brings cycler; without it the default cycle stays
+    pass
+
+
+def scheme_colour(key):
+    """The colour of a scheme key in every figure (the same scheme, the same colour)."""
+    keys = list(SCHEME_NAMES)
+    return QUALITATIVE[keys.index(key) % len(QUALITATIVE)] if key in keys else QUALITATIVE[-1]
 
 # Axis labels of the observables (mathtext).
 LABELS = {

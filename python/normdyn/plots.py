@@ -29,7 +29,7 @@ import numpy as np
 from matplotlib.colors import LogNorm
 
 from ._style import (COLUMN_WIDTH, FORMATS, PAGE_WIDTH, QUALITATIVE, SCHEME_NAMES, cluster_colours, label,
-                     new_figure, scheme_name, styled, width_inches)
+                     new_figure, scheme_colour, scheme_name, styled, width_inches)
 from ._style import output_paths, save_figure
 
 __all__ = [
@@ -77,10 +77,6 @@ def style(k, categorical=True, count=1):
     return {"color": color, "linestyle": LINESTYLES[k % len(LINESTYLES)], "marker": MARKERS[k % len(MARKERS)],
             "markevery": 0.1, "markersize": 3, "linewidth": 1.4 if k == 0 else 1.1}
 
-
-def scheme_colour(scheme):
-    """The colour of a scheme key in every figure (the same scheme, the same colour)."""
-    return QUALITATIVE[SCHEMES.index(scheme) % len(QUALITATIVE)] if scheme in SCHEMES else QUALITATIVE[-1]
 
 
 def _time_axis(ax, log):
