@@ -53,6 +53,22 @@ def test_a_resolved_run_warns_nothing(tmp_path):
     assert "warnings" not in ds.attrs
 
 
+def test_a_rate_not_to_cite_warns_on_analyze(tmp_path):
+    # 32 tokens on the circle at beta = 9 end in four clusters: a metastable state, not the collapse.
+    ds = normdyn.run({"model": {"n": 32, "d": 2, "beta": 9.0}, "solver": {"t_end": 100.0}, "output": {"samples": 201}})
+    with pytest.warns(normdyn.FitWarning, match="inconclusive_fit: the decay rate fitted to one_minus_mean_cosine "
+                                                "is not one to cite \\(metastable\\)"):
+        report = normdyn.analyze(ds)
+    assert report["rate_fit"]["problem"] == "metastable"
+    assert [w["code"] for w in report["warnings"]] == ["inconclusive_fit"]
+    # A citable rate: no warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", normdyn.ResultWarning)
+        clean = normdyn.analyze(normdyn.run({"model": {"n": 16, "d": 3, "beta": 1.0}, "solver": {"t_end": 25.0},
+                                             "output": {"samples": 251}}))
+    assert clean["rate_fit"]["problem"] is None and clean["warnings"] == []
+
+
 def test_closed_dataset_says_how_to_get_its_values(tmp_path):
     path = tmp_path / "r.h5"
     normdyn.run(SMALL, output=path)
