@@ -84,6 +84,7 @@ def analyze(ds_or_path, **options):
       of the wrong type a TypeError, a value out of range a ValueError naming the option.
       Nothing is written unless asked: json=PATH writes the report, observables_file=PATH (or
       no_write=False: RUN.observables.h5 beside the run) writes the observables of a run file.
+
     Each entry of the report's warnings (a result the analysis flags as doubtful) is also emitted as
     a normdyn.ResultWarning: normdyn.ResolutionWarning for under_resolved, normdyn.FitWarning for
     inconclusive_fit (a fitted rate that is not one to cite).

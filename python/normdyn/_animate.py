@@ -238,7 +238,8 @@ def animate(source, output=None, *, fps=20, max_frames=300, width="column", dpi=
     mean-field run, with the time t in every frame; tokens coloured by their final cluster
     (by their initial angle when they end in one).
 
-    source: a run file, a Dataset of normdyn.run / normdyn.load, or a plots.Run / plots.MeanField.
+    source: a run file, a Dataset of normdyn.run / normdyn.load, or a plots.Run /
+      plots.MeanField.
     output: a .mp4 (H.264 through ffmpeg) or .gif (Pillow) file, returned when written; an existing
       file is refused (FileExistsError) unless force=True, and replaced only whole. None: the
       matplotlib FuncAnimation itself (in a notebook: IPython.display.HTML(anim.to_jshtml())).

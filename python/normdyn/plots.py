@@ -2,11 +2,11 @@
 files alone.
 
 Every ``*_figure`` function returns a :class:`matplotlib.figure.Figure` (made without pyplot, so it
-works in notebooks and scripts alike) sized for a journal: ``width="column"`` (3.4 in),
-``"page"`` (7.0 in) or a width in inches, text at 8 pt, mathtext labels and the schemes' names
-(Post-LN, Pre-LN, ...). :func:`save` writes PNG (300 dpi), PDF or SVG by the file's extension;
-:func:`animate` renders a run as MP4 or GIF. ``normdyn plot`` and ``normdyn animate`` call these
-functions (through ``scripts/plot_run.py`` and ``scripts/animate_run.py``).
+works in notebooks and scripts alike) sized for a journal: the keyword width is "column" (3.4 in),
+"page" (7.0 in) or a width in inches; text is 8 pt, with mathtext labels and the schemes' names
+as the paper writes them. The function save writes PNG (300 dpi), PDF or SVG by the file's
+extension; animate renders a run as MP4 or GIF. The commands normdyn plot and normdyn animate call
+these functions through scripts/plot_run.py and scripts/animate_run.py.
 
     from normdyn import plots            # or load this file directly (scripts/ do that)
     run = plots.load_run("runs/post.h5")  # analyzed with `normdyn analyze` first
