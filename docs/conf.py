@@ -51,6 +51,10 @@ nbsphinx_kernel_name = "python3"
 nbsphinx_allow_errors = False
 # Each notebook runs in a fresh scratch folder (its files do not land in the source tree).
 nbsphinx_execute_arguments = []
+# No require.js or widget scripts from a CDN: the site works offline (progress widgets of the
+# tutorials then show as text).
+nbsphinx_requirejs_path = ""
+nbsphinx_widgets_path = ""
 nbsphinx_prolog = """
 .. note:: This page is a Jupyter notebook (``docs/{{ env.doc2path(env.docname, base=None) }}``),
    executed when the site was built.

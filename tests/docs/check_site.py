@@ -32,8 +32,8 @@ with tempfile.TemporaryDirectory(prefix="normdyn-docs-site-") as tmp:
                      if re.search(r"<script[^>]+src=\"(https?:)?//", page.read_text(errors="replace"))})
     if remote:
         sys.exit(f"pages load scripts from the network: {remote[:5]}")
-    index = (out / "index.html").read_text()
-    if "_static/mathjax/MathJax.js" not in index or not (out / "_static/mathjax/MathJax.js").exists() \
+    model = (out / "explanation" / "model.html").read_text()  # a page of equations
+    if "_static/mathjax/MathJax.js" not in model or not (out / "_static/mathjax/MathJax.js").exists() \
             or not (out / "_static/mathjax/jax/output/SVG/fonts/TeX").is_dir():
         sys.exit("MathJax is not served from the site (_static/mathjax)")
     sys.path.insert(0, str(source / "docs" / "_ext"))
