@@ -19,10 +19,13 @@ import tempfile
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+SOURCE = pathlib.Path(__file__).resolve().parents[2]
+
 # (file, title, the call shown on the page, what the figure shows)
 ENTRIES = [
-    ("overview", "Overview", "plots.overview_figure(plots.load_run(\"circle.h5\"))",
-     "Cluster count of 32 tokens on the circle (Post-LN, beta = 9), plateaus shaded, and the energy."),
+    ("overview", "Overview", "plots.overview_figure(plots.load_run(\"staircase.h5\"))",
+     "The staircase of cluster counts of 32 tokens on the circle (Post-LN, beta = 60, "
+     "data/configs/staircase_circle.toml): plateaus shaded and labelled by their count, and the energy."),
     ("tokens_circle", "Tokens on the circle", "plots.tokens_figure(circle, width=\"page\")",
      "The angle of every token against t, and snapshots; colours: clusters."),
     ("heatmap", "Pairwise cosines", "plots.heatmap_figure(circle, width=\"page\")",
@@ -80,6 +83,7 @@ def generate(folder: pathlib.Path) -> None:
                 normdyn.analyze(path, no_write=False)
             return path
 
+        stairs = run("staircase", SOURCE / "data" / "configs" / "staircase_circle.toml")
         circle = run("circle", {"model": {"scheme": "post", "n": 32, "d": 2, "beta": 9.0},
                                 "solver": {"t_end": 200.0}, "output": {"samples": 401}})
         sphere = run("sphere", {"model": {"scheme": "post", "n": 24, "d": 3, "beta": 1.0},
@@ -106,7 +110,7 @@ def generate(folder: pathlib.Path) -> None:
         c, s = plots.load_run(circle), plots.load_run(sphere)
         ens = plots.load_ensemble(ensemble)
         figures = {
-            "overview": plots.overview_figure(c),
+            "overview": plots.overview_figure(plots.load_run(stairs)),
             "tokens_circle": plots.tokens_figure(c, width="page"),
             "heatmap": plots.heatmap_figure(c, width="page"),
             "decay": plots.decay_figure(s),
