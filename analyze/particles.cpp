@@ -260,6 +260,14 @@ AnalysisResult analyze_particles(const FrameSource& reader, const AnalyzeOptions
     if (e.kind == analysis::ClusterEvent::Kind::merge) rate.after = std::max(rate.after, e.t);
   if (!r.clusters.empty()) rate.final_clusters = r.clusters.back().count();
   r.rate_fit = analysis::fit_decay(r.t, quantity_series(r, options.quantity), rate);
+  if (r.rate_fit.ok && !r.rate_fit.problem.empty()) {
+    // A number was fitted but is not one to cite: the reader must not take it for the rate.
+    AnalysisWarning w;
+    w.code = "inconclusive_fit";
+    w.message = "the decay rate fitted to " + std::string(to_string(options.quantity)) + " is not one to cite (" +
+                r.rate_fit.problem + "): " + r.rate_fit.detail;
+    r.warnings.push_back(std::move(w));
+  }
 
   analysis::CheckSeries series;
   series.t = r.t;

@@ -55,6 +55,8 @@ std::vector<std::filesystem::path> expand_runs(const std::vector<std::string>& w
 struct AnalysisCli::State {
   CLI::App* analyze = nullptr;
   CLI::App* plot = nullptr;
+  CLI::App* animate = nullptr;
+  AnimateRequest animate_request;
   CLI::App* study = nullptr;
   CLI::App* study_attention = nullptr;
   CLI::App* study_symmetric = nullptr;
@@ -105,8 +107,10 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.plot->add_option("runs", p.runs, "HDF5 run files (analyze them first)")->required()->check(CLI::ExistingFile);
   s.plot->add_option("-o,--output-dir", s.plot_output, "directory of the figures (default: RUN_plots beside the first run)");
   s.plot->add_option("--kind", p.kinds,
-                     "overview | decay | heatmap | tokens | trajectory | compare (repeatable; default: all)")
-      ->check(CLI::IsMember({"overview", "decay", "heatmap", "tokens", "trajectory", "compare", "all"}));
+                     "overview | decay | heatmap | tokens | trajectory | compare | meanfield | phase (repeatable; "
+                     "default: all that apply to the files)")
+      ->check(CLI::IsMember({"overview", "decay", "heatmap", "tokens", "trajectory", "compare", "meanfield", "phase", "all"}));
+  s.plot->add_option("--width", p.width, "column (3.4 in), page (7.0 in) or inches (default: each figure's own)");
   s.plot->add_option("--format", p.formats, "png | pdf | svg (repeatable; default: png)")
       ->check(CLI::IsMember({"png", "pdf", "svg"}));
   s.plot->add_flag("--log-cos", p.log_cos, "heatmaps of log(1 - cos) instead of cos");
@@ -114,6 +118,21 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
       ->delimiter(',');
   s.plot->add_option("--labels", p.labels, "legend labels of the runs, in order")->delimiter(',');
   s.plot->add_flag("--log-time", p.log_time, "logarithmic time axis");
+
+  AnimateRequest& an = s.animate_request;
+  s.animate = cli.add_subcommand(
+      "animate", "Animation of a run over time (MP4 through ffmpeg, GIF through Pillow): tokens on the circle or "
+                 "the sphere, or a mean-field density");
+  s.animate->add_option("run", an.run, "HDF5 run file (particles or mean field)")->required()->check(CLI::ExistingFile);
+  s.animate->add_option("-o,--output", an.output, "the animation: OUT.mp4 or OUT.gif")->required();
+  s.animate->add_option("--fps", an.fps, "frames per second")->capture_default_str()->check(CLI::Range(0.1, 120.0));
+  s.animate->add_option("--max-frames", an.max_frames, "at most this many frames of the run, evenly spread")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 100000));
+  s.animate->add_option("--width", an.width, "column (3.4 in), page (7.0 in) or inches")->capture_default_str();
+  s.animate->add_option("--dpi", an.dpi, "pixels per inch")->capture_default_str()->check(CLI::Range(20.0, 600.0));
+  s.animate->add_flag("--force", an.force, "replace an existing output file");
+  s.animate->add_flag("-q,--quiet", an.quiet, "no progress bar");
 
   AttentionStudyRequest& st = s.study_request;
   s.study = cli.add_subcommand("study", "Studies over many configurations");
@@ -187,7 +206,8 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
 AnalysisCli::~AnalysisCli() = default;
 
 bool AnalysisCli::parsed() const {
-  return state_->analyze->parsed() || state_->plot->parsed() || state_->study->parsed() || state_->reproduce->parsed();
+  return state_->analyze->parsed() || state_->plot->parsed() || state_->animate->parsed() || state_->study->parsed() ||
+         state_->reproduce->parsed();
 }
 
 // Several runs: one report per file, then a table; the exit code is the worst of the files'. A
@@ -258,6 +278,7 @@ int AnalysisCli::run() {
     if (!s.plot_output.empty()) request.output_dir = s.plot_output;
     return plot_command(request);
   }
+  if (s.animate->parsed()) return animate_command(s.animate_request);
   if (s.study_attention->parsed()) {
     AttentionStudyRequest request = s.study_request;
     if (!s.study_json.empty()) request.json = s.study_json;

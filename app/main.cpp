@@ -7,6 +7,7 @@
 #include <new>
 #include <stdexcept>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -22,6 +23,7 @@
 #include "signals.hpp"
 #include "sweep_cli.hpp"
 #include "ensemble_cli.hpp"
+#include "help.hpp"
 
 namespace {
 
@@ -101,6 +103,8 @@ int main(int argc, char** argv) {
   }
   Team& team = *team_storage;
   CLI::App cli{"normdyn: dynamics of tokens in deep transformers as interacting particles on the sphere"};
+  // Before the subcommands are added: they inherit the formatter.
+  cli.formatter(std::make_shared<app::WrappingFormatter>(app::help_width()));
   cli.set_version_flag("-V,--version", "normdyn " + std::string(version()) + " (" + std::string(revision()) + ")");
   cli.require_subcommand(1);
   cli.footer("normdyn help COMMAND shows the options of a command.");
@@ -157,9 +161,10 @@ int main(int argc, char** argv) {
   app::AnalysisCli analysis_cli(cli);
   app::SweepCli sweep_cli(cli);
   app::EnsembleCli ensemble_cli(cli);
-  std::string help_topic;
+  std::vector<std::string> help_words;
   CLI::App* help_cmd = cli.add_subcommand("help", "Show the commands, or the options of one command");
-  help_cmd->add_option("command", help_topic, "a command");
+  help_cmd->add_option("command", help_words, "a command, and a subcommand of it (normdyn help study symmetric)");
+  app::add_examples(cli);
 
   if (const auto unknown = unknown_command(argc, argv, cli)) return fail_in_team(team, ExitCode::bad_input, *unknown, true);
 
@@ -184,20 +189,15 @@ int main(int argc, char** argv) {
       throw InputError("mpirun", "only `normdyn run`, `normdyn sweep` and `normdyn ensemble` run on several MPI processes");
     run.options.team = &team;
     if (help_cmd->parsed()) {
-      if (help_topic.empty()) {
+      if (help_words.empty()) {
         std::cout << cli.get_formatter()->make_help(&cli, cli.get_name(), CLI::AppFormatMode::Normal);
         return 0;
       }
-      for (CLI::App* sub : cli.get_subcommands([](const CLI::App*) { return true; }))
-        if (sub->get_name() == help_topic) {
-          std::cout << sub->help();
-          return 0;
-        }
-      std::vector<std::string> names;
-      for (const CLI::App* sub : cli.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
-      std::string message = "unknown command '" + help_topic + "'";
-      if (const auto close = did_you_mean(help_topic, names)) message += "; did you mean '" + *close + "'?";
-      throw InputError("help", message);
+      const CLI::App* command = app::find_command(cli, help_words);
+      std::string parents = cli.get_name();
+      for (std::size_t i = 0; i + 1 < help_words.size(); ++i) parents += " " + help_words[i];
+      std::cout << command->help(parents);
+      return 0;
     }
     if (run_cmd->parsed()) {
       if (!resume.empty()) run.resume = resume;

@@ -11,6 +11,9 @@
 #ifndef NORMDYN_PLOT_SCRIPT
 #error "NORMDYN_PLOT_SCRIPT must name scripts/plot_run.py (set by app/CMakeLists.txt)"
 #endif
+#ifndef NORMDYN_ANIMATE_SCRIPT
+#error "NORMDYN_ANIMATE_SCRIPT must name scripts/animate_run.py (set by app/CMakeLists.txt)"
+#endif
 
 namespace normdyn::app {
 
@@ -79,6 +82,10 @@ std::vector<std::string> plot_arguments(const PlotRequest& r) {
   }
   if (r.log_time) args.push_back("--log-time");
   if (r.log_cos) args.push_back("--log-cos");
+  if (!r.width.empty()) {
+    args.push_back("--width");
+    args.push_back(r.width);
+  }
   for (const auto& f : r.formats) {
     args.push_back("--format");
     args.push_back(f);
@@ -90,18 +97,55 @@ std::vector<std::string> plot_arguments(const PlotRequest& r) {
   return args;
 }
 
-int plot_command(const PlotRequest& request) {
-  const std::filesystem::path script = plot_script();
+namespace {
+
+// Runs a figure script: the files named must exist; a failure of the interpreter is explained.
+int run_script(const std::filesystem::path& script, const char* override_variable,
+               const std::vector<std::filesystem::path>& inputs, const std::vector<std::string>& args) {
   if (!std::filesystem::exists(script))
-    throw IoError(script.string() + ": plot script not found (set NORMDYN_PLOT_SCRIPT)");
-  for (const auto& run : request.runs)
+    throw IoError(script.string() + ": script not found (set " + override_variable + ")");
+  for (const auto& run : inputs)
     if (!std::filesystem::exists(run)) throw InputError("RUN", run.string() + ": no such file");
-  const std::vector<std::string> args = plot_arguments(request);
   ChildOptions options;
   options.exec_failure_code = static_cast<int>(ExitCode::io_failure);
   const ChildOutcome outcome = run_child_process(args, options);
   if (outcome.exit_code != 0) explain_python_failure(args.front());
   return outcome.signal ? static_cast<int>(ExitCode::io_failure) : outcome.exit_code;
+}
+
+std::filesystem::path animate_script() {
+  if (const char* env = std::getenv("NORMDYN_ANIMATE_SCRIPT"); env && *env) return env;
+  return NORMDYN_ANIMATE_SCRIPT;
+}
+
+std::string number(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
+}  // namespace
+
+int plot_command(const PlotRequest& request) {
+  return run_script(plot_script(), "NORMDYN_PLOT_SCRIPT", request.runs, plot_arguments(request));
+}
+
+std::vector<std::string> animate_arguments(const AnimateRequest& r) {
+  std::vector<std::string> args{plot_python().string(), animate_script().string(), r.run.string(),
+                                "-o", r.output.string(), "--fps", number(r.fps), "--max-frames",
+                                std::to_string(r.max_frames), "--width", r.width, "--dpi", number(r.dpi)};
+  if (r.force) args.push_back("--force");
+  if (r.quiet) args.push_back("--quiet");
+  return args;
+}
+
+int animate_command(const AnimateRequest& request) {
+  // Checked here too, so that the message names the flag before Python starts.
+  const std::string ext = request.output.extension().string();
+  if (ext != ".mp4" && ext != ".gif") throw InputError("--output", request.output.string() + ": must end in .mp4 or .gif");
+  if (std::filesystem::exists(request.output) && !request.force)
+    throw InputError("--output", request.output.string() + " exists (--force replaces it)");
+  return run_script(animate_script(), "NORMDYN_ANIMATE_SCRIPT", {request.run}, animate_arguments(request));
 }
 
 }  // namespace normdyn::app

@@ -1,5 +1,6 @@
 #include "run.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "normdyn/errors.hpp"
@@ -24,6 +25,16 @@ int report(const RunSummary& s, const RunConfig& config, const RunOptions& optio
                  std::string(to_string(s.status)).c_str(), s.message.c_str(), static_cast<long long>(s.frames),
                  static_cast<long long>(s.accepted_steps), static_cast<long long>(s.rejected_steps),
                  static_cast<long long>(s.rhs_evaluations), s.wall_seconds, config.output.path.c_str());
+  }
+  // A result the run flags as doubtful is named even when --quiet hides the closing line.
+  if (options.quiet && s.status == RunStatus::ok && !s.warnings.empty()) {
+    std::size_t start = 0;
+    while (start < s.warnings.size()) {
+      const std::size_t end = std::min(s.warnings.find('\n', start), s.warnings.size());
+      std::fprintf(stderr, "normdyn: warning %s (%s)\n", s.warnings.substr(start, end - start).c_str(),
+                   config.output.path.c_str());
+      start = end + 1;
+    }
   }
   // On a terminal, where to go from here.
   if (!options.quiet && s.frames > 0 && exit_code(s.status) == ExitCode::ok && ProgressLine::stderr_is_terminal()) {

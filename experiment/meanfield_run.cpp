@@ -43,10 +43,11 @@ class ClusterResolution {
     if (!under_resolved_since_) return;
     char buffer[300];
     std::snprintf(buffer, sizeof buffer,
-                  "warning under_resolved: clusters narrower than %g grid cell from t = %g (narrowest %.2f), merges "
-                  "may come late: check with meanfield.grid = %lld",
+                  "clusters narrower than %g grid cell from t = %g (narrowest %.2f), merges may come late: check "
+                  "with meanfield.grid = %lld",
                   analysis::kResolvedClusterCells, *under_resolved_since_, narrowest_, static_cast<long long>(2 * grid));
-    summary.message += std::string("; ") + buffer;
+    summary.message += std::string("; warning under_resolved: ") + buffer;
+    summary.warnings += std::string(summary.warnings.empty() ? "" : "\n") + "under_resolved: " + buffer;
   }
 
  private:

@@ -65,6 +65,7 @@ py::dict summary_dict(const RunSummary& s) {
   d["wall_seconds"] = s.wall_seconds;
   d["max_norm_drift"] = s.max_norm_drift;
   for (const auto& [key, value] : s.extra) d[py::str(key)] = value;
+  if (!s.warnings.empty()) d["warnings"] = s.warnings;
   return d;
 }
 

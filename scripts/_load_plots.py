@@ -1,14 +1,32 @@
 """Loads python/normdyn/plots.py by its path, so that the scripts work from the source tree
-without importing the rest of the `normdyn` Python package (which may need a built extension)."""
-import importlib.util
+without importing the rest of the `normdyn` Python package (which may need a built extension).
+
+The folder is registered as a package of its own (`normdyn_figures`) whose __init__ is not run:
+plots.py imports its siblings (_style, _animate) relatively, and they need only numpy, h5py and
+matplotlib."""
+import importlib
 import os
+import sys
+import types
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_PATH = os.path.join(_HERE, os.pardir, "python", "normdyn", "plots.py")
+_PACKAGE = os.path.normpath(os.path.join(_HERE, os.pardir, "python", "normdyn"))
+
+
+def _package():
+    if "normdyn_figures" not in sys.modules:
+        package = types.ModuleType("normdyn_figures")
+        package.__path__ = [_PACKAGE]
+        sys.modules["normdyn_figures"] = package
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("normdyn_plots", os.path.normpath(_PATH))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """normdyn.plots."""
+    _package()
+    return importlib.import_module("normdyn_figures.plots")
+
+
+def load_style():
+    """normdyn's figure style (python/normdyn/_style.py: RC, widths, names), without matplotlib's figures."""
+    _package()
+    return importlib.import_module("normdyn_figures._style")

@@ -26,6 +26,8 @@ build=(
 python=(
   # what the Python package imports: arrays, files, Datasets, plots, progress bars
   python3-numpy python3-h5py python3-matplotlib python3-xarray python3-tqdm
+  # the writers of `normdyn animate`: MP4 through ffmpeg, GIF through Pillow
+  ffmpeg python3-pil
 )
 development=(
   # tests; OpenBLAS behind Eigen (NORMDYN_USE_BLAS) and beside numpy in the peer benchmarks
@@ -40,6 +42,8 @@ development=(
   python3-ipywidgets
   # the documentation site (scripts/docs.sh): Sphinx, Markdown pages, executed notebooks, a theme
   python3-sphinx python3-myst-parser python3-nbsphinx furo pandoc
+  # its equations without a network: MathJax 2.7 served from the site (docs/conf.py)
+  libjs-mathjax
 )
 packages=("${build[@]}")
 case ${1:-} in

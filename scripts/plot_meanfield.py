@@ -16,11 +16,9 @@ import _load_plots  # noqa: E402
 
 def main(run, out):
     plots = _load_plots.load()
-    base, ext = os.path.splitext(out)
-    fmt = ext.lstrip(".") or "png"
     try:
         fig = plots.meanfield_figure(plots.load_meanfield(run))
-        for path in plots.save(fig, base, [fmt], dpi=90):
+        for path in plots.save(fig, out if os.path.splitext(out)[1] else out + ".png"):
             print(path)
     except plots.InputProblem as e:
         print(f"plot_meanfield.py: error: {e}", file=sys.stderr)

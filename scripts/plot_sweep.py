@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Ensemble figures of a normdyn sweep, from its index alone (run with /usr/bin/python3).
 
-    plot_sweep.py DIR [--output-dir OUT] [--log-time | --linear-time] [--format png|pdf|svg ...]
+    plot_sweep.py DIR|ENSEMBLE.h5 [--output-dir OUT] [--log-time | --linear-time] [--format png|pdf|svg ...]
 
 Reads DIR/index.h5, written by `normdyn sweep SWEEP.toml -o DIR` (its /ensemble group holds the
 statistics over the repetitions of each configuration, see README "Sweeps and ensembles"), and
@@ -18,6 +18,9 @@ writes into OUT (default DIR/plots), per format (default png):
                       (phase axis, t), one panel per value of the remaining axes; only when the
                       sweep has a phase axis (default model.beta)
 
+An ensemble file of `normdyn ensemble` (ENSEMBLE.h5) gives the clusters, sync_probability and
+phase_diagram figures (the phase axis: beta when it is an axis), into ENSEMBLE_plots beside it.
+
 The time axis is logarithmic when the sample times span more than two decades (or --log-time).
 Exit codes: 0 ok, 2 bad input (no index, no successful runs), 3 I/O failure.
 The figures come from python/normdyn/plots.py (importable: each function returns a Figure).
@@ -33,7 +36,7 @@ import _load_plots  # noqa: E402
 def main(argv):
     plots = _load_plots.load()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("dir", help="the sweep directory (holds index.h5)")
+    p.add_argument("dir", help="the sweep directory (holds index.h5), or an ensemble file")
     p.add_argument("-o", "--output-dir", help="where the figures go (default DIR/plots)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--log-time", action="store_true")
@@ -48,7 +51,8 @@ def main(argv):
     except OSError as e:
         print(f"plot_sweep.py: error: {e}", file=sys.stderr)
         return 3
-    out = args.output_dir or os.path.join(args.dir, "plots")
+    is_file = os.path.isfile(args.dir)
+    out = args.output_dir or (os.path.splitext(args.dir)[0] + "_plots" if is_file else os.path.join(args.dir, "plots"))
     os.makedirs(out, exist_ok=True)
     log = True if args.log_time else False if args.linear_time else ens.log_time()
     formats = args.format or ["png"]
@@ -58,6 +62,10 @@ def main(argv):
         fig = make(ens, log)
         if fig is not None:
             written.extend(plots.save(fig, os.path.join(out, name), formats))
+    if is_file:
+        for path in written:
+            print(path)
+        return 0
     curves = plots.load_group_curves(args.dir)
     written.extend(plots.save(plots.sweep_median_figure(curves, log), os.path.join(out, "medians"), formats))
     rows = plots.sweep_group_table(curves)

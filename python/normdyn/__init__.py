@@ -34,10 +34,11 @@ from ._dataset import from_core as _from_core, load as _load, open_in_this_proce
 from ._sweep import load_sweep as _load_sweep
 from . import _ensemble
 from ._analysis import analyze, analyze_options, observables, schemes
+from ._warnings import FitWarning, ResolutionWarning, ResultWarning, warn_summary as _warn_summary
 
 __version__ = _core.__version__
 __all__ = ["run", "resume", "ensemble", "load", "verify", "load_sweep", "analyze", "observables", "analyze_options", "schemes",
-           "config_reference", "to_toml"]
+           "config_reference", "to_toml", "ResultWarning", "ResolutionWarning", "FitWarning"]
 
 
 def to_toml(config: Mapping) -> str:
@@ -240,7 +241,9 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
 
     Ctrl-C ends the run (the file, if any, stays complete and resumable) and raises
     KeyboardInterrupt. A numerical failure (diverged, step_underflow, max_steps) is
-    ds.attrs["status"] with every frame up to it.
+    ds.attrs["status"] with every frame up to it. A result the run flags as doubtful (a mean-field
+    run whose clusters became narrower than a grid cell: under_resolved) is ds.attrs["warnings"]
+    and emits a normdyn.ResolutionWarning (a normdyn.ResultWarning, a UserWarning).
     """
     text, source = _config_text(config)
     overrides = _overrides(set) + _feedforward(set, feedforward)
@@ -258,7 +261,9 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
                            _main_thread(), _command_line("normdyn.run"), config_file, qkv, tokens)
     finally:
         close()
-    return _from_core(result, source=output, qkv=qkv, tokens=tokens)
+    ds = _from_core(result, source=output, qkv=qkv, tokens=tokens)
+    _warn_summary(ds.attrs, output, stacklevel=2)
+    return ds
 
 
 def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, force=False, pair_cosine=0.999,
@@ -350,7 +355,9 @@ def resume(path, *, threads=None, progress=False):
         _core.resume(path, _threads(threads), callback, 0.2, _main_thread(), _command_line("normdyn.resume"))
     finally:
         close()
-    return _load(path)
+    ds = _load(path)
+    _warn_summary(ds.attrs, path, stacklevel=2)
+    return ds
 
 
 def load(path, verify=True):
@@ -364,10 +371,16 @@ def load(path, verify=True):
     frame against the file's checksums (one CRC-32 per frame), which must cover the frames the run
     recorded, raising OSError at the first frame whose bytes changed since they were written or
     naming the damage. This reads the file once;
-    verify=False skips it, to open a large archive without reading it (normdyn.verify checks later)."""
+    verify=False skips it, to open a large archive without reading it (normdyn.verify checks later).
+
+    A run the program flagged as doubtful (its /summary@warnings, e.g. under_resolved) emits a
+    normdyn.ResultWarning (normdyn.ResolutionWarning for under_resolved), as normdyn.run does. Values
+    read after the file is closed raise ValueError: load again, or ds.load() them while it is open."""
     if verify:
         _verify_before_load(path)
-    return _load(path)
+    ds = _load(path)
+    _warn_summary(ds.attrs, os.fspath(path), stacklevel=2)
+    return ds
 
 
 def verify(path):

@@ -84,8 +84,15 @@ def analyze(ds_or_path, **options):
       of the wrong type a TypeError, a value out of range a ValueError naming the option.
       Nothing is written unless asked: json=PATH writes the report, observables_file=PATH (or
       no_write=False: RUN.observables.h5 beside the run) writes the observables of a run file.
+
+    Each entry of the report's warnings (a result the analysis flags as doubtful) is also emitted as
+    a normdyn.ResultWarning: normdyn.ResolutionWarning for under_resolved, normdyn.FitWarning for
+    inconclusive_fit (a fitted rate that is not one to cite).
     """
-    return json.loads(_core.analyze(_run(ds_or_path), options))
+    report = json.loads(_core.analyze(_run(ds_or_path), options))
+    from ._warnings import warn_report
+    warn_report(report, stacklevel=2)
+    return report
 
 
 def observables(ds_or_path, **options):
@@ -107,13 +114,18 @@ def observables(ds_or_path, **options):
         with load(ds_or_path) as ds:
             time, step = ds["time"].values, ds["step"].values
     frames = len(series[0][1]) if series else len(time)
-    coords = {"time": ("time", np.asarray(time)[:frames], {"units": "1", "long_name": "time t (depth of the network)"}),
-              "step": ("time", np.asarray(step)[:frames], {"units": "1", "long_name": "accepted integrator steps"})}
+    from ._dataset import short_name
+    coords = {"time": ("time", np.asarray(time)[:frames], {"units": "1", "long_name": "time t",
+                                                           "description": "time t (depth of the network)"}),
+              "step": ("time", np.asarray(step)[:frames], {"units": "1", "long_name": "steps",
+                                                           "description": "accepted integrator steps"})}
     data = {}
     for name, values, dims, unit, description in series:
         if name == "mode_amplitude":
-            coords["mode"] = ("mode", np.arange(1, values.shape[1] + 1), {"units": "1", "long_name": "Fourier mode k"})
-        data[name] = (("time",) + tuple(dims), values, {"units": unit or "1", "long_name": description})
+            coords["mode"] = ("mode", np.arange(1, values.shape[1] + 1), {"units": "1", "long_name": "mode k",
+                                                                         "description": "Fourier mode k"})
+        data[name] = (("time",) + tuple(dims), values, {"units": unit or "1", "long_name": short_name(name),
+                                                        "description": description})
     return xr.Dataset(data, coords=coords)
 
 

@@ -13,7 +13,9 @@ import xarray as xr
 from xarray.backends import BackendArray
 from xarray.core import indexing
 
-# units and long names of the variables normdyn writes (time t is depth, dimensionless).
+# units and descriptions of the variables normdyn writes (time t is depth, dimensionless). The
+# long_name is short (SHORT_NAMES), since xarray's .plot() writes it on the axes; the sentence is
+# the `description` attribute.
 _PARTICLE_ATTRS = {
     "time": ("1", "time t (depth of the network)"),
     "step": ("1", "accepted integrator steps before the frame (layers for the discrete method)"),
@@ -31,6 +33,21 @@ _OBSERVABLE_ATTRS = {
     "diameter": ("rad", "largest geodesic distance between two tokens"),
     "mean_angular_speed": ("1/time", "mean over tokens of |d theta_j/dt|"),
 }
+SHORT_NAMES = {
+    "time": "time t", "step": "steps", "token": "token j", "component": "component", "direction": "direction θ_j",
+    "radius": "radius r_j", "mass": "mass m_j", "energy": "energy E", "variance": "Var", "min_cosine": "min cosine",
+    "diameter": "diameter", "mean_angular_speed": "angular speed", "mean_cosine": "mean cosine γ",
+    "one_minus_mean_cosine": "1 − γ", "normalized_energy": "E/(n² e^β)", "cluster_count": "clusters",
+    "mean_radius": "mean radius", "density": "density ρ", "angular_density": "angular density ρ", "phi": "angle φ",
+    "r": "radius r", "narrowest_cluster_cells": "narrowest cluster (cells)", "mode_amplitude": "|c_k|/c_0",
+    "w1_to_uniform": "W1 to uniform", "density_cluster_count": "clusters", "max_density": "max density",
+    "initial_tokens": "initial tokens", "qkv_Q": "Q", "qkv_K": "K", "qkv_V": "V",
+}
+
+
+def short_name(name):
+    """The long_name of a variable: a few words (xarray writes it on the axes of .plot())."""
+    return SHORT_NAMES.get(name, name.replace("_", " "))
 # Extra axes of observables that `normdyn analyze` adds ([frames, ...]).
 _OBSERVABLE_DIMS = {
     "cluster_label": ("token",),
@@ -42,9 +59,11 @@ _SUMMARY_COUNTERS = ("status", "message", "t_reached", "frames", "accepted_steps
                      "rhs_evaluations", "wall_seconds", "max_norm_drift", "flushes", "flush_seconds")
 
 
-def _attrs(units, long_name, **more):
-    out = {"units": units, "long_name": long_name}
-    out.update({k: v for k, v in more.items() if v is not None})
+def _attrs(units, description, name=None):
+    """units, a short long_name (of `name`) and the description sentence."""
+    out = {"units": units, "long_name": short_name(name) if name else description}
+    if name and description and description != out["long_name"]:
+        out["description"] = description
     return out
 
 
@@ -58,20 +77,21 @@ def _assemble(*, particles, time, step, direction=None, radius=None, mass=None, 
     qkv, tokens: the arrays of model.qkv = "given" ([layers, heads, d, d] each) and init.kind = "given"."""
     t_units, t_name = _PARTICLE_ATTRS["time"]
     coords = {
-        "time": ("time", time, _attrs(t_units, t_name)),
-        "step": ("time", step, _attrs(*_PARTICLE_ATTRS["step"])),
+        "time": ("time", time, _attrs(t_units, t_name, "time")),
+        "step": ("time", step, _attrs(*_PARTICLE_ATTRS["step"], "step")),
     }
     data_vars = {}
     if particles:
         n, d = direction.shape[1], direction.shape[2]
-        coords["token"] = ("token", np.arange(n), _attrs(*_PARTICLE_ATTRS["token"]))
-        coords["component"] = ("component", np.arange(d), _attrs(*_PARTICLE_ATTRS["component"]))
-        data_vars["direction"] = (("time", "token", "component"), direction, _attrs(*_PARTICLE_ATTRS["direction"]))
-        data_vars["radius"] = (("time", "token"), radius, _attrs(*_PARTICLE_ATTRS["radius"]))
+        coords["token"] = ("token", np.arange(n), _attrs(*_PARTICLE_ATTRS["token"], "token"))
+        coords["component"] = ("component", np.arange(d), _attrs(*_PARTICLE_ATTRS["component"], "component"))
+        data_vars["direction"] = (("time", "token", "component"), direction,
+                                  _attrs(*_PARTICLE_ATTRS["direction"], "direction"))
+        data_vars["radius"] = (("time", "token"), radius, _attrs(*_PARTICLE_ATTRS["radius"], "radius"))
         if mass is not None:
-            data_vars["mass"] = (("token",), mass, _attrs(*_PARTICLE_ATTRS["mass"]))
+            data_vars["mass"] = (("token",), mass, _attrs(*_PARTICLE_ATTRS["mass"], "mass"))
     for name, values, dims, units, long_name in observables:
-        data_vars[name] = (("time",) + tuple(dims), values, _attrs(units, long_name))
+        data_vars[name] = (("time",) + tuple(dims), values, _attrs(units, long_name, name))
     for field in fields:
         dims = ["time"]
         for axis in field["axes"]:
@@ -79,20 +99,22 @@ def _assemble(*, particles, time, step, direction=None, radius=None, mass=None, 
                 dim = _radial_dim(axis["name"])
                 dims.append(dim)
                 coords[axis["name"]] = (("time", dim), axis["centres"],
-                                        _attrs(axis["unit"] or "1", axis["description"] or axis["name"]))
+                                        _attrs(axis["unit"] or "1", axis["description"], axis["name"]))
             else:
                 dims.append(axis["name"])
                 coords[axis["name"]] = ((axis["name"],), axis["centres"],
-                                        _attrs(axis["unit"] or "1", axis["description"] or axis["name"]))
+                                        _attrs(axis["unit"] or "1", axis["description"], axis["name"]))
         data_vars[field["name"]] = (tuple(dims), field["value"],
-                                    _attrs(field["unit"] or "1", field["description"] or field["name"]))
+                                    _attrs(field["unit"] or "1", field["description"], field["name"]))
     if qkv is not None:
         for name, values in zip("QKV", qkv):
             data_vars[f"qkv_{name}"] = (("qkv_layer", "head", "qkv_row", "qkv_column"), values,
-                                        _attrs("1", f"given {name} of each layer and head (model.qkv = \"given\")"))
+                                        _attrs("1", f"given {name} of each layer and head (model.qkv = \"given\")",
+                                               f"qkv_{name}"))
     if tokens is not None:
         data_vars["initial_tokens"] = (("token", "component"), tokens,
-                                       _attrs("1", "given initial tokens x_j = r_j theta_j (init.kind = \"given\")"))
+                                       _attrs("1", "given initial tokens x_j = r_j theta_j (init.kind = \"given\")",
+                                              "initial_tokens"))
     return xr.Dataset(data_vars=data_vars, coords=coords, attrs=attrs)
 
 
@@ -182,6 +204,11 @@ class _H5Array(BackendArray):
     def _raw(self, key):
         key = tuple(key)
         with self.h5.lock:
+            if not self.h5.file:
+                # h5py's own words ("Not a location (invalid location ID)") do not say what happened.
+                raise ValueError(f"{self.h5.path}: the Dataset's file is closed (ds.close(), or the end of `with "
+                                 f"normdyn.load(...) as ds:`); load it again with normdyn.load({self.h5.path!r}), or "
+                                 f"call ds.load() while it is open to keep its values in memory")
             ds = self.h5[self.name]
             # h5py reads increasing index lists only; the adapter hands us slices and sorted arrays.
             full = key + (slice(None),) * (len(self.shape) - len(key))

@@ -1302,6 +1302,7 @@ void write_summary(const h5::File& file, const RunSummary& s, const WriterStats&
   g.set_attribute("flush_seconds", stats.flush_seconds);
   g.set_attribute("write_seconds", stats.write_seconds);
   for (const auto& [name, value] : s.extra) g.set_attribute(name, value);
+  if (!s.warnings.empty()) g.set_attribute("warnings", s.warnings);
   // Last: a session killed before it leaves the status "running", so that no reader takes the
   // counts above for an ended run's before they are all written.
   g.set_attribute("status", std::string(to_string(s.status)));

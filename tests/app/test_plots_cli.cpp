@@ -2,7 +2,10 @@
 // small runs: PNG, PDF and SVG files that exist and are valid; no comparison from a single run; a
 // warning when --labels contradicts a file's scheme; the paper's observables of a discrete Pre-LN
 // run in the report; a mean-field run analyzed (modes, clusters, W1) and plotted; and the Python
-// plot functions (python/normdyn/plots.py) checked by tests/app/check_plots.py.
+// plot functions (python/normdyn/plots.py) checked by tests/app/check_plots.py; `normdyn animate` (GIF
+// and MP4 of particles on the circle and the sphere and of a mean-field density); the phase diagram
+// of an ensemble file; the warnings a -q run and a -q analysis still print; `normdyn help` of every
+// command, wrapped to 80 columns with an example.
 #define BOOST_TEST_MODULE app_plots_cli
 #include <boost/test/unit_test.hpp>
 
@@ -10,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -56,6 +60,8 @@ bool valid(const fs::path& p) {
   if (ext == ".png") return head.substr(1, 3) == "PNG";
   if (ext == ".pdf") return head.rfind("%PDF", 0) == 0;
   if (ext == ".svg") return head.find("<svg") != std::string::npos || head.find("<?xml") == 0;
+  if (ext == ".gif") return head.rfind("GIF8", 0) == 0;
+  if (ext == ".mp4") return head.substr(4, 4) == "ftyp";
   return false;
 }
 
@@ -116,8 +122,24 @@ BOOST_AUTO_TEST_CASE(discrete_pre_ln_report_has_the_paper_observables) {
 BOOST_AUTO_TEST_CASE(meanfield_run_is_analyzed_and_plotted) {
   TempDir dir;
   const fs::path run = dir.path / "mf.h5", report = dir.path / "mf.json";
-  require_ok(run_normdyn(dir, "run " + (kSource / "data/configs/meanfield.toml").string() + " -o " + run.string() +
-                                  " -q --set meanfield.grid=256 --set solver.t_end=30 --set output.samples=61"));
+  const Result quiet_run = run_normdyn(dir, "run " + (kSource / "data/configs/meanfield.toml").string() + " -o " +
+                                               run.string() +
+                                               " -q --set meanfield.grid=256 --set solver.t_end=30 --set output.samples=61");
+  require_ok(quiet_run);
+  // M = 256 is too coarse for these clusters: -q still names the doubt, and the file lists it.
+  BOOST_TEST(quiet_run.err.find("normdyn: warning under_resolved: clusters narrower than") != std::string::npos,
+             quiet_run.err);
+  BOOST_TEST(std::count(quiet_run.err.begin(), quiet_run.err.end(), '\n') == 1);
+  const Result attribute =
+      shell(dir, "/usr/bin/python3 -c \"import h5py,sys; print(h5py.File(sys.argv[1])['summary'].attrs['warnings'])\" " +
+                     run.string());
+  require_ok(attribute);
+  BOOST_TEST(attribute.out.rfind("under_resolved: clusters narrower than", 0) == 0, attribute.out);
+  const Result quiet_analysis = run_normdyn(dir, "analyze -q --no-write " + run.string());
+  require_ok(quiet_analysis);
+  BOOST_TEST(quiet_analysis.out.empty());
+  BOOST_TEST(quiet_analysis.err.find("normdyn: warning under_resolved (" + run.string() + "): ") != std::string::npos,
+             quiet_analysis.err);
   const Result r = run_normdyn(dir, "analyze " + run.string() + " --json " + report.string());
   require_ok(r);
   BOOST_TEST(r.out.find("clusters") != std::string::npos);
@@ -133,6 +155,15 @@ BOOST_AUTO_TEST_CASE(meanfield_run_is_analyzed_and_plotted) {
   const fs::path plots = dir.path / "p";
   require_ok(run_normdyn(dir, "plot " + run.string() + " -o " + plots.string()));
   BOOST_TEST(valid(plots / "mf_meanfield.png"));
+  // The kind the plot page lists for mean-field runs.
+  require_ok(run_normdyn(dir, "plot " + run.string() + " --kind meanfield --format pdf -o " + (dir.path / "k").string()));
+  BOOST_TEST(valid(dir.path / "k" / "mf_meanfield.pdf"));
+  // A mean-field density animated; a particle kind asked of it draws nothing and says so.
+  require_ok(run_normdyn(dir, "animate " + run.string() + " -o " + (dir.path / "mf.gif").string() + " --max-frames 8 -q"));
+  BOOST_TEST(valid(dir.path / "mf.gif"));
+  const Result none = run_normdyn(dir, "plot " + run.string() + " --kind decay -o " + (dir.path / "none").string());
+  require_ok(none);
+  BOOST_TEST(none.err.find("nothing to draw for mean-field runs") != std::string::npos, none.err);
   require_ok(shell(dir, "/usr/bin/python3 " + (kSource / "scripts/plot_meanfield.py").string() + " " + run.string() + " " +
                             (dir.path / "mf.svg").string()));
   BOOST_TEST(valid(dir.path / "mf.svg"));
@@ -147,4 +178,74 @@ BOOST_AUTO_TEST_CASE(python_plot_functions) {
   BOOST_TEST_INFO(r.out << r.err);
   BOOST_TEST(r.code == 0);
   BOOST_TEST(r.out.find("check_plots: ok") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(animations_of_tokens) {
+  TempDir dir;
+  const std::string config = (kSource / "data/configs/default.toml").string();
+  const fs::path circle = dir.path / "circle.h5", sphere = dir.path / "sphere.h5";
+  require_ok(run_normdyn(dir, "run " + config + " -o " + circle.string() + kParticles + " --set model.d=2"));
+  require_ok(run_normdyn(dir, "run " + config + " -o " + sphere.string() + kParticles));
+  const fs::path gif = dir.path / "circle.gif", mp4 = dir.path / "sphere.mp4";
+  require_ok(run_normdyn(dir, "animate " + circle.string() + " -o " + gif.string() + " --max-frames 12 --fps 6 -q"));
+  BOOST_TEST(valid(gif));
+  require_ok(run_normdyn(dir, "animate " + sphere.string() + " -o " + mp4.string() + " --max-frames 12 --width 2 --dpi 80 -q"));
+  BOOST_TEST(valid(mp4));
+  // An existing output is refused (untouched) without --force; a wrong extension names the flag.
+  const std::string before = slurp(gif);
+  const Result again = run_normdyn(dir, "animate " + circle.string() + " -o " + gif.string() + " -q");
+  BOOST_TEST(again.code == 2);
+  BOOST_TEST(again.err.find("--output") != std::string::npos, again.err);
+  BOOST_TEST(slurp(gif) == before);
+  require_ok(run_normdyn(dir, "animate " + circle.string() + " -o " + gif.string() + " --max-frames 5 --force -q"));
+  BOOST_TEST(slurp(gif) != before);
+  const Result avi = run_normdyn(dir, "animate " + circle.string() + " -o " + (dir.path / "x.avi").string());
+  BOOST_TEST(avi.code == 2);
+  BOOST_TEST(avi.err.find("--output") != std::string::npos, avi.err);
+  const Result width = run_normdyn(dir, "animate " + circle.string() + " -o " + (dir.path / "w.gif").string() + " --width half");
+  BOOST_TEST(width.code == 2);
+  BOOST_TEST(width.err.find("width") != std::string::npos, width.err);
+  BOOST_TEST(!fs::exists(dir.path / "w.gif"));
+  for (const auto& entry : fs::directory_iterator(dir.path))  // no half-written staging file left
+    BOOST_TEST(entry.path().filename().string().find(".partial") == std::string::npos, entry.path());
+}
+
+BOOST_AUTO_TEST_CASE(phase_diagram_of_an_ensemble_file) {
+  TempDir dir;
+  const fs::path sweep = dir.path / "beta.toml", base = dir.path / "base.toml", ensemble = dir.path / "beta.h5";
+  std::ofstream(base) << "[model]\nn = 8\nd = 2\n[solver]\nt_end = 10.0\n[output]\nsamples = 21\n";
+  std::ofstream(sweep) << "base = \"base.toml\"\n[axes]\n\"model.beta\" = [1.0, 4.0]\n\"init.seed\" = [1, 2, 3]\n"
+                          "[ensemble]\nover = \"init.seed\"\n";
+  require_ok(run_normdyn(dir, "ensemble " + sweep.string() + " -o " + ensemble.string() + " -q --threads 1"));
+  require_ok(run_normdyn(dir, "plot " + ensemble.string() + " --kind phase -o " + (dir.path / "p").string()));
+  BOOST_TEST(valid(dir.path / "p" / "beta_phase.png"));
+  const Result sweep_plots =
+      shell(dir, "/usr/bin/python3 " + (kSource / "scripts/plot_sweep.py").string() + " " + ensemble.string());
+  require_ok(sweep_plots);
+  for (const char* name : {"clusters", "sync_probability", "phase_diagram"}) BOOST_TEST(valid(dir.path / "beta_plots" / (name + ".png"s)));
+}
+
+BOOST_AUTO_TEST_CASE(help_of_every_command) {
+  TempDir dir;
+  const std::vector<std::string> commands{"run", "list-schemes", "list-attention", "config-reference", "verify",
+                                          "analyze", "plot", "animate", "study", "study theorem-4.2",
+                                          "study symmetric", "study equiangular", "reproduce", "sweep", "ensemble",
+                                          "help"};
+  const Result top = run_normdyn(dir, "help");
+  require_ok(top);
+  for (const std::string& c : commands) {
+    const Result r = run_normdyn(dir, "help " + c);
+    BOOST_TEST_INFO("normdyn help " << c);
+    require_ok(r);
+    BOOST_TEST(r.out.find("Usage: ") != std::string::npos);
+    BOOST_TEST(r.out.find("Example:\n  normdyn " + c) != std::string::npos, r.out);
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) BOOST_TEST(line.size() <= 80u, line);
+    if (c.find(' ') == std::string::npos) BOOST_TEST(top.out.find("  " + c) != std::string::npos);
+  }
+  // The same text as --help; an unknown subcommand is named with the closest one.
+  BOOST_TEST(run_normdyn(dir, "help study symmetric").out == run_normdyn(dir, "study symmetric --help").out);
+  const Result bad = run_normdyn(dir, "help study symetric");
+  BOOST_TEST(bad.code == 2);
+  BOOST_TEST(bad.err.find("unknown command 'study symetric'; did you mean 'symmetric'?") != std::string::npos, bad.err);
 }

@@ -1,6 +1,8 @@
 """The site builds with warnings as errors (`scripts/docs.sh -W --keep-going`), into a temporary
 folder and without executing the tutorials (docs/notebooks/* tests execute them), and its
-configuration page lists every key of `normdyn config-reference`."""
+configuration page lists every key of `normdyn config-reference`; it needs no network (no page
+loads a script from another site; MathJax is served from _static/mathjax); the gallery shows every
+figure its build drew."""
 import os
 import pathlib
 import re
@@ -26,4 +28,20 @@ with tempfile.TemporaryDirectory(prefix="normdyn-docs-site-") as tmp:
     missing = [k for k in keys if f"<code class=\"docutils literal notranslate\"><span class=\"pre\">{k}</span></code>" not in config]
     if missing:
         sys.exit(f"the site's configuration page misses {missing}")
-    print(f"the site built; its configuration page lists all {len(set(keys))} keys")
+    remote = sorted({str(page.relative_to(out)) for page in out.rglob("*.html")
+                     if re.search(r"<script[^>]+src=\"(https?:)?//", page.read_text(errors="replace"))})
+    if remote:
+        sys.exit(f"pages load scripts from the network: {remote[:5]}")
+    model = (out / "explanation" / "model.html").read_text()  # a page of equations
+    if "_static/mathjax/MathJax.js" not in model or not (out / "_static/mathjax/MathJax.js").exists() \
+            or not (out / "_static/mathjax/jax/output/SVG/fonts/TeX").is_dir():
+        sys.exit("MathJax is not served from the site (_static/mathjax)")
+    sys.path.insert(0, str(source / "docs" / "_ext"))
+    import normdyn_gallery
+    gallery = (out / "gallery.html").read_text()
+    for name, *_ in normdyn_gallery.ENTRIES:
+        image = re.search(rf'src="(_images/{name}\.(png|gif))"', gallery)
+        if not image or not (out / image.group(1)).stat().st_size > 1000:
+            sys.exit(f"the gallery lacks its figure {name}")
+    print(f"the site built; its configuration page lists all {len(set(keys))} keys; MathJax and the "
+          f"{len(normdyn_gallery.ENTRIES)} gallery figures are in the site")

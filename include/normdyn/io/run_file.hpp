@@ -54,6 +54,7 @@ struct RunSummary {
   double wall_seconds = 0.0;    // integration only, summed over resumed sessions
   double max_norm_drift = 0.0;  // largest | |θ_j| − 1 | found before a retraction
   std::vector<std::pair<std::string, double>> extra;  // further /summary attributes (mean-field diagnostics)
+  std::string warnings;  // results the run flags as doubtful, one "code: message" a line (/summary@warnings)
 };
 
 // The per-frame observables written beside the frames, in this order: the registry's entries
