@@ -20,8 +20,9 @@ int list_schemes(std::ostream& out) {
     out << "      speed s_j       = " << S::speed_formula << "\n";
     out << "      radial rate     = " << S::radial_formula << "\n";
     out << "      layer map       = " << S::layer_formula << "\n";
-    for (const auto& p : S::params)
-      out << "      model." << p.key << " (default " << s.*(p.member) << "): " << p.doc << "\n";
+    for (std::size_t i = 0; i < S::params.size(); ++i)
+      out << "      model." << S::params[i].key << " (" << S::params[i].type() << ", default "
+          << parameter_text(parameter_value(s, i)) << "): " << S::params[i].doc << "\n";
     out << "\n";
   });
   return 0;
@@ -38,8 +39,9 @@ void print_alternatives(std::ostream& out, const std::string& heading, const std
     using A = decltype(a);
     out << "  " << std::left << std::setw(16) << A::key << A::title << "\n";
     out << "  " << std::setw(16) << "" << A::formula << "\n";
-    for (const auto& p : A::params)
-      out << "  " << std::setw(16) << "" << table << "." << p.key << " (default " << a.*(p.member) << "): " << p.doc << "\n";
+    for (std::size_t i = 0; i < A::params.size(); ++i)
+      out << "  " << std::setw(16) << "" << table << "." << A::params[i].key << " (" << A::params[i].type()
+          << ", default " << parameter_text(parameter_value(a, i)) << "): " << A::params[i].doc << "\n";
     std::string broken;
     const Traits t = traits_of_alternative(a);
     for (const auto& [member, name] : kTraitNames)
@@ -56,10 +58,10 @@ int list_attention(std::ostream& out) {
          "s_ij = beta <R_{p_i} Q_h x_i, R_{p_j} K_h x_j> + b_ij; one choice from each list below, model.heads heads.\n"
          "\"not:\" names the traits an alternative breaks (the theorem checks, the symmetric kernel, the mean\n"
          "field and MPI sharding follow them).\n\n";
-  print_alternatives<AttentionMask>(out, "masks", "attention.mask", "attention");
-  print_alternatives<ScoreBias>(out, "score biases", "attention.alibi > 0 selects alibi", "attention");
-  print_alternatives<AttentionPositions>(out, "positional encodings", "attention.rope = true selects rope", "attention");
-  print_alternatives<AttentionNormalizer>(out, "normalizers", "attention.normalizer", "attention");
+  for_each_attention_list([&](const AttentionListInfo& list, auto member) {
+    using List = std::decay_t<decltype(AttentionSpec{}.*member)>;
+    print_alternatives<List>(out, std::string(list.doc), "attention." + std::string(list.name), "attention");
+  });
   return 0;
 }
 

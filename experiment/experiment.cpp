@@ -167,9 +167,13 @@ RunSummary resume_sharded(const std::filesystem::path& path, std::optional<int> 
   // Matrices given with the run are not in its text: they travel beside it.
   std::vector<double> given = team.is_root() ? given_qkv_values(config.model) : std::vector<double>{};
   team.broadcast(given);
+  std::vector<double> bias;
+  if (const RowMatrix* b = team.is_root() ? given_score_bias(config) : nullptr) bias.assign(b->data(), b->data() + b->size());
+  team.broadcast(bias);
   if (!team.is_root()) {
     config = parse_config(toml, path.string());
     if (config.model.qkv == QkvKind::given) give_qkv_values(config, given, "model.qkv");
+    if (score_bias_digest(config)) give_score_bias(config, bias, config.model.n, config.model.n, "attention.bias");
     set_up();
   }
   team.broadcast(start);
@@ -239,6 +243,9 @@ AttentionDynamics make_dynamics(const RunConfig& config) {
 }
 
 AttentionDynamics make_dynamics(const RunConfig& config, BlockTerms terms) {
+  if (score_bias_to_read(config))
+    throw InputError("attention.bias", "\"matrix\" needs the matrix: read attention.bias_file first (read_score_bias) "
+                                       "or give it (Python: normdyn.run(..., score_bias=B))");
   DynamicsSpec spec;
   spec.scheme = config.model.scheme;
   spec.beta = config.model.beta;
@@ -273,6 +280,12 @@ Tokens make_initial_tokens(const RunConfig& c) {
 
 RunSummary run_experiment(const RunConfig& config, const ExperimentOptions& options,
                           const std::vector<Recorder*>& recorders) {
+  // The score bias of attention.bias_file is read once, when the run starts: the run file keeps it.
+  if (score_bias_to_read(config)) {
+    RunConfig with_bias = config;
+    read_score_bias(with_bias);
+    return run_experiment(with_bias, options, recorders);
+  }
   // Bounds before allocation: nothing is built for a run the machine cannot hold.
   if (options.size_check) check_resources(config, config.output.path, options.write_file);
   if (Team* team = sharing_team(options)) return run_sharded(config, options, recorders, *team);

@@ -16,7 +16,10 @@
 #include "normdyn/analyze/outputs.hpp"
 #include "normdyn/analyze/theory.hpp"
 #include "normdyn/errors.hpp"
+#include "normdyn/attention_spec.hpp"
+#include "normdyn/noise.hpp"
 #include "normdyn/schemes.hpp"
+#include "normdyn/terms/activation.hpp"
 #include "normdyn/status.hpp"
 
 namespace py = pybind11;
@@ -39,7 +42,8 @@ class Source {
     const py::dict d = run.cast<py::dict>();
     RunConfig config = parse_config(d["config"].cast<std::string>(), "the Dataset's config attribute");
     python::give_arrays(config, d.contains("qkv") ? py::object(d["qkv"]) : py::object(py::none()),
-                        d.contains("tokens") ? py::object(d["tokens"]) : py::object(py::none()));
+                        d.contains("tokens") ? py::object(d["tokens"]) : py::object(py::none()),
+                        d.contains("score_bias") ? py::object(d["score_bias"]) : py::object(py::none()));
     std::optional<RunSummary> summary;
     if (!d["summary"].is_none()) summary = summary_of(d["summary"].cast<py::dict>());
     const std::string revision = d["revision"].cast<std::string>();
@@ -229,15 +233,17 @@ py::list theory_of_parameters(const py::kwargs& kwargs) {
   for (auto [k, v] : kwargs) {
     const auto key = py::cast<std::string>(k);
     bool found = false;
-    for (const auto& p : S::params) {
+    for (std::size_t i = 0; i < S::params.size(); ++i) {
+      const auto& p = S::params[i];
       if (p.key != key) continue;
       found = true;
       if (!is_real(v)) wrong_type(key, "a number", v);
       const double value = py::float_(own(v)).cast<double>();
-      if (!std::isfinite(value) || !(p.lower_inclusive ? value >= p.lower : value > p.lower))
-        throw InputError(key, "must be " + std::string(p.lower_inclusive ? ">= " : "> ") + std::to_string(p.lower) +
-                                  ", got " + std::to_string(value));
-      s.*(p.member) = value;
+      if (!std::isfinite(value)) throw InputError(key, "must be finite, got " + std::to_string(value));
+      const std::string problem =
+          parameter_problem(p, ParamValue(value), [](double x) { return parameter_text(ParamValue(x)); });
+      if (!problem.empty()) throw InputError(key, problem);
+      set_parameter(s, i, ParamValue(value));
     }
     if (!found) throw py::type_error(std::string(S::key) + " has no parameter '" + key + "'");
   }
@@ -255,6 +261,60 @@ py::list theory_of_parameters(const py::kwargs& kwargs) {
   return out;
 }
 
+// The parameters of alternative `a` as dicts: key (<table>.<param key>), type, default, description,
+// bounds.
+template <class A>
+py::list parameters_of(const A& a, const std::string& table) {
+  py::list params;
+  for (std::size_t i = 0; i < A::params.size(); ++i) {
+    const auto& p = A::params[i];
+    py::dict param;
+    param["key"] = table + "." + std::string(p.key);
+    param["type"] = std::string(p.type());
+    param["default"] = std::visit([](const auto& x) { return py::cast(x); }, parameter_value(a, i));
+    param["description"] = std::string(p.doc);
+    param["lower"] = p.lower;
+    param["lower_inclusive"] = p.lower_inclusive;
+    param["upper"] = p.upper;
+    param["upper_inclusive"] = p.upper_inclusive;
+    params.append(param);
+  }
+  return params;
+}
+
+// Every alternative of a list: key, title, formula, parameters and the traits it breaks.
+template <class List>
+py::list alternatives_of(const std::string& table) {
+  py::list out;
+  for_each_alternative<List>([&](auto a) {
+    using A = decltype(a);
+    py::dict d;
+    d["key"] = std::string(A::key);
+    d["title"] = std::string(A::title);
+    d["formula"] = std::string(A::formula);
+    d["parameters"] = parameters_of(a, table);
+    py::list breaks;
+    const Traits t = traits_of_alternative(a);
+    for (const auto& [member, name] : kTraitNames)
+      if (!(t.*member)) breaks.append(std::string(name));
+    d["breaks"] = breaks;
+    out.append(d);
+  });
+  return out;
+}
+
+// The lists of alternatives other than the schemes, by their choosing key.
+py::dict alternatives() {
+  py::dict out;
+  for_each_attention_list([&](const AttentionListInfo& list, auto member) {
+    using List = std::decay_t<decltype(AttentionSpec{}.*member)>;
+    out[py::str("attention." + std::string(list.name))] = alternatives_of<List>("attention");
+  });
+  out["noise.kind"] = alternatives_of<NoiseKind>("noise");
+  out["feedforward.activation"] = alternatives_of<Activation>("feedforward");
+  return out;
+}
+
 py::list schemes() {
   py::list out;
   for_each_scheme([&](auto s) {
@@ -268,17 +328,7 @@ py::list schemes() {
     formulas["layer_map"] = std::string(S::layer_formula);
     d["formulas"] = formulas;
     d["has_radius"] = S::has_radius;
-    py::list params;
-    for (const auto& p : S::params) {
-      py::dict param;
-      param["key"] = "model." + std::string(p.key);
-      param["default"] = s.*(p.member);
-      param["description"] = std::string(p.doc);
-      param["lower"] = p.lower;
-      param["lower_inclusive"] = p.lower_inclusive;
-      params.append(param);
-    }
-    d["parameters"] = params;
+    d["parameters"] = parameters_of(s, "model");
     d["theory"] = theory_of_parameters<S>(py::kwargs());
     d["theory_at"] = py::cpp_function(&theory_of_parameters<S>,
                                       py::doc("the theory with other parameters, e.g. theory_at(alpha=0.5)"));
@@ -295,4 +345,5 @@ void bind_analysis(py::module_& m) {
   m.def("analyze_options", &option_table);
   m.def("analyze_options_markdown", &analyze_options_markdown);
   m.def("schemes", &schemes);
+  m.def("alternatives", &alternatives);
 }

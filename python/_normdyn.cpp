@@ -218,9 +218,10 @@ RunConfig parse(const std::string& toml_text, const std::string& source, const s
 py::dict run(const std::string& toml_text, const std::string& source, const std::vector<std::string>& overrides,
              std::optional<std::string> output, bool force, std::optional<int> threads, py::object progress,
              double progress_interval, bool main_thread, const std::string& command_line,
-             const std::string& config_file, const py::object& qkv, const py::object& tokens) {
+             const std::string& config_file, const py::object& qkv, const py::object& tokens,
+             const py::object& score_bias) {
   RunConfig config = parse(toml_text, source, overrides);
-  python::give_arrays(config, qkv, tokens);
+  python::give_arrays(config, qkv, tokens, score_bias);
   if (threads) {
     if (*threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(*threads));
     config.solver.threads = *threads;
@@ -315,11 +316,11 @@ Team& process_team() {
 py::object ensemble(const std::string& sweep_text, const std::string& source, std::optional<std::string> output, bool force,
                   int threads, const std::vector<double>& quantiles, const std::vector<std::size_t>& trajectories,
                   bool member_figures, py::object progress, double progress_interval, bool main_thread, const std::string& command_line,
-                  const py::object& qkv, const py::object& tokens) {
+                  const py::object& qkv, const py::object& tokens, const py::object& score_bias) {
   if (threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(threads));
   const SweepSpec spec = parse_sweep(sweep_text, source);
   EnsembleOptions options;
-  options.give = python::arrays_giver(qkv, tokens);
+  options.give = python::arrays_giver(qkv, tokens, score_bias);
   if (output) options.output = *output;
   options.force = force;
   options.output_name = "output";
@@ -417,13 +418,14 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("run", &run, py::arg("toml"), py::arg("source"), py::arg("overrides"), py::arg("output"), py::arg("force"),
         py::arg("threads"), py::arg("progress"), py::arg("progress_interval"), py::arg("main_thread"),
-        py::arg("command_line"), py::arg("config_file") = "", py::arg("qkv") = py::none(), py::arg("tokens") = py::none());
+        py::arg("command_line"), py::arg("config_file") = "", py::arg("qkv") = py::none(), py::arg("tokens") = py::none(),
+        py::arg("score_bias") = py::none());
   m.def("resume", &resume, py::arg("path"), py::arg("threads"), py::arg("progress"), py::arg("progress_interval"),
         py::arg("main_thread"), py::arg("command_line"));
   m.def("ensemble", &ensemble, py::arg("sweep_text"), py::arg("source"), py::arg("output"), py::arg("force"),
         py::arg("threads"), py::arg("quantiles"), py::arg("trajectories"), py::arg("member_figures"), py::arg("progress"),
         py::arg("progress_interval"), py::arg("main_thread"), py::arg("command_line"), py::arg("qkv") = py::none(),
-        py::arg("tokens") = py::none());
+        py::arg("tokens") = py::none(), py::arg("score_bias") = py::none());
   m.def("processes", [] { return process_team().size(); },
         "the processes of this launch (1 without an MPI launcher); starts MPI under one");
   m.def("recovery_needed",

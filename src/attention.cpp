@@ -144,7 +144,7 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
     values_.leftCols(d).noalias() = theta * qkv.V.transpose();
   }
   // A positional encoding rotates queries and keys by position, so they are formed even for Q = K = I.
-  const bool positions = !std::holds_alternative<NoPositions>(spec_.positions);
+  const bool positions = !is_first_alternative(spec_.positions);
   if (positions) {
     if (qkv.identity) {
       queries_ = theta;
@@ -158,9 +158,9 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
         spec_.positions);
   }
   const bool scores_from_theta = qkv.identity && !positions;
-  if (std::holds_alternative<Sinkhorn>(spec_.normalizer)) {
+  if (spec_.matrix_normalizer()) {
     assert(begin == 0 && end == n);  // the configuration refuses to shard it
-    sinkhorn_attention(theta, scores_from_theta, beta, attention);
+    matrix_attention(theta, scores_from_theta, beta, attention);
     return;
   }
   if (weighted) {
@@ -216,8 +216,13 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
   const Index n = theta.rows();
   const Index d = theta.cols();
   const bool weighted = masses.size() == n;
-  const bool biased = !std::holds_alternative<NoBias>(spec_.bias);
-  const bool needs_reference = std::visit([](const auto& z) { return z.needs_reference_sum; }, spec_.normalizer);
+  const bool biased = !is_first_alternative(spec_.bias);
+  const bool needs_reference = std::visit(
+      [](const auto& z) {
+        if constexpr (RowNormalizer<std::decay_t<decltype(z)>>) return z.needs_reference_sum;
+        else return false;
+      },
+      spec_.normalizer);
   const auto range = [&](Index i) { return std::visit([&](const auto& m) { return m.keys(i, n); }, spec_.mask); };
   const auto bias = [&](Index i, Index j) { return std::visit([&](const auto& b) { return b.bias(i, j, n); }, spec_.bias); };
   // The reference sums Z_i = Σ_{j ∈ keys(i)} m_j e^{b_ij} depend on the masses and positions only:
@@ -286,23 +291,32 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
       }
       row.head(lo).setZero();
       row.segment(hi, keys - hi).setZero();
-      row.segment(lo, hi - lo) = (row.segment(lo, hi - lo).array() - top).exp();
       row_max(i) = top;
+      if (top == -std::numeric_limits<double>::infinity()) {  // a bias masked every allowed key
+        row.setZero();
+        continue;
+      }
+      std::visit(
+          [&](const auto& z) {
+            if constexpr (RowNormalizer<std::decay_t<decltype(z)>>) z.numerators(row.segment(lo, hi - lo), top);
+          },
+          spec_.normalizer);
     }
     RowMatrix& sums = block_sums_[thread];
     sums.noalias() = scores * values_.middleRows(key_first, keys);
     for (Index g = keep_first; g < keep_last; ++g) {
       const Index i = g - first;
       const KeyRange k = range(g);
-      if (k.first >= k.last) {
+      if (k.first >= k.last || row_max(i) == -std::numeric_limits<double>::infinity()) {
         attention.row(g - begin).setZero();
         continue;
       }
       const double factor = std::visit(
           [&](const auto& z) -> double {
-            if constexpr (requires { z.factor(0.0, 0.0, 0.0); })
-              return z.factor(row_max(i), sums(i, d), needs_reference ? reference_(g) : 0.0);
-            else return 0.0;  // a normalizer of the whole matrix (Sinkhorn) never reaches the blocks
+            using Z = std::decay_t<decltype(z)>;
+            if constexpr (RowNormalizer<Z>) return z.factor(row_max(i), sums(i, d), needs_reference ? reference_(g) : 0.0);
+            else if constexpr (MatrixNormalizer<Z>) return 0.0;  // never reaches the blocks (compute_general)
+            else static_assert(MatrixNormalizer<Z>, "a normalizer is row-local or of the whole matrix");
           },
           spec_.normalizer);
       attention.row(g - begin) = factor * sums.row(i).head(d);
@@ -312,15 +326,16 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
   run_in_team(threads, run_blocks);
 }
 
-// The Sinkhorn normalizer: the whole matrix of kernel weights (each row scaled by its largest entry,
-// which the row scaling absorbs), scaled to a doubly stochastic matrix, times the values. The token
-// masses are absorbed by the column scaling, so they are not applied. A scaling that does not reach
-// its tolerance gives NaN velocities: the run then ends as a numerical failure with its frames kept.
-void AttentionKernel::sinkhorn_attention(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta,
-                                         Eigen::Ref<RowMatrix> attention) {
+// A normalizer of the whole matrix (Sinkhorn): the whole matrix of kernel weights (each row scaled by
+// its largest entry, which a row scaling absorbs), scaled by the normalizer (Sinkhorn: to a doubly
+// stochastic matrix), times the values. The token masses are absorbed by a column scaling, so they are
+// not applied. A scaling that fails gives NaN velocities: the run then ends as a numerical failure
+// with its frames kept.
+void AttentionKernel::matrix_attention(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta,
+                                       Eigen::Ref<RowMatrix> attention) {
   const Index n = theta.rows();
   const Index d = theta.cols();
-  const bool biased = !std::holds_alternative<NoBias>(spec_.bias);
+  const bool biased = !is_first_alternative(spec_.bias);
   weights_.resize(n, n);
   if (scores_from_theta) weights_.noalias() = theta * theta.transpose();
   else weights_.noalias() = queries_ * keys_.transpose();
@@ -330,7 +345,13 @@ void AttentionKernel::sinkhorn_attention(Eigen::Ref<const RowMatrix> theta, bool
       row(j) = beta * row(j) + (biased ? std::visit([&](const auto& b) { return b.bias(i, j, n); }, spec_.bias) : 0.0);
     row = (row.array() - row.maxCoeff()).exp();
   }
-  if (std::get<Sinkhorn>(spec_.normalizer).scale(weights_) < 0) {
+  const int scaled = std::visit(
+      [&](const auto& z) -> int {
+        if constexpr (MatrixNormalizer<std::decay_t<decltype(z)>>) return z.scale(weights_);
+        else return -1;  // a row-local normalizer never comes here (compute_general)
+      },
+      spec_.normalizer);
+  if (scaled < 0) {
     attention.setConstant(std::numeric_limits<double>::quiet_NaN());
     return;
   }

@@ -262,15 +262,6 @@ Scheme read_scheme(const toml::node& n, const std::string& key) {
   unknown_choice(key, "scheme", word, names);
 }
 
-std::string scheme_list_needing(std::string_view param) {
-  std::vector<std::string> owners;
-  for_each_scheme([&](auto s) {
-    for (const auto& p : decltype(s)::params)
-      if (p.key == param) owners.push_back(in_quotes(decltype(s)::key));
-  });
-  return join(owners, " or ");
-}
-
 void require(bool ok, const std::string& key, const std::string& problem) {
   if (!ok) throw InputError(key, problem);
 }
@@ -530,39 +521,74 @@ std::string fixed_step_names() {
   return join(names);
 }
 
-// The rows of the real parameters of a list's alternatives (their ParamSpec lists), one per
+// A parameter's value read as its type asks (ParamSpec::member's index: real, integer, bool, string).
+ParamValue read_parameter(const toml::node& n, const std::string& key, std::size_t type) {
+  switch (type) {
+    case 0: return read_float(n, key);
+    case 1: return read_int(n, key);
+    case 2: return read_bool(n, key);
+    default: return read_string(n, key);
+  }
+}
+
+ConfigScalar scalar_of_parameter(const ParamValue& v) {
+  return std::visit([](const auto& x) { return ConfigScalar(x); }, v);
+}
+
+// The rows of the typed parameters of a list's alternatives (their ParamSpec lists), one per
 // parameter key even if several alternatives share it, read into the alternative chosen in
-// (config.*section).*member: the schemes' model.<key>, the noises' noise.<key>. `doc_suffix(key)`
-// ends a row's documentation; `why_not(config, key)` says why it does not apply to the chosen one.
+// (config.*section).*member: the schemes' model.<key>, the attention's attention.<key>, the noises'
+// noise.<key>. `doc_suffix(key)` ends a row's documentation; `why_not(config, key)` says why it does
+// not apply to the chosen one. A real given where an integer is asked (2.5), or out of its bounds, is
+// refused naming the key.
 template <class List, class Section>
 std::vector<Key> list_parameter_rows(const std::string& table, Section RunConfig::*section, List Section::*member,
                                      const std::function<std::string(std::string_view)>& doc_suffix,
                                      const std::function<std::string(const RunConfig&, const std::string&)>& why_not) {
   std::vector<Key> out;
-  std::set<std::string> seen;
+  std::map<std::string, std::size_t> types;
   for_each_alternative<List>([&](auto alternative) {
-    for (const auto& p : decltype(alternative)::params) {
+    using A = decltype(alternative);
+    for (std::size_t index = 0; index < A::params.size(); ++index) {
+      const auto& p = A::params[index];
       const std::string param(p.key);
-      if (!seen.insert(param).second) continue;
+      if (const auto seen = types.find(param); seen != types.end()) {
+        // Alternatives that share a key share its row, so they must agree on its type.
+        if (seen->second != p.member.index())
+          throw std::logic_error(table + "." + param + ": alternatives give this parameter different types");
+        continue;
+      }
+      types[param] = p.member.index();
       Key k;
       k.path = table + "." + param;
-      k.type = "float";
+      k.type = std::string(p.type());
       k.doc = std::string(p.doc) + doc_suffix(p.key);
-      k.read = [section, member, param](const toml::node& n, RunConfig& c, const std::string& key) {
-        const double v = read_float(n, key);
+      k.default_text = std::visit(
+          [](const auto& v) -> std::string {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, double>) return toml_text::float_text(v);
+            else if constexpr (std::is_same_v<T, std::string>) return toml_text::string_text(v);
+            else return parameter_text(v);
+          },
+          parameter_value(alternative, index));
+      k.read = [section, member, param, type = p.member.index()](const toml::node& n, RunConfig& c,
+                                                                 const std::string& key) {
+        const ParamValue v = read_parameter(n, key, type);
         std::visit(
             [&](auto& chosen) {
-              for (const auto& q : std::decay_t<decltype(chosen)>::params) {
-                if (q.key != param) continue;
-                (q.lower_inclusive ? at_least(q.lower) : above(q.lower)).check(v, key);
-                chosen.*(q.member) = v;
+              using C = std::decay_t<decltype(chosen)>;
+              for (std::size_t i = 0; i < C::params.size(); ++i) {
+                if (C::params[i].key != param) continue;
+                if (std::string problem = parameter_problem(C::params[i], v, format_number); !problem.empty())
+                  throw InputError(key, problem);
+                set_parameter(chosen, i, v);
               }
             },
             (c.*section).*member);
       };
       k.value = [section, member, param](const RunConfig& c) -> std::optional<ConfigScalar> {
         for (const auto& [name, value] : alternative_parameters((c.*section).*member))
-          if (name == param) return value;
+          if (name == param) return scalar_of_parameter(value);
         return std::nullopt;
       };
       k.applies = [section, member, param, why_not](const RunConfig& c) {
@@ -576,13 +602,24 @@ std::vector<Key> list_parameter_rows(const std::string& table, Section RunConfig
   return out;
 }
 
+// The alternatives of a list that have the parameter `param`, in quotes: "\"mix\" or \"ngpt\"".
+template <class List>
+std::string owners_of(std::string_view param) {
+  std::vector<std::string> owners;
+  for_each_alternative<List>([&](auto a) {
+    for (const auto& p : decltype(a)::params)
+      if (p.key == param) owners.push_back(in_quotes(decltype(a)::key));
+  });
+  return join(owners, " or ");
+}
+
 // The keys of the scheme parameters.
 std::vector<Key> scheme_parameter_keys() {
   return list_parameter_rows(
       "model", &RunConfig::model, &ModelConfig::scheme,
-      [](std::string_view key) { return " (scheme " + scheme_list_needing(key) + ")"; },
+      [](std::string_view key) { return " (scheme " + owners_of<Scheme>(key) + ")"; },
       [](const RunConfig& c, const std::string& key) {
-        return "applies only to model.scheme = " + scheme_list_needing(key) + " (model.scheme is " +
+        return "applies only to model.scheme = " + owners_of<Scheme>(key) + " (model.scheme is " +
                in_quotes(scheme_key(c.model.scheme)) + ")";
       });
 }
@@ -599,6 +636,22 @@ Key scheme_key_row() {
   k.value = [](const RunConfig& c) -> std::optional<ConfigScalar> { return std::string(scheme_key(c.model.scheme)); };
   k.selector = true;
   return k;
+}
+
+// Why the chosen alternative of a list does not apply to the configuration (empty if it does): the
+// mean-field solver does not implement it (its traits; `meanfield_why` says more), or the tokens'
+// dimension does not suit it (its optional `not_for_dimension(d)`).
+template <class List>
+std::string choice_problem(const RunConfig& c, const List& chosen, const std::string& meanfield_why) {
+  if (c.model.kind == ModelKind::meanfield && !alternative_traits(chosen).meanfield)
+    return in_quotes(alternative_key(chosen)) + " does not apply to model.kind = \"meanfield\" " + meanfield_why;
+  return std::visit(
+      [&](const auto& a) -> std::string {
+        if constexpr (requires { a.not_for_dimension(Index{}); })
+          if (c.model.kind == ModelKind::particles) return a.not_for_dimension(c.model.d);
+        return {};
+      },
+      chosen);
 }
 
 // A key choosing one alternative of a list by its key, into (config.*section).*member: the lists of
@@ -626,99 +679,82 @@ Key list_choice_row(std::string path, std::string doc, Section RunConfig::*secti
     return std::string(alternative_key((c.*section).*member));
   };
   k.applies = [section, member, meanfield_why](const RunConfig& c) {
-    const List& chosen = (c.*section).*member;
-    if (c.model.kind == ModelKind::meanfield && !alternative_traits(chosen).meanfield)
-      return in_quotes(alternative_key(chosen)) + " does not apply to model.kind = \"meanfield\" " + meanfield_why;
-    return std::string();
+    return choice_problem(c, (c.*section).*member, meanfield_why);
   };
   return k;
 }
 
-// The rows of the [attention] table: one per list of attention_spec.hpp.
+// The rows of the [attention] table, generated from the lists (attention_spec.hpp): for each list its
+// choice attention.<list> (a selector) and the parameters of its alternatives, attention.<param key>.
+// The keys of the first release, attention.alibi = lambda and attention.rope = true, stay as aliases.
+const std::string kNoPositionsInMeanField =
+    "(the mean-field solver implements softmax attention over all tokens, without positions)";
+
+// An old key that chooses alternative `alternative` of the list `member` (and sets its parameter
+// `param` to the key's value), or the list's first alternative when the value is 0 or false. Never
+// written back: the resolved configuration names the choice by its list's key.
 template <class List>
-Key attention_choice_row(std::string path, std::string doc, List AttentionSpec::*member) {
-  return list_choice_row(std::move(path), std::move(doc), &RunConfig::attention, member,
-                         "(the mean-field solver implements softmax attention over all tokens, without positions)");
-}
-
-Key alibi_row() {
-  Key k;
-  k.path = "attention.alibi";
-  k.type = "float";
-  k.doc = "ALiBi slope lambda >= 0: scores beta <Q x_i, K x_j> - lambda |i - j| / n, i and j the tokens' "
-          "positions (their indices in the initial tokens); 0: no bias";
-  k.read = [](const toml::node& n, RunConfig& c, const std::string& key) {
-    const double lambda = read_float(n, key);
-    at_least(0).check(lambda, key);
-    if (lambda > 0) c.attention.bias = Alibi{lambda};
-    else c.attention.bias = NoBias{};
-  };
-  k.value = [](const RunConfig& c) -> std::optional<ConfigScalar> {
-    if (const auto* a = std::get_if<Alibi>(&c.attention.bias)) return a->lambda;
-    return 0.0;
-  };
-  k.applies = [](const RunConfig& c) {
-    if (c.model.kind == ModelKind::meanfield && !alternative_traits(c.attention.bias).meanfield)
-      return std::string("does not apply to model.kind = \"meanfield\" (the mean-field solver has no token positions)");
-    return std::string();
-  };
-  return k;
-}
-
-Key rope_row() {
-  Key k;
-  k.path = "attention.rope";
-  k.type = "bool";
-  k.doc = "rotary position embedding: the query and key of the token at position p (its index in the initial "
-          "tokens) rotated by R_p, the coordinate planes (2k, 2k+1) turned by p base^(-2k/d); needs an even model.d";
-  k.read = [](const toml::node& n, RunConfig& c, const std::string& key) {
-    if (read_bool(n, key)) {
-      if (!std::holds_alternative<Rope>(c.attention.positions)) c.attention.positions = Rope{};
-    } else {
-      c.attention.positions = NoPositions{};
-    }
-  };
-  k.value = [](const RunConfig& c) -> std::optional<ConfigScalar> {
-    return std::holds_alternative<Rope>(c.attention.positions);
-  };
-  k.applies = [](const RunConfig& c) {
-    if (!std::holds_alternative<Rope>(c.attention.positions)) return std::string();
-    if (c.model.kind == ModelKind::meanfield)
-      return std::string("does not apply to model.kind = \"meanfield\" (the mean-field solver has no token positions)");
-    if (c.model.d % 2 != 0)
-      return "needs an even model.d (it rotates coordinate planes (2k, 2k+1)); model.d = " + std::to_string(c.model.d);
-    return std::string();
-  };
-  return k;
-}
-
-// A real parameter of the chosen alternative of an attention list, e.g. attention.rope_base.
-template <class A, class List>
-Key attention_parameter_row(std::string path, std::string_view param, List AttentionSpec::*member, std::string when) {
+Key alias_row(std::string path, std::string type, std::string doc, List AttentionSpec::*member,
+              std::string choice_key, std::string_view alternative, std::string_view param) {
   Key k;
   k.path = std::move(path);
-  k.type = "float";
-  for (const auto& p : A::params)
-    if (p.key == param) k.doc = std::string(p.doc);
-  k.read = [member, param](const toml::node& n, RunConfig& c, const std::string& key) {
-    const double v = read_float(n, key);
-    for (const auto& p : A::params)
-      if (p.key == param) {
-        (p.lower_inclusive ? at_least(p.lower) : above(p.lower)).check(v, key);
-        if (auto* a = std::get_if<A>(&(c.attention.*member))) (*a).*(p.member) = v;
-      }
+  k.type = std::move(type);
+  k.doc = std::move(doc);
+  k.selector = true;
+  k.read = [member, choice_key, alternative, param](const toml::node& n, RunConfig& c, const std::string& key) {
+    List& chosen = c.attention.*member;
+    if (!is_first_alternative(chosen))
+      throw InputError(key, "give either " + choice_key + " or its old spelling " + key + ", not both");
+    ParamValue value = param.empty() ? ParamValue(read_bool(n, key)) : ParamValue(read_float(n, key));
+    const bool on = param.empty() ? std::get<bool>(value) : std::get<double>(value) != 0.0;
+    chosen = *make_alternative<List>(on ? alternative : alternative_key(List{}));
+    if (!on || param.empty()) return;
+    std::visit(
+        [&](auto& a) {
+          using A = std::decay_t<decltype(a)>;
+          for (std::size_t i = 0; i < A::params.size(); ++i) {
+            if (A::params[i].key != param) continue;
+            if (std::string problem = parameter_problem(A::params[i], value, format_number); !problem.empty())
+              throw InputError(key, problem);
+            set_parameter(a, i, value);
+          }
+        },
+        chosen);
   };
-  k.value = [member, param](const RunConfig& c) -> std::optional<ConfigScalar> {
-    if (const auto* a = std::get_if<A>(&(c.attention.*member)))
-      for (const auto& p : A::params)
-        if (p.key == param) return (*a).*(p.member);
-    return std::nullopt;
-  };
-  k.applies = [member, when](const RunConfig& c) {
-    if (std::holds_alternative<A>(c.attention.*member)) return std::string();
-    return "applies only to " + when;
-  };
+  k.value = [](const RunConfig&) -> std::optional<ConfigScalar> { return std::nullopt; };
+  k.applies = [member](const RunConfig& c) { return choice_problem(c, c.attention.*member, kNoPositionsInMeanField); };
   return k;
+}
+
+std::vector<Key> attention_rows() {
+  std::vector<Key> out;
+  for_each_attention_list([&](const AttentionListInfo& list, auto member) {
+    using List = std::decay_t<decltype(AttentionSpec{}.*member)>;
+    const std::string choice_key = "attention." + std::string(list.name);
+    std::string doc(list.doc);
+    for_each_alternative<List>([&](auto a) {
+      doc += std::string(doc.back() == ')' ? "; " : " (") + std::string(decltype(a)::key) + ": " +
+             std::string(decltype(a)::formula);
+    });
+    doc += ")";
+    out.push_back(selector(list_choice_row(choice_key, doc, &RunConfig::attention, member, kNoPositionsInMeanField)));
+    for (Key& p : list_parameter_rows(
+             "attention", &RunConfig::attention, member, [](std::string_view) { return std::string(); },
+             [member, choice_key](const RunConfig& c, const std::string& key) {
+               return "applies only to " + choice_key + " = " + owners_of<List>(key) + " (" + choice_key + " is " +
+                      in_quotes(alternative_key(c.attention.*member)) + ")";
+             }))
+      out.push_back(std::move(p));
+  });
+  out.push_back(alias_row("attention.alibi", "float",
+                          "old spelling of attention.bias = \"alibi\" with attention.alibi_slope = lambda > 0 (0: "
+                          "attention.bias = \"none\"); accepted for one release",
+                          &AttentionSpec::bias, "attention.bias", "alibi", "alibi_slope"));
+  out.push_back(alias_row("attention.rope", "bool",
+                          "old spelling of attention.positions = \"rope\" (true) or \"none\" (false); accepted for "
+                          "one release",
+                          &AttentionSpec::positions, "attention.positions", "rope", ""));
+  return out;
 }
 
 // The rows of the [noise] table: its kind from the noise list (noise.hpp), the parameters of the
@@ -962,20 +998,7 @@ const std::vector<Key>& keys() {
     };
     for (Key& p : scheme_parameter_keys()) k.push_back(std::move(p));
     // ---- [attention]
-    k.push_back(attention_choice_row("attention.mask",
-                                     "keys each token attends to, by position (its index in the initial tokens)",
-                                     &AttentionSpec::mask));
-    k.push_back(alibi_row());
-    k.push_back(attention_choice_row("attention.normalizer",
-                                     "how a row's weights are normalized (softmax: they sum to 1; uniform: USA, "
-                                     "e^{s_ij} over the sum of e^{b_ij} of the allowed keys; sinkhorn: e^{s_ij} scaled "
-                                     "to a doubly stochastic matrix)",
-                                     &AttentionSpec::normalizer));
-    k.push_back(attention_parameter_row<Sinkhorn>("attention.sinkhorn_tol", "sinkhorn_tol", &AttentionSpec::normalizer,
-                                                  "attention.normalizer = \"sinkhorn\""));
-    k.push_back(rope_row());
-    k.push_back(attention_parameter_row<Rope>("attention.rope_base", "rope_base", &AttentionSpec::positions,
-                                              "attention.rope = true"));
+    for (Key& a : attention_rows()) k.push_back(std::move(a));
     // ---- [feedforward]
     for (Key& f : feedforward_rows()) k.push_back(std::move(f));
     // ---- [noise]
@@ -1443,10 +1466,12 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
     throw InputError("init.file", "is required when init.kind = \"file\"");
   if (c.model.qkv == QkvKind::file && c.model.qkv_file.empty())
     throw InputError("model.qkv_file", "is required when model.qkv = \"file\"");
-  if (std::holds_alternative<Sinkhorn>(c.attention.normalizer) && !std::holds_alternative<NoMask>(c.attention.mask))
-    throw InputError("attention.normalizer", "\"sinkhorn\" needs attention.mask = \"none\" (a doubly stochastic "
-                                             "matrix with a causal mask is the identity); attention.mask = " +
-                                                 in_quotes(alternative_key(c.attention.mask)));
+  if (c.attention.matrix_normalizer() && !is_first_alternative(c.attention.mask))
+    throw InputError("attention.normalizer", in_quotes(alternative_key(c.attention.normalizer)) +
+                                                 " scales the whole matrix and needs attention.mask = " +
+                                                 in_quotes(alternative_key(AttentionMask{})) +
+                                                 " (a doubly stochastic matrix with a causal mask is the identity); "
+                                                 "attention.mask = " + in_quotes(alternative_key(c.attention.mask)));
   if (!(c.solver.t_start < c.solver.t_end))
     throw InputError("solver.t_start", "must be less than solver.t_end = " + format_number(c.solver.t_end));
   if (!c.output.samples && c.output.times.front() < c.solver.t_start)

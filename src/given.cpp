@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -81,6 +82,38 @@ void give_tokens(RunConfig& config, std::span<const double> rows, Index n, Index
   config.init.kind = InitKind::given;
   config.init.given_tokens = std::move(given);
   config.init.tokens_digest = values_digest({rows});
+}
+
+void give_score_bias(RunConfig& config, std::span<const double> values, Index rows, Index cols,
+                     const std::string& name) {
+  if (config.model.kind != ModelKind::particles)
+    throw InputError(name, "applies only to model.kind = \"particles\"");
+  const Index n = config.model.n;
+  if (rows != n || cols != n)
+    throw InputError(name, "is [" + std::to_string(rows) + ", " + std::to_string(cols) + "]; model.n = " +
+                               std::to_string(n) + " tokens need [" + std::to_string(n) + ", " + std::to_string(n) + "]");
+  if (values.size() != static_cast<std::size_t>(n * n))
+    throw InputError(name, "has " + std::to_string(values.size()) + " values, expected n x n = " + std::to_string(n * n));
+  for (std::size_t e = 0; e < values.size(); ++e)
+    if (std::isnan(values[e]) || values[e] == std::numeric_limits<double>::infinity())
+      throw InputError(name, "entry [" + std::to_string(e / static_cast<std::size_t>(n)) + ", " +
+                                 std::to_string(e % static_cast<std::size_t>(n)) +
+                                 "] is NaN or +inf (entries are finite, or -inf to mask a key)");
+  MatrixBias bias;
+  if (const auto* chosen = std::get_if<MatrixBias>(&config.attention.bias)) bias.file = chosen->file;
+  bias.values = std::make_shared<const RowMatrix>(Eigen::Map<const RowMatrix>(values.data(), n, n));
+  bias.digest = values_digest({values});
+  config.attention.bias = std::move(bias);
+}
+
+const RowMatrix* given_score_bias(const RunConfig& config) {
+  const auto* chosen = std::get_if<MatrixBias>(&config.attention.bias);
+  return chosen && chosen->values ? chosen->values.get() : nullptr;
+}
+
+std::optional<std::string> score_bias_digest(const RunConfig& config) {
+  if (const auto* chosen = std::get_if<MatrixBias>(&config.attention.bias)) return chosen->digest;
+  return std::nullopt;
 }
 
 std::vector<double> given_qkv_values(const ModelConfig& model) {

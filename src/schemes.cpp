@@ -37,7 +37,10 @@ std::optional<SchemeTheory> scheme_theory(const Scheme& s) {
 }
 
 std::vector<std::pair<std::string_view, double>> scheme_parameters(const Scheme& s) {
-  return alternative_parameters(s);
+  // Every scheme parameter is a real (the theory's laws take them as numbers).
+  std::vector<std::pair<std::string_view, double>> out;
+  for (const auto& [key, value] : alternative_parameters(s)) out.emplace_back(key, parameter_as_double(value));
+  return out;
 }
 
 }  // namespace normdyn

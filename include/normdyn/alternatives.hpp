@@ -5,7 +5,8 @@
 //
 //   static constexpr std::string_view key       its configuration value and CLI name
 //   static constexpr std::string_view title     its name in the literature
-//   static constexpr std::array<ParamSpec<A>, N> params   its typed real parameters
+//   static constexpr std::array<ParamSpec<A>, N> params   its typed parameters (real, integer,
+//                                               boolean or string, with bounds)
 //   Traits traits() const                       what it preserves (optional; default: everything)
 //
 // plus the pure functions that its list's contract asks for (a scheme: speed, radial rate, layer
@@ -16,9 +17,12 @@
 // analysis and the conformance suites are written once for all lists. docs/ARCHITECTURE.md,
 // "Lists of alternatives", has the lists and their contracts.
 #include <array>
+#include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -27,16 +31,99 @@
 
 namespace normdyn {
 
-// A real-valued parameter of an alternative, read from <table>.<key> of the configuration; valid
-// when value > lower (or >= lower when `lower_inclusive`).
+// The value of a parameter: real, integer, boolean or string.
+using ParamValue = std::variant<double, std::int64_t, bool, std::string>;
+
+// A typed parameter of an alternative, read from <table>.<key> of the configuration; its type is the
+// member's (double: real, std::int64_t: integer, bool, std::string). A number is valid when it lies
+// above `lower` (or at it, when `lower_inclusive`) and below `upper` (or at it); an integer given
+// as a real (2.5) is refused, naming the key.
 template <class A>
 struct ParamSpec {
+  using Member = std::variant<double A::*, std::int64_t A::*, bool A::*, std::string A::*>;
   std::string_view key;
-  double A::*member;
+  Member member;
   std::string_view doc;
   double lower = -std::numeric_limits<double>::infinity();
   bool lower_inclusive = true;
+  double upper = std::numeric_limits<double>::infinity();
+  bool upper_inclusive = true;
+
+  // The type's name as the configuration reference spells it.
+  std::string_view type() const {
+    constexpr std::array<std::string_view, 4> names{"float", "integer", "bool", "string"};
+    return names[member.index()];
+  }
 };
+
+// Why `value` is not a valid value of parameter `p` (empty if it is): the wrong type, or out of
+// bounds ("must be >= 1, got 0"). `number` formats a bound or a value for the message.
+template <class A, class Format>
+std::string parameter_problem(const ParamSpec<A>& p, const ParamValue& value, Format&& number) {
+  static constexpr std::array<std::string_view, 4> expected{"a number", "an integer", "true or false", "a string"};
+  const bool integer_as_real = p.member.index() == 0 && value.index() == 1;  // 2 is a valid real
+  if (value.index() != p.member.index() && !integer_as_real) return "expected " + std::string(expected[p.member.index()]);
+  if (p.member.index() > 1) return {};
+  const double x = value.index() == 0 ? std::get<double>(value) : static_cast<double>(std::get<std::int64_t>(value));
+  const bool has_lower = p.lower > -std::numeric_limits<double>::infinity();
+  const bool has_upper = p.upper < std::numeric_limits<double>::infinity();
+  const bool ok = (p.lower_inclusive ? x >= p.lower : x > p.lower) && (p.upper_inclusive ? x <= p.upper : x < p.upper);
+  if (ok) return {};
+  std::string valid;
+  if (has_lower && has_upper)
+    valid = "in " + std::string(p.lower_inclusive ? "[" : "(") + number(p.lower) + ", " + number(p.upper) +
+            (p.upper_inclusive ? "]" : ")");
+  else if (has_lower)
+    valid = std::string(p.lower_inclusive ? ">= " : "> ") + number(p.lower);
+  else
+    valid = std::string(p.upper_inclusive ? "<= " : "< ") + number(p.upper);
+  const std::string got =
+      value.index() == 1 ? std::to_string(std::get<std::int64_t>(value)) : std::string(number(x));
+  return "must be " + valid + ", got " + got;
+}
+
+// Calls f(std::integral_constant<std::size_t, I>) for every parameter I of A, whose type is then known
+// when compiling: only the member of parameter I's own type is touched.
+template <class A, class F>
+void for_each_parameter_index(F&& f) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (f(std::integral_constant<std::size_t, I>{}), ...);
+  }(std::make_index_sequence<A::params.size()>{});
+}
+
+// The value of parameter i of `a`.
+template <class A>
+ParamValue parameter_value(const A& a, std::size_t i) {
+  ParamValue out;
+  for_each_parameter_index<A>([&](auto I) {
+    if (I == i) out = a.*std::get<A::params[I].member.index()>(A::params[I].member);
+  });
+  return out;
+}
+
+// Sets parameter i of `a` to `value`, which parameter_problem accepted (an integer for a real
+// parameter is converted).
+template <class A>
+void set_parameter(A& a, std::size_t i, const ParamValue& value) {
+  for_each_parameter_index<A>([&](auto I) {
+    if (I != i) return;
+    auto& target = a.*std::get<A::params[I].member.index()>(A::params[I].member);
+    using T = std::decay_t<decltype(target)>;
+    if constexpr (std::is_same_v<T, double>)
+      target = value.index() == 1 ? static_cast<double>(std::get<std::int64_t>(value)) : std::get<double>(value);
+    else target = std::get<T>(value);
+  });
+}
+
+// A parameter's value as a real (integers and booleans converted; a string is NaN).
+inline double parameter_as_double(const ParamValue& v) {
+  return std::visit(
+      [](const auto& x) -> double {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::string>) return std::numeric_limits<double>::quiet_NaN();
+        else return static_cast<double>(x);
+      },
+      v);
+}
 
 // What an alternative preserves. A composite model (a scheme, an attention specification, terms,
 // noise) has every trait that all its chosen alternatives have; a trait it lacks turns off what
@@ -90,6 +177,14 @@ Traits traits_of_alternative(const A& a) {
   else return Traits{};
 }
 
+// An instance of alternative A that can run on n tokens: A::example(n) where the default needs data
+// of the user's (a score bias matrix), else A{}. The conformance suites run these.
+template <class A>
+A example_alternative(std::ptrdiff_t n) {
+  if constexpr (requires { A::example(n); }) return A::example(n);
+  else return A{};
+}
+
 // Calls f(A{}) once for every alternative type A of the list, in the order of the list.
 template <class List, class F>
 void for_each_alternative(F&& f) {
@@ -127,14 +222,49 @@ std::string_view alternative_title(const List& v) {
 
 // The parameters of the chosen alternative as (key, value) pairs, in declaration order.
 template <class List>
-std::vector<std::pair<std::string_view, double>> alternative_parameters(const List& v) {
+std::vector<std::pair<std::string_view, ParamValue>> alternative_parameters(const List& v) {
   return std::visit(
       [](const auto& a) {
-        std::vector<std::pair<std::string_view, double>> out;
-        for (const auto& p : std::decay_t<decltype(a)>::params) out.emplace_back(p.key, a.*(p.member));
+        using A = std::decay_t<decltype(a)>;
+        std::vector<std::pair<std::string_view, ParamValue>> out;
+        for (std::size_t i = 0; i < A::params.size(); ++i) out.emplace_back(A::params[i].key, parameter_value(a, i));
         return out;
       },
       v);
+}
+
+// Whether the chosen alternative is its list's first one, the list's default (for the attention
+// lists, the one that changes nothing: no mask, no bias, no positions, the softmax).
+template <class List>
+bool is_first_alternative(const List& v) {
+  return v.index() == 0;
+}
+
+// A parameter's value as the configuration spells it: 2.5, 3, true, "text" (reals in their shortest
+// exact form).
+inline std::string parameter_text(const ParamValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::string>) return "\"" + x + "\"";
+        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        else {
+          char buffer[32];
+          const auto end = std::to_chars(buffer, buffer + sizeof buffer, x).ptr;
+          return std::string(buffer, end);
+        }
+      },
+      v);
+}
+
+// The setting that chooses `chosen` with all its parameters, e.g. `noise.kind = "independent",
+// noise.sigma = 0.5`: the selector `selector` (a full key), the parameters as <table>.<parameter key>.
+template <class List>
+std::string describe_alternative(std::string_view selector, std::string_view table, const List& chosen) {
+  std::string out = std::string(selector) + " = \"" + std::string(alternative_key(chosen)) + "\"";
+  for (const auto& [key, value] : alternative_parameters(chosen))
+    out += ", " + std::string(table) + "." + std::string(key) + " = " + parameter_text(value);
+  return out;
 }
 
 template <class List>

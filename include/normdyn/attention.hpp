@@ -93,8 +93,8 @@ class AttentionKernel {
   // queries and keys are θ itself (Q = K = I, no positional encoding).
   void composed_blocks(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta, const Vector& masses,
                        Index begin, Index end, Eigen::Ref<RowMatrix> attention);
-  void sinkhorn_attention(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta,
-                          Eigen::Ref<RowMatrix> attention);
+  void matrix_attention(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta,
+                        Eigen::Ref<RowMatrix> attention);
   void fused_tile(Index b0, Index rb, Index c0, Index rc, bool both, double beta, Vector& buffer);
   // Threads for `rows` rows against n keys: one below the work that pays for a team.
   int threads_for(Index rows, Index n, Index d, Index parallel_tasks) const;

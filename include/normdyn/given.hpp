@@ -1,5 +1,6 @@
 #pragma once
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,6 +18,17 @@ namespace normdyn {
 void give_qkv(RunConfig& config, std::span<const double> q, std::span<const double> k, std::span<const double> v,
               Index layers, Index heads, Index d, const std::string& name = "qkv");
 void give_tokens(RunConfig& config, std::span<const double> rows, Index n, Index d, const std::string& name = "tokens");
+
+// A score bias matrix B [rows, cols] given with the run (Python's score_bias=B, or the dataset of
+// attention.bias_file): sets attention.bias = "matrix" (keeping its attention.bias_file) with B and its
+// digest attention.bias_digest, after checking that B is [model.n, model.n] with finite or -inf
+// entries. The run file stores it (/parameters/score_bias).
+void give_score_bias(RunConfig& config, std::span<const double> values, Index rows, Index cols,
+                     const std::string& name = "score_bias");
+// The given score bias matrix (none when attention.bias is not "matrix" or B is not there yet).
+const RowMatrix* given_score_bias(const RunConfig& config);
+// attention.bias_digest when attention.bias = "matrix" (none otherwise).
+std::optional<std::string> score_bias_digest(const RunConfig& config);
 
 // The given matrices as give_qkv takes them: Q, K and V one after the other, each [layers, heads, d, d]
 // (empty when model.qkv is not "given").

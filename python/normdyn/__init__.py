@@ -33,12 +33,12 @@ from . import _core, _toml  # noqa: E402
 from ._dataset import from_core as _from_core, load as _load, open_in_this_process as _open_here
 from ._sweep import load_sweep as _load_sweep
 from . import _ensemble
-from ._analysis import analyze, analyze_options, observables, schemes
+from ._analysis import alternatives, analyze, analyze_options, observables, schemes
 from ._warnings import FitWarning, ResolutionWarning, ResultWarning, warn_summary as _warn_summary
 
 __version__ = _core.__version__
 __all__ = ["run", "resume", "ensemble", "load", "verify", "load_sweep", "analyze", "observables", "analyze_options", "schemes",
-           "config_reference", "to_toml", "ResultWarning", "ResolutionWarning", "FitWarning"]
+           "alternatives", "config_reference", "to_toml", "ResultWarning", "ResolutionWarning", "FitWarning"]
 
 
 def to_toml(config: Mapping) -> str:
@@ -111,6 +111,17 @@ def _feedforward(set, feedforward):
             raise ValueError(f"set: {key!r} contradicts feedforward=(a, omega)")
     return _overrides({"feedforward.weights:": "inline", "feedforward.a": [float(v) for v in a.ravel()],
                        "feedforward.omega": [float(v) for v in omega]})
+
+
+def _score_bias(score_bias):
+    """The score bias of run(score_bias=) as an array [n, n] of floats (None: none)."""
+    if score_bias is None:
+        return None
+    import numpy as np
+    b = np.ascontiguousarray(score_bias, dtype=float)
+    if b.ndim != 2 or b.shape[0] != b.shape[1] or 0 in b.shape:
+        raise ValueError(f"score_bias: expected an array [n, n], got shape {list(b.shape)}")
+    return b
 
 
 def _given(text, source, overrides, set, qkv, tokens):
@@ -213,7 +224,7 @@ def _command_line(call):
 
 
 def run(config=None, *, set=None, output=None, force=False, threads=None, progress=False, qkv=None, tokens=None,
-        feedforward=None):
+        feedforward=None, score_bias=None):
     """Runs one experiment and returns its xarray Dataset.
 
     config: a dict of sections ({"model": {"scheme": "pre"}}), a pathlib.Path or a string naming
@@ -238,6 +249,11 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
       attention, a tuple (a, omega) of arrays [M, d] and [M] (sigma: feedforward.activation): sets
       feedforward.weights = "inline", feedforward.a and feedforward.omega, so that the configuration
       stored with the run holds the weights.
+    score_bias: a fixed additive score bias B, an array [n, n] (entries finite, or -inf to mask the
+      key): scores beta <Q x_i, K x_j> + B_ij; sets attention.bias = "matrix". It composes with
+      attention.mask and attention.normalizer (a key outside the mask or at -inf weighs 0). The
+      Dataset holds it (score_bias), the run file too (/parameters/score_bias), the configuration its
+      digest (attention.bias_digest).
 
     Ctrl-C ends the run (the file, if any, stays complete and resumable) and raises
     KeyboardInterrupt. A numerical failure (diverged, step_underflow, max_steps) is
@@ -249,6 +265,7 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
     overrides = _overrides(set) + _feedforward(set, feedforward)
     qkv, tokens, given = _given(text, source, overrides, set, qkv, tokens)
     overrides += given
+    score_bias = _score_bias(score_bias)
     if output is not None:
         output = os.fspath(output)
         if force and _open_here(output):
@@ -258,17 +275,17 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
         # The file the configuration came from: the run file never replaces it.
         config_file = source if isinstance(config, (str, os.PathLike)) and source == os.fspath(config) else ""
         result = _core.run(text, source, overrides, output, bool(force), _threads(threads), callback, 0.2,
-                           _main_thread(), _command_line("normdyn.run"), config_file, qkv, tokens)
+                           _main_thread(), _command_line("normdyn.run"), config_file, qkv, tokens, score_bias)
     finally:
         close()
-    ds = _from_core(result, source=output, qkv=qkv, tokens=tokens)
+    ds = _from_core(result, source=output, qkv=qkv, tokens=tokens, score_bias=score_bias)
     _warn_summary(ds.attrs, output, stacklevel=2)
     return ds
 
 
 def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, force=False, pair_cosine=0.999,
              cluster_epsilon=1e-3, quantiles=(0.1, 0.5, 0.9), trajectories=None, threads=0, progress=False,
-             member_figures=True, qkv=None, tokens=None, feedforward=None):
+             member_figures=True, qkv=None, tokens=None, feedforward=None, score_bias=None):
     """Integrates every point of `axes` (their Cartesian product over `config`) in this process and
     returns the ensemble statistics as an xarray Dataset (what `normdyn ensemble` writes).
 
@@ -307,10 +324,12 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
       over model.n, model.d or model.heads then does not fit them: ValueError); the Dataset and the
       file hold them (qkv_Q, qkv_K, qkv_V, initial_tokens), the configurations their digests.
     feedforward: the feed-forward term (a, omega), as for run(), in every member's configuration.
+    score_bias: the score bias matrix B [n, n], as for run(), given to every member.
     """
     text, source = _config_text(config)
     overrides = _overrides(set) + _feedforward(set, feedforward)
     qkv, tokens, given = _given(text, source, overrides, set, qkv, tokens)
+    score_bias = _score_bias(score_bias)
     resolved = _core.resolve_config(text, source, overrides + given)
     sweep = _ensemble.sweep_text(resolved, axes, over, pair_cosine, cluster_epsilon)
     if output is not None:
@@ -329,7 +348,7 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
         with _TerminateAsInterrupt(_core.processes() > 1, output):
             result = _core.ensemble(sweep, "normdyn.ensemble", output, bool(force), threads, quantiles, points,
                                     bool(member_figures), callback, 0.2, _main_thread(), _command_line("normdyn.ensemble"),
-                                    qkv, tokens)
+                                    qkv, tokens, score_bias)
     except KeyboardInterrupt as e:
         journal = None if output is None else output + ".journal"
         if journal is None or journal in str(e) or not os.path.exists(journal):

@@ -60,6 +60,8 @@ def _run(ds_or_path):
         run["qkv"] = tuple(np.ascontiguousarray(ds[f"qkv_{m}"].values, dtype=float) for m in "QKV")
     if "initial_tokens" in ds:
         run["tokens"] = np.ascontiguousarray(ds["initial_tokens"].values, dtype=float)
+    if "score_bias" in ds:
+        run["score_bias"] = np.ascontiguousarray(ds["score_bias"].values, dtype=float)
     if "direction" in ds:
         run["direction"] = np.ascontiguousarray(ds["direction"].values, dtype=float)
         run["radius"] = np.ascontiguousarray(ds["radius"].values, dtype=float)
@@ -143,6 +145,14 @@ def schemes():
     parameter for the decay of 1 - gamma at the symmetric start, hypotheses). theory_at(**params)
     gives the same list at other parameters, e.g. the nGPT entry's theory_at(alpha=0.5)."""
     return _core.schemes()
+
+
+def alternatives():
+    """Every list of alternatives other than the schemes, by the key that chooses from it
+    ("attention.mask", "attention.bias", "attention.positions", "attention.normalizer", "noise.kind",
+    "feedforward.activation"): a list of dicts with key, title, formula, parameters (key, type,
+    default, description, bounds) and breaks (the traits it breaks: exchangeable, symmetric, ...)."""
+    return _core.alternatives()
 
 
 def _options_doc():

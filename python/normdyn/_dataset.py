@@ -72,7 +72,7 @@ def _radial_dim(axis_name):
 
 
 def _assemble(*, particles, time, step, direction=None, radius=None, mass=None, observables=(),
-              fields=(), attrs, qkv=None, tokens=None):
+              fields=(), attrs, qkv=None, tokens=None, score_bias=None):
     """observables: (name, array, extra dims, units, long_name); fields: dicts as _core returns;
     qkv, tokens: the arrays of model.qkv = "given" ([layers, heads, d, d] each) and init.kind = "given"."""
     t_units, t_name = _PARTICLE_ATTRS["time"]
@@ -115,15 +115,21 @@ def _assemble(*, particles, time, step, direction=None, radius=None, mass=None, 
         data_vars["initial_tokens"] = (("token", "component"), tokens,
                                        _attrs("1", "given initial tokens x_j = r_j theta_j (init.kind = \"given\")",
                                               "initial_tokens"))
+    if score_bias is not None:
+        data_vars["score_bias"] = (("bias_row", "bias_column"), score_bias,
+                                   _attrs("1", "score bias B added to the scores (attention.bias = \"matrix\"; -inf masks)",
+                                          "score_bias"))
     return xr.Dataset(data_vars=data_vars, coords=coords, attrs=attrs)
 
 
 def given_arrays(h5):
-    """(qkv, tokens) stored in a run file for model.qkv / init.kind = "given" (None where absent)."""
+    """(qkv, tokens, score_bias) stored in a run file for model.qkv / init.kind = "given" and
+    attention.bias = "matrix" (None where absent)."""
     p = h5["parameters"]
     qkv = tuple(np.asarray(p[f"qkv/{m}"][()]) for m in "QKV") if "qkv" in p else None
     tokens = np.asarray(p["initial_tokens/value"][()]) if "initial_tokens" in p else None
-    return qkv, tokens
+    score_bias = np.asarray(p["score_bias/value"][()]) if "score_bias" in p else None
+    return qkv, tokens, score_bias
 
 
 def _run_attrs(config, summary, versions, provenance=None, source=None):
@@ -141,7 +147,7 @@ def _run_attrs(config, summary, versions, provenance=None, source=None):
     return {k: v for k, v in attrs.items() if v is not None}
 
 
-def from_core(result, source=None, qkv=None, tokens=None):
+def from_core(result, source=None, qkv=None, tokens=None, score_bias=None):
     """The Dataset of normdyn.run from the dict of normdyn._core.run (arrays adopted, not copied)."""
     observables = []
     for name, values in (result.get("observables") or {}).items():
@@ -151,7 +157,7 @@ def from_core(result, source=None, qkv=None, tokens=None):
     return _assemble(particles=result["particles"], time=result["time"], step=result["step"],
                      direction=result.get("direction"), radius=result.get("radius"), mass=result.get("mass"),
                      observables=observables, fields=result.get("fields", ()), attrs=attrs, qkv=qkv,
-                     tokens=tokens)
+                     tokens=tokens, score_bias=score_bias)
 
 
 # ---- run files, lazily ----
@@ -343,11 +349,11 @@ def _from_file(h5, path):
             except OSError:
                 extra = None  # an unreadable sibling hides nothing of the run itself
         mass = _lazy(h5, "particles/tokens/mass") if "mass" in tokens else None
-        qkv, given_tokens = given_arrays(f)
+        qkv, given_tokens, score_bias = given_arrays(f)
         ds = _assemble(particles=True, time=time, step=step,
                        direction=_lazy(h5, "particles/tokens/direction/value", frames),
                        radius=_lazy(h5, "particles/tokens/radius/value", frames), mass=mass,
-                       observables=observables, attrs=attrs, qkv=qkv, tokens=given_tokens)
+                       observables=observables, attrs=attrs, qkv=qkv, tokens=given_tokens, score_bias=score_bias)
 
         def close():
             h5.file.close()

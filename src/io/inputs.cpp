@@ -5,6 +5,7 @@
 #include "io/feedforward_weights.hpp"
 #include "io/h5.hpp"
 #include "normdyn/errors.hpp"
+#include "normdyn/given.hpp"
 
 namespace normdyn {
 namespace {
@@ -158,6 +159,32 @@ std::vector<AttentionMatrices> read_attention_matrices(const std::filesystem::pa
     }
   }
   return out;
+}
+
+bool score_bias_to_read(const RunConfig& config) {
+  const auto* chosen = std::get_if<MatrixBias>(&config.attention.bias);
+  return chosen && !chosen->values;
+}
+
+void read_score_bias(RunConfig& config) {
+  if (!score_bias_to_read(config)) return;
+  const std::string file = std::get<MatrixBias>(config.attention.bias).file;
+  if (file.empty())
+    throw InputError("attention.bias", "\"matrix\" needs the matrix: attention.bias_file (an HDF5 file with the "
+                                       "dataset bias [n, n]) or, from Python, normdyn.run(..., score_bias=B)");
+  const h5::File h5 = open_input(file, "attention.bias_file");
+  if (!h5.contains("bias")) throw InputError("attention.bias_file", file + " has no dataset bias");
+  const h5::Dataset ds = h5.open_dataset("bias");
+  const auto shape = ds.shape();
+  if (shape.size() != 2)
+    throw InputError("attention.bias_file", file + ": bias has shape " + shape_text(shape) + ", expected [n, n]");
+  const std::string digest = std::get<MatrixBias>(config.attention.bias).digest;
+  give_score_bias(config, ds.read_doubles(), static_cast<Index>(shape[0]), static_cast<Index>(shape[1]),
+                  "attention.bias_file");
+  // A resolved configuration names the matrix it ran with: the file must still hold it.
+  if (!digest.empty() && digest != std::get<MatrixBias>(config.attention.bias).digest)
+    throw InputError("attention.bias_file", file + " no longer holds the matrix of attention.bias_digest = \"" +
+                                                digest + "\"");
 }
 
 std::optional<FeedForward> read_feedforward(const RunConfig& config) {

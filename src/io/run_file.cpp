@@ -66,6 +66,7 @@ std::vector<std::string> split_names(const std::string& joined, char separator =
 // configuration, whose model.qkv_digest and init.tokens_digest name them; a reader checks them.
 constexpr const char* kGivenQkv = "qkv";
 constexpr const char* kGivenTokens = "initial_tokens";
+constexpr const char* kGivenScoreBias = "score_bias";
 
 void write_given(h5::Group& parameters, const RunConfig& config) {
   if (const auto& qkv = config.model.given_qkv) {
@@ -84,6 +85,11 @@ void write_given(h5::Group& parameters, const RunConfig& config) {
     const std::uint64_t dims[2] = {static_cast<std::uint64_t>(rows.rows()), static_cast<std::uint64_t>(rows.cols())};
     h5::Group g = parameters.create_group(kGivenTokens);
     g.create_dataset("value", dims, std::span<const double>(rows.data(), static_cast<std::size_t>(rows.size())));
+  }
+  if (const RowMatrix* bias = given_score_bias(config)) {
+    const std::uint64_t dims[2] = {static_cast<std::uint64_t>(bias->rows()), static_cast<std::uint64_t>(bias->cols())};
+    h5::Group g = parameters.create_group(kGivenScoreBias);
+    g.create_dataset("value", dims, std::span<const double>(bias->data(), static_cast<std::size_t>(bias->size())));
   }
 }
 
@@ -629,6 +635,20 @@ void read_given(const std::filesystem::path& path, const h5::Group& parameters, 
       if (config.init.tokens_digest != named)
         damaged(path, "/parameters/initial_tokens",
                 "was edited after the run was written (its values no longer match init.tokens_digest)");
+    }
+    if (const auto named = score_bias_digest(config)) {
+      if (!parameters.contains(kGivenScoreBias))
+        damaged(path, "/parameters/score_bias", "is missing (attention.bias = \"matrix\")");
+      const h5::Group g = parameters.open_group(kGivenScoreBias);
+      if (!g.contains("value")) damaged(path, "/parameters/score_bias/value", "is missing");
+      const h5::Dataset ds = g.open_dataset("value");
+      const auto shape = ds.shape();
+      if (shape.size() != 2) damaged(path, "/parameters/score_bias/value", "is not [n, n]");
+      give_score_bias(config, ds.read_doubles(), static_cast<Index>(shape[0]), static_cast<Index>(shape[1]),
+                      "/parameters/score_bias");
+      if (score_bias_digest(config) != named)
+        damaged(path, "/parameters/score_bias",
+                "was edited after the run was written (its values no longer match attention.bias_digest)");
     }
   } catch (const InputError& e) {
     damaged(path, "/parameters", std::string("holds given arrays that do not fit its configuration (") + e.what() + ")");

@@ -202,8 +202,9 @@ BOOST_AUTO_TEST_CASE(informational_commands) {
   // Every alternative of every attention list, with its parameters and the traits it breaks.
   const auto attention = s.normdyn("list-attention");
   BOOST_TEST(attention.exit_code == 0);
-  for (const char* k : {"causal", "strictly_causal", "alibi", "rope", "attention.rope_base (default 10000)", "softmax",
-                        "uniform", "sinkhorn", "attention.sinkhorn_tol (default 1e-12)", "not: exchangeable"})
+  for (const char* k : {"causal", "strictly_causal", "alibi", "rope", "attention.rope_base (float, default 10000)",
+                        "softmax", "uniform", "sinkhorn", "attention.sinkhorn_tol (float, default 1e-12)", "(attention.bias)",
+                        "attention.bias_file (string, default \"\")", "not: exchangeable"})
     BOOST_TEST(attention.out.find(k) != std::string::npos, k);
   // The equiangular model: particles against the closed form, the rates; bad flags named.
   const auto eq = s.normdyn("study equiangular --n 6 --beta 1 --rho0 0.2 --normalizer uniform --t-end 4 --samples 80 --json eq.json");

@@ -1,5 +1,7 @@
-// The attention specification (attention_spec.hpp): each mask, score bias and normalizer against an
-// independent plain loop over (i, j) in long double; tangency of the velocities; causality (later
+// The attention specification (attention_spec.hpp): every alternative of every list, in every
+// combination, against a generic plain loop over (i, j) that asks each alternative only its list's
+// contract (templated over the lists, so a new alternative is tested the moment it is added); the
+// built-in alternatives against their closed forms in long double; tangency of the velocities; causality (later
 // tokens do not move earlier ones); the strictly causal row 0; rows of a sharded run against the
 // whole; the traits and the settings that break them; the [attention] configuration keys.
 #define BOOST_TEST_MODULE attention_spec
@@ -8,6 +10,7 @@
 #include <Eigen/SVD>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,8 @@ namespace {
 RowMatrix reference(const RowMatrix& x, const AttentionMatrices& m, double beta, const std::string& mask,
                     double lambda, const std::string& normalizer, const Vector& masses = Vector(),
                     double rope_base = 0.0) {
+  BOOST_REQUIRE(mask == "none" || mask == "causal" || mask == "strictly_causal");  // the closed forms known here
+  BOOST_REQUIRE(normalizer == "softmax" || normalizer == "uniform" || normalizer == "sinkhorn");
   const Index n = x.rows(), d = x.cols();
   RowMatrix a = RowMatrix::Zero(n, d);
   RowMatrix q = m.identity ? x : RowMatrix(x * m.Q.transpose());
@@ -91,6 +96,70 @@ RowMatrix reference(const RowMatrix& x, const AttentionMatrices& m, double beta,
   return a;
 }
 
+// The definition from the lists' contracts alone, one row at a time: keys(i) from the mask, b_ij from the
+// bias, the rows of Q x and K x rotated one position at a time, and the normalizer: row-local (its
+// numerators u_ij of the row's allowed scores, A_i = factor sum_j m_j u_ij V x_j, sums in long double) or
+// of the whole matrix (its scaling of the n x n matrix e^{s_ij - max_i}, A = W V, without masses). A
+// row without a key, or whose allowed keys the bias all masks, has A_i = 0.
+RowMatrix generic_reference(const RowMatrix& x, const AttentionMatrices& m, double beta, const AttentionSpec& s,
+                            const Vector& masses = Vector()) {
+  const Index n = x.rows(), d = x.cols();
+  RowMatrix q = m.identity ? x : RowMatrix(x * m.Q.transpose());
+  RowMatrix k = m.identity ? x : RowMatrix(x * m.K.transpose());
+  const RowMatrix v = m.identity ? x : RowMatrix(x * m.V.transpose());
+  std::visit(
+      [&](const auto& p) {
+        for (Index i = 0; i < n; ++i) {
+          RowMatrix qi = q.row(i), ki = k.row(i);
+          p.rotate(qi, i);
+          p.rotate(ki, i);
+          q.row(i) = qi;
+          k.row(i) = ki;
+        }
+      },
+      s.positions);
+  const auto keys = [&](Index i) { return std::visit([&](const auto& a) { return a.keys(i, n); }, s.mask); };
+  const auto bias = [&](Index i, Index j) { return std::visit([&](const auto& b) { return b.bias(i, j, n); }, s.bias); };
+  const auto score = [&](Index i, Index j) { return beta * q.row(i).dot(k.row(j)) + bias(i, j); };
+  RowMatrix a = RowMatrix::Zero(n, d);
+  std::visit(
+      [&](const auto& z) {
+        using Z = std::decay_t<decltype(z)>;
+        if constexpr (RowNormalizer<Z>) {
+          for (Index i = 0; i < n; ++i) {
+            const KeyRange r = keys(i);
+            if (r.first >= r.last) continue;
+            Eigen::RowVectorXd u(r.last - r.first);
+            for (Index j = r.first; j < r.last; ++j) u(j - r.first) = score(i, j);
+            const double top = u.maxCoeff();
+            if (top == -std::numeric_limits<double>::infinity()) continue;
+            z.numerators(u, top);
+            long double weight_sum = 0, reference_sum = 0;
+            std::vector<long double> sum(static_cast<std::size_t>(d), 0.0L);
+            for (Index j = r.first; j < r.last; ++j) {
+              const long double mass = masses.size() ? masses(j) : 1.0;
+              const long double w = mass * u(j - r.first);
+              weight_sum += w;
+              reference_sum += mass * std::exp(static_cast<long double>(bias(i, j)));
+              for (Index c = 0; c < d; ++c) sum[static_cast<std::size_t>(c)] += w * v(j, c);
+            }
+            const double factor = z.factor(top, static_cast<double>(weight_sum), static_cast<double>(reference_sum));
+            for (Index c = 0; c < d; ++c) a(i, c) = factor * static_cast<double>(sum[static_cast<std::size_t>(c)]);
+          }
+        } else {
+          RowMatrix w = RowMatrix::Zero(n, n);
+          for (Index i = 0; i < n; ++i) {
+            for (Index j = 0; j < n; ++j) w(i, j) = score(i, j);
+            w.row(i) = (w.row(i).array() - w.row(i).maxCoeff()).exp();
+          }
+          BOOST_REQUIRE(z.scale(w) > 0);
+          a = w * v;
+        }
+      },
+      s.normalizer);
+  return a;
+}
+
 AttentionSpec spec(const std::string& mask, double lambda, const std::string& normalizer, double rope_base = 0.0) {
   AttentionSpec s;
   s.mask = *make_alternative<AttentionMask>(mask);
@@ -108,22 +177,84 @@ RowMatrix kernel_attention(const RowMatrix& x, const AttentionMatrices& m, doubl
   return a;
 }
 
-const std::vector<std::string> kMasks{"none", "causal", "strictly_causal"};
-const std::vector<std::string> kNormalizers{"softmax", "uniform", "sinkhorn"};
-const std::vector<std::string> kRowNormalizers{"softmax", "uniform"};
+// The built-in alternatives whose closed forms `reference` knows.
+const std::vector<std::string> kClosedFormMasks{"none", "causal", "strictly_causal"};
+const std::vector<std::string> kClosedFormNormalizers{"softmax", "uniform", "sinkhorn"};
+
+// Every mask and every row-local normalizer of the lists, by key.
+std::vector<std::string> every_mask() {
+  std::vector<std::string> out;
+  for (auto k : alternative_keys<AttentionMask>()) out.emplace_back(k);
+  return out;
+}
+std::vector<std::string> every_row_normalizer() {
+  std::vector<std::string> out;
+  for_each_alternative<AttentionNormalizer>([&](auto z) {
+    if constexpr (RowNormalizer<decltype(z)>) out.emplace_back(decltype(z)::key);
+  });
+  return out;
+}
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(every_combination_matches_the_definition) {
+// Every combination of the alternatives of the four lists (each as example_alternative makes it), with
+// and without Q, K, V and masses, against the generic loop. Combinations the configuration refuses (a
+// normalizer of the whole matrix under a mask) are left out.
+BOOST_AUTO_TEST_CASE(every_alternative_of_every_list_matches_the_generic_loop) {
+  const Index d = 6;
+  int combinations = 0;
+  for (Index n : {1, 9, 140}) {
+    const RowMatrix x = test::random_tokens(n, d, 3).theta;
+    const AttentionMatrices general = test::random_qkv(d, 11);
+    const Vector masses = Vector::Random(n).array().abs() + 0.1;
+    for_each_alternative<AttentionMask>([&](auto mask) {
+      for_each_alternative<ScoreBias>([&](auto bias) {
+        for_each_alternative<AttentionPositions>([&](auto positions) {
+          for_each_alternative<AttentionNormalizer>([&](auto normalizer) {
+            AttentionSpec s;
+            s.mask = example_alternative<decltype(mask)>(n);
+            s.bias = example_alternative<decltype(bias)>(n);
+            s.positions = example_alternative<decltype(positions)>(n);
+            s.normalizer = example_alternative<decltype(normalizer)>(n);
+            if (s.matrix_normalizer() && !is_first_alternative(s.mask)) return;
+            ++combinations;
+            for (bool identity : {true, false})
+              for (bool weighted : {false, true}) {
+                const AttentionMatrices& m = identity ? AttentionMatrices::identity_matrices() : general;
+                const Vector w = weighted ? masses : Vector();
+                const RowMatrix a = kernel_attention(x, m, 2.5, s, {}, w);
+                const RowMatrix ref = generic_reference(x, m, 2.5, s, s.matrix_normalizer() ? Vector() : w);
+                BOOST_TEST_INFO("n " << n << " " << describe(s) << (identity ? " identity" : " general")
+                                     << (weighted ? " weighted" : ""));
+                // A scaling of the whole matrix stops within its own tolerance (Sinkhorn: 1e-12).
+                const double tolerance = s.matrix_normalizer() ? 1e-11 : test::kRoundoff;
+                BOOST_TEST((a - ref).cwiseAbs().maxCoeff() <= tolerance * std::max(1.0, ref.cwiseAbs().maxCoeff()));
+                if (!s.traits().shardable || n < 100) continue;
+                AttentionKernel kernel({}, s);
+                RowMatrix part(n - 61, d);
+                kernel.compute_rows(x, m, 2.5, w, 61, n, part);
+                BOOST_TEST((part - a.bottomRows(n - 61)).cwiseAbs().maxCoeff() == 0.0);
+              }
+          });
+        });
+      });
+    });
+  }
+  BOOST_TEST(combinations > 0);
+}
+
+// The built-in alternatives against their closed forms in long double (the generic loop above trusts
+// each alternative's own functions; this checks those functions' formulas).
+BOOST_AUTO_TEST_CASE(built_in_alternatives_match_their_closed_forms) {
   const Index d = 6;
   for (Index n : {1, 2, 9, 300}) {  // 300 tokens: several row blocks, blocks of one causal row range each
     const RowMatrix x = test::random_tokens(n, d, 3).theta;
     const AttentionMatrices general = test::random_qkv(d, 11);
     Vector masses = Vector::Random(n).array().abs() + 0.1;
-    for (const auto& mask : kMasks)
+    for (const auto& mask : kClosedFormMasks)
       for (double lambda : {0.0, 3.0})
         for (double rope_base : {0.0, 10000.0, 3.0})
-          for (const auto& normalizer : kNormalizers)
+          for (const auto& normalizer : kClosedFormNormalizers)
             for (bool identity : {true, false})
               for (bool weighted : {false, true}) {
                 if (normalizer == "sinkhorn" && (mask != "none" || n > 50)) continue;  // refused; the reference is O(n^3)
@@ -291,8 +422,8 @@ BOOST_AUTO_TEST_CASE(later_tokens_do_not_move_earlier_ones_under_a_causal_mask) 
 BOOST_AUTO_TEST_CASE(rows_of_a_shard_are_the_rows_of_the_whole) {
   const Index n = 150, d = 3;
   const RowMatrix x = test::random_tokens(n, d, 7).theta;
-  for (const auto& mask : kMasks)
-    for (const auto& normalizer : kRowNormalizers) {
+  for (const auto& mask : every_mask())
+    for (const auto& normalizer : every_row_normalizer()) {
       const AttentionSpec s = spec(mask, 2.0, normalizer, mask == "causal" ? 50.0 : 0.0);
       const RowMatrix whole = kernel_attention(x, AttentionMatrices::identity_matrices(), 1.5, s);
       AttentionKernel kernel({}, s);
@@ -305,7 +436,7 @@ BOOST_AUTO_TEST_CASE(rows_of_a_shard_are_the_rows_of_the_whole) {
 BOOST_AUTO_TEST_CASE(velocities_are_tangent_and_threads_do_not_change_them) {
   const Index n = 400, d = 8;
   const RowMatrix x = test::random_tokens(n, d, 8).theta;
-  for (const auto& mask : kMasks) {
+  for (const auto& mask : every_mask()) {
     DynamicsSpec ds;
     ds.beta = 2.0;
     ds.attention = spec(mask, 4.0, "uniform");
@@ -380,26 +511,36 @@ BOOST_AUTO_TEST_CASE(traits_and_the_settings_that_break_them) {
   BOOST_TEST(causal.traits().shardable);
   BOOST_TEST(causal.breaking_setting(&Traits::exchangeable) == "attention.mask = \"causal\"");
   const AttentionSpec alibi = spec("none", 2.5, "uniform");
-  BOOST_TEST(alibi.breaking_setting(&Traits::exchangeable) == "attention.alibi = 2.5");
-  BOOST_TEST(alibi.breaking_setting(&Traits::meanfield) == "attention.alibi = 2.5");
+  BOOST_TEST(alibi.breaking_setting(&Traits::exchangeable) == "attention.bias = \"alibi\", attention.alibi_slope = 2.5");
+  BOOST_TEST(alibi.breaking_setting(&Traits::meanfield) == "attention.bias = \"alibi\", attention.alibi_slope = 2.5");
   BOOST_TEST(spec("none", 0, "uniform").breaking_setting(&Traits::meanfield) == "attention.normalizer = \"uniform\"");
   BOOST_TEST(spec("none", 0, "uniform").traits().has_energy);
   BOOST_TEST(describe(spec("strictly_causal", 1, "uniform")) ==
-             "attention.mask = \"strictly_causal\", attention.alibi = 1, attention.normalizer = \"uniform\"");
+             "attention.mask = \"strictly_causal\", attention.bias = \"alibi\", attention.alibi_slope = 1, "
+             "attention.normalizer = \"uniform\"");
   const AttentionSpec rope = spec("none", 0, "softmax", 500.0);
   BOOST_TEST(!rope.traits().exchangeable);
   BOOST_TEST(!rope.traits().rotation_equivariant);
   BOOST_TEST(rope.traits().shardable);
-  BOOST_TEST(rope.breaking_setting(&Traits::exchangeable) == "attention.rope = true, attention.rope_base = 500");
+  BOOST_TEST(rope.breaking_setting(&Traits::exchangeable) == "attention.positions = \"rope\", attention.rope_base = 500");
   const AttentionSpec sinkhorn = spec("none", 0, "sinkhorn");
   BOOST_TEST(sinkhorn.traits().exchangeable);
   BOOST_TEST(!sinkhorn.traits().shardable);
-  BOOST_TEST(sinkhorn.breaking_setting(&Traits::shardable) == "attention.normalizer = \"sinkhorn\"");
+  BOOST_TEST(sinkhorn.breaking_setting(&Traits::shardable) ==
+             "attention.normalizer = \"sinkhorn\", attention.sinkhorn_tol = 1e-12");
 }
 
 BOOST_AUTO_TEST_CASE(the_attention_table_of_the_configuration) {
-  const RunConfig c = parse_config("[attention]\nmask = \"causal\"\nalibi = 0.5\nnormalizer = \"uniform\"\n", "t.toml");
-  BOOST_TEST(describe(c.attention) == "attention.mask = \"causal\", attention.alibi = 0.5, attention.normalizer = \"uniform\"");
+  const RunConfig c =
+      parse_config("[attention]\nmask = \"causal\"\nbias = \"alibi\"\nalibi_slope = 0.5\nnormalizer = \"uniform\"\n", "t.toml");
+  BOOST_TEST(describe(c.attention) ==
+             "attention.mask = \"causal\", attention.bias = \"alibi\", attention.alibi_slope = 0.5, attention.normalizer = \"uniform\"");
+  // The keys of the first release stay as aliases: attention.alibi = lambda, attention.rope = true.
+  const RunConfig old = parse_config("[model]\nd = 4\n[attention]\nmask = \"causal\"\nalibi = 0.5\nnormalizer = "
+                                     "\"uniform\"\nrope = true\n", "t.toml");
+  BOOST_TEST(describe(old.attention) == "attention.mask = \"causal\", attention.bias = \"alibi\", attention.alibi_slope = 0.5, "
+                                        "attention.positions = \"rope\", attention.rope_base = 10000, attention.normalizer = \"uniform\"");
+  BOOST_TEST(parse_config("[attention]\nalibi = 0\nrope = false\n", "t.toml").attention.is_default());
   // The resolved configuration keeps it.
   BOOST_TEST(describe(parse_config(to_toml(c), "resolved").attention) == describe(c.attention));
   BOOST_TEST(parse_config("", "t.toml").attention.is_default());
@@ -414,6 +555,10 @@ BOOST_AUTO_TEST_CASE(the_attention_table_of_the_configuration) {
   BOOST_TEST(error("[attention]\nmask = \"casual\"\n").find("attention.mask: unknown value \"casual\"") != std::string::npos);
   BOOST_TEST(error("[attention]\nmask = \"casual\"\n").find("did you mean \"causal\"") != std::string::npos);
   BOOST_TEST(error("[attention]\nalibi = -1\n").find("attention.alibi") != std::string::npos);
+  BOOST_TEST(error("[attention]\nbias = \"alibi\"\nalibi_slope = -1\n").find("attention.alibi_slope: must be >= 0, got -1") == 0);
+  BOOST_TEST(error("[attention]\nbias = \"alibi\"\nalibi = 1\n").find("attention.alibi: give either attention.bias") == 0);
+  BOOST_TEST(error("[attention]\nalibi_slope = 1\n").find("attention.alibi_slope: applies only to attention.bias = \"alibi\" "
+                                                        "(attention.bias is \"none\")") == 0);
   BOOST_TEST(error("[attention]\nnormalizer = \"sparsemax\"\n").find("attention.normalizer") != std::string::npos);
   const std::string meanfield = "[model]\nkind = \"meanfield\"\nscheme = \"post\"\n[init]\nkind = \"uniform\"\n";
   BOOST_TEST(error(meanfield + "[attention]\nmask = \"causal\"\n").find("attention.mask") != std::string::npos);
@@ -423,7 +568,8 @@ BOOST_AUTO_TEST_CASE(the_attention_table_of_the_configuration) {
   BOOST_TEST(error(meanfield + "[attention]\nnormalizer = \"sinkhorn\"\n").find("attention.normalizer") != std::string::npos);
   BOOST_TEST(error("[model]\nd = 3\n[attention]\nrope = true\n").find("attention.rope: needs an even model.d") == 0);
   BOOST_TEST(error("[model]\nd = 4\n[attention]\nrope = true\nrope_base = 0\n").find("attention.rope_base") == 0);
-  BOOST_TEST(error("[model]\nd = 4\n[attention]\nrope_base = 100\n").find("attention.rope_base: applies only to attention.rope = true") == 0);
+  BOOST_TEST(error("[model]\nd = 4\n[attention]\nrope_base = 100\n").find("attention.rope_base: applies only to attention.positions = \"rope\"") == 0);
+  BOOST_TEST(error("[model]\nd = 3\n[attention]\npositions = \"rope\"\n").find("attention.positions: needs an even model.d") == 0);
   BOOST_TEST(error("[attention]\nsinkhorn_tol = 1e-9\n").find("attention.sinkhorn_tol: applies only") == 0);
   BOOST_TEST(error("[attention]\nnormalizer = \"sinkhorn\"\nmask = \"causal\"\n").find("attention.normalizer") == 0);
   BOOST_TEST(error("[model]\nheads = 0\n").find("model.heads") == 0);
@@ -434,6 +580,6 @@ BOOST_AUTO_TEST_CASE(the_attention_table_of_the_configuration) {
   BOOST_TEST(error("[model]\nkind = \"meanfield\"\nheads = 2\n[init]\nkind = \"uniform\"\n").find("model.heads") == 0);
   BOOST_TEST(parse_config("[model]\nheads = 4\n", "t.toml").model.heads == 4);
   const RunConfig r = parse_config("[model]\nd = 4\n[attention]\nrope = true\nrope_base = 50\nnormalizer = \"sinkhorn\"\nsinkhorn_tol = 1e-10\n", "t.toml");
-  BOOST_TEST(describe(r.attention) == "attention.rope = true, attention.rope_base = 50, attention.normalizer = \"sinkhorn\", attention.sinkhorn_tol = 1e-10");
+  BOOST_TEST(describe(r.attention) == "attention.positions = \"rope\", attention.rope_base = 50, attention.normalizer = \"sinkhorn\", attention.sinkhorn_tol = 1e-10");
   BOOST_TEST(describe(parse_config(to_toml(r), "resolved").attention) == describe(r.attention));
 }

@@ -3,7 +3,8 @@
 // alternative") followed to the letter, one header here and one list entry (NORMDYN_EXTRA_MASKS in
 // tests/CMakeLists.txt, which stands for the line of attention_spec.hpp).
 //
-// A causal sliding window of three keys, as in local attention: token i attends to i - 2, i - 1, i.
+// A causal sliding window of `width` keys, as in local attention: token i attends to
+// i - width + 1, ..., i. The width is an integer parameter (attention.window).
 #include <algorithm>
 
 #include "normdyn/attention/key_range.hpp"
@@ -12,11 +13,13 @@ namespace normdyn {
 
 struct WindowMask {
   static constexpr std::string_view key = "window";
-  static constexpr std::string_view title = "causal sliding window of 3 keys";
-  static constexpr std::string_view formula = "j in [max(0, i - 2), i]";
-  static constexpr std::array<ParamSpec<WindowMask>, 0> params{};
+  static constexpr std::string_view title = "causal sliding window";
+  static constexpr std::string_view formula = "j in [max(0, i - width + 1), i]";
+  std::int64_t width = 3;
+  static constexpr std::array<ParamSpec<WindowMask>, 1> params{
+      {{"window", &WindowMask::width, "keys of the sliding window, the token's own included", 1.0, true}}};
 
-  KeyRange keys(Index i, Index) const { return {std::max<Index>(0, i - 2), i + 1}; }
+  KeyRange keys(Index i, Index) const { return {std::max<Index>(0, i - width + 1), i + 1}; }
   Traits traits() const {
     Traits t;
     t.exchangeable = t.symmetric = t.has_energy = t.meanfield = false;

@@ -23,6 +23,13 @@ std::vector<double> read_initial_density(const InitConfig& init);
 // [heads, d, d] or [layers, heads, d, d].
 std::vector<AttentionMatrices> read_attention_matrices(const std::filesystem::path& file, Index d, Index heads = 1);
 
+// attention.bias = "matrix" with attention.bias_file and no matrix yet: the dataset `bias` [n, n] of the
+// file, given to the configuration (give_score_bias); nothing otherwise. A run reads it once, when it
+// starts: the run file keeps the matrix, which a resume reads back.
+void read_score_bias(RunConfig& config);
+// Whether read_score_bias has a file to read.
+bool score_bias_to_read(const RunConfig& config);
+
 // The feed-forward term of the configuration (feedforward.weights = "inline" or "file": datasets a
 // [M, d] and omega [M], finite); nothing without one.
 std::optional<FeedForward> read_feedforward(const RunConfig& config);

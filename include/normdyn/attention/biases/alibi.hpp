@@ -11,9 +11,9 @@ struct Alibi {
   static constexpr std::string_view key = "alibi";
   static constexpr std::string_view title = "ALiBi";
   static constexpr std::string_view formula = "b_ij = -lambda |i - j| / n";
-  double lambda = 0.0;
+  double lambda = 1.0;
   static constexpr std::array<ParamSpec<Alibi>, 1> params{
-      {{"alibi", &Alibi::lambda, "slope lambda >= 0 of the distance penalty (0: no bias)", 0.0, true}}};
+      {{"alibi_slope", &Alibi::lambda, "slope lambda >= 0 of the distance penalty", 0.0, true}}};
 
   double bias(Index i, Index j, Index n) const {
     return -lambda * static_cast<double>(std::abs(i - j)) / static_cast<double>(n);

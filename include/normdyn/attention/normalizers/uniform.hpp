@@ -14,6 +14,12 @@ struct Uniform {
   static constexpr std::string_view title = "unnormalized self-attention (USA)";
   static constexpr std::string_view formula = "w_ij = m_j e^{s_ij} / sum_k m_k e^{b_ik}";
   static constexpr std::array<ParamSpec<Uniform>, 0> params{};
+  // The numerators u_ij of the weights from the scores of the allowed keys (in place) and the row's
+  // largest score: e^{s_ij - max}.
+  template <class Row>
+  void numerators(Row&& scores, double row_max) const {
+    scores = (scores.array() - row_max).exp();
+  }
   static constexpr bool needs_reference_sum = true;
 
   double factor(double row_max, double, double reference_sum) const { return std::exp(row_max) / reference_sum; }

@@ -4,6 +4,7 @@
 // the angle p base^(-2k/d), so that s_ij = beta <R_{p_i} Q x_i, R_{p_j} K x_j> depends on the positions
 // through p_j - p_i only. Needs an even d.
 #include <cmath>
+#include <string>
 
 #include "normdyn/attention/key_range.hpp"
 
@@ -15,7 +16,7 @@ struct Rope {
   static constexpr std::string_view formula = "s_ij = beta <R_{p_i} Q x_i, R_{p_j} K x_j>, R_p: planes (2k, 2k+1) by p base^(-2k/d)";
   double base = 10000.0;
   static constexpr std::array<ParamSpec<Rope>, 1> params{
-      {{"rope_base", &Rope::base, "attention.rope = true: base of the rotation frequencies base^(-2k/d)", 0.0, false}}};
+      {{"rope_base", &Rope::base, "base of the rotation frequencies base^(-2k/d)", 0.0, false}}};
 
   // Rotates row r of `rows` (queries or keys, d even) as the token at position first + r.
   template <class Rows>
@@ -31,6 +32,12 @@ struct Rope {
         rows(r, 2 * k + 1) = s * a + c * b;
       }
     }
+  }
+
+  // Why it cannot rotate tokens of dimension d (empty if it can).
+  std::string not_for_dimension(Index d) const {
+    if (d % 2 == 0) return {};
+    return "needs an even model.d (it rotates coordinate planes (2k, 2k+1)); model.d = " + std::to_string(d);
   }
 
   // Positions break exchangeability, rotation equivariance and the symmetry of the scores (hence the
