@@ -7,6 +7,8 @@
 
 #include "child_process.hpp"
 #include "normdyn/errors.hpp"
+#include "normdyn/io/observables_file.hpp"
+#include "normdyn/io/text_file.hpp"
 
 #ifndef NORMDYN_PLOT_SCRIPT
 #error "NORMDYN_PLOT_SCRIPT must name scripts/plot_run.py (set by app/CMakeLists.txt)"
@@ -94,8 +96,13 @@ int plot_command(const PlotRequest& request) {
   const std::filesystem::path script = plot_script();
   if (!std::filesystem::exists(script))
     throw IoError(script.string() + ": plot script not found (set NORMDYN_PLOT_SCRIPT)");
-  for (const auto& run : request.runs)
-    if (!std::filesystem::exists(run)) throw InputError("RUN", run.string() + ": no such file");
+  // The plotting script opens them and their observables files with h5py, which a FIFO would block.
+  for (const auto& run : request.runs) {
+    require_input_file(run, "RUN", "run file");
+    const std::filesystem::path sibling = ObservablesFile::sibling_path(run);
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(sibling, ec))) require_input_file(sibling, "RUN", "observables file");
+  }
   const std::vector<std::string> args = plot_arguments(request);
   ChildOptions options;
   options.exec_failure_code = static_cast<int>(ExitCode::io_failure);
