@@ -64,6 +64,7 @@ int EnsembleCli::run(Team& team, const std::string& command_line) {
   EnsembleOptions o;
   o.output = s.output.empty() ? std::filesystem::path(s.sweep_file).stem().string() + ".ensemble.h5" : s.output;
   o.force = s.force;
+  o.inputs = {s.sweep_file};
   o.threads = s.threads;
   o.quantiles = s.quantiles;
   o.trajectories = s.trajectories;

@@ -230,8 +230,9 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     // Sizes are checked before allocation (estimate_resources); this is what got past the check.
     return fail_in_team(team, ExitCode::bad_input,
-                        "not enough memory for this configuration (model.n, model.d, output.samples); "
-                        "reduce them or raise the memory limit",
+                        "not enough memory: an allocation failed that the size check did not foresee (it estimates "
+                        "model.n, model.d, output.samples, meanfield.grid, the Sinkhorn matrix and input files' "
+                        "feed-forward weights); make the run smaller or raise the memory limit",
                         true);
   } catch (const std::length_error&) {
     return fail_in_team(team, ExitCode::bad_input,

@@ -7,6 +7,8 @@
 
 #include "child_process.hpp"
 #include "normdyn/errors.hpp"
+#include "normdyn/io/observables_file.hpp"
+#include "normdyn/io/text_file.hpp"
 
 #ifndef NORMDYN_PLOT_SCRIPT
 #error "NORMDYN_PLOT_SCRIPT must name scripts/plot_run.py (set by app/CMakeLists.txt)"
@@ -104,8 +106,15 @@ int run_script(const std::filesystem::path& script, const char* override_variabl
                const std::vector<std::filesystem::path>& inputs, const std::vector<std::string>& args) {
   if (!std::filesystem::exists(script))
     throw IoError(script.string() + ": script not found (set " + override_variable + ")");
-  for (const auto& run : inputs)
-    if (!std::filesystem::exists(run)) throw InputError("RUN", run.string() + ": no such file");
+  // The script opens them and their observables files with h5py, which a FIFO would block; a sweep's
+  // directory (the phase diagram) is read by the script file by file.
+  for (const auto& run : inputs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(run, ec)) continue;
+    require_input_file(run, "RUN", "run file");
+    const std::filesystem::path sibling = ObservablesFile::sibling_path(run);
+    if (std::filesystem::exists(std::filesystem::symlink_status(sibling, ec))) require_input_file(sibling, "RUN", "observables file");
+  }
   ChildOptions options;
   options.exec_failure_code = static_cast<int>(ExitCode::io_failure);
   const ChildOutcome outcome = run_child_process(args, options);

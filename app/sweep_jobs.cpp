@@ -15,6 +15,7 @@
 #include "child_process.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/io/run_file.hpp"
+#include "normdyn/io/text_file.hpp"
 #include "normdyn/status.hpp"
 #include "normdyn/stopwatch.hpp"
 
@@ -260,12 +261,12 @@ JobResult result_from_json(const std::string& text) {
 }
 
 std::optional<JobResult> cached_result(const Job& job) {
-  std::ifstream in(job.record, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
+  struct stat st {};
+  if (::lstat(job.record.c_str(), &st) != 0 && errno == ENOENT) return std::nullopt;
+  // A record is a few kilobytes; a FIFO there would block the sweep, a device fill its memory.
+  const std::string text = read_text_file(job.record, job.record.string(), "sweep record (runs/*.json)");
   try {
-    JobResult r = result_from_json(text.str());
+    JobResult r = result_from_json(text);
     std::int64_t size = -1, mtime = -1;
     file_stamp(job.file, size, mtime);
     if (r.index != job.index || !is_final_status(r.status) || r.file_size != size || r.file_mtime_ns != mtime ||

@@ -33,9 +33,11 @@
 #include "normdyn/io/atomic_file.hpp"
 #include "normdyn/io/file_lock.hpp"
 #include "normdyn/io/run_file.hpp"
+#include "normdyn/io/text_file.hpp"
 #include "normdyn/resources.hpp"
 #include "normdyn/text_hash.hpp"
 #include "normdyn/version.hpp"
+#include "session.hpp"
 
 namespace normdyn {
 namespace {
@@ -300,6 +302,20 @@ std::size_t parse_records(const char* bytes, std::size_t size, std::size_t max_f
   return good;
 }
 
+// The most the records of a journal of this ensemble can take: every member's record (a series
+// stored as runs takes at most 18 bytes a value) and every group's, twice over (a member may be
+// appended again by a session that was stopped before its append was synced), and a mebibyte.
+std::uint64_t journal_bound(const EnsembleResult& r, std::size_t points, std::size_t kept) {
+  const double T = static_cast<double>(r.time.size()), Q = static_cast<double>(r.quantiles.size());
+  const double M = static_cast<double>(r.members_per_group), nd = static_cast<double>(r.n) * static_cast<double>(r.d + 1);
+  const double member = 128.0 + 3.0 * (8.0 + 18.0 * T) + 8.0 * T;
+  const double group = 128.0 + 8.0 * (6.0 * T + 2.0 * Q * T + 11.0 * M + 4.0 * M * T);
+  const double trajectories = static_cast<double>(kept) * 8.0 * T * nd;
+  const double bound = 2.0 * (static_cast<double>(points) * member + static_cast<double>(r.groups) * group +
+                              2.0 * trajectories) + double(1 << 20);
+  return bound >= 0x1p63 ? std::uint64_t{1} << 63 : static_cast<std::uint64_t>(bound);
+}
+
 class Journal {
  public:
   Journal(std::filesystem::path path, const std::string& identity) : path_(std::move(path)), identity_(identity) {}
@@ -319,7 +335,9 @@ class Journal {
 
   // Reads the records of an existing journal of the same ensemble (drops a torn last record), then
   // opens it for appending; creates it if there is none.
-  Contents open(const std::string& output_name, const std::string& force_name, std::size_t max_frames) {
+  // `max_bytes`: the most its records can take (journal_bound); a larger file is not read.
+  Contents open(const std::string& output_name, const std::string& force_name, std::size_t max_frames,
+                std::uint64_t max_bytes) {
     Contents out;
     std::error_code ec;
     std::filesystem::remove(rewritten_path(), ec);  // a rewrite cut short
@@ -329,7 +347,8 @@ class Journal {
       throw InputError(output_name, path_.string() + " exists and is not a regular file; remove it (or use " +
                                         force_name + " to start over)");
     if (std::filesystem::exists(path_, ec)) {
-      std::vector<char> bytes = read_all();
+      const std::string bytes = InputFile(path_, output_name, "journal of this ensemble (" + force_name + " starts over)",
+                                          header.size() + max_bytes).read_all();
       // The first line names the format: another one is another normdyn's, not another ensemble's.
       const std::string_view text(bytes.data(), bytes.size()), magic(kJournalMagic);
       const std::string_view line = text.substr(0, text.find('\n'));
@@ -419,19 +438,6 @@ class Journal {
     h += identity_;
     return h;
   }
-  std::vector<char> read_all() const {
-    std::FILE* f = std::fopen(path_.c_str(), "rb");
-    if (!f) throw IoError(path_.string() + ": cannot read the journal: " + std::strerror(errno));
-    std::vector<char> bytes;
-    char buf[1 << 16];
-    std::size_t got;
-    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + got);
-    const bool failed = std::ferror(f) != 0;
-    std::fclose(f);
-    if (failed) throw IoError(path_.string() + ": cannot read the journal");
-    return bytes;
-  }
-
   std::filesystem::path path_;
   std::string identity_;
   int fd_ = -1;
@@ -662,6 +668,7 @@ class EnsembleRun {
   double seconds() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
   // Output and journal (rank 0's), and the agreement of the processes, before anything runs.
   void open_output();
+  void require_output_not_an_input() const;
   // The result's arrays, then what an earlier session kept and what the existing output holds.
   void restore();
   // The statistics of a complete group; its members' series are released afterwards, and the
@@ -811,12 +818,26 @@ EnsembleRun::EnsembleRun(const SweepSpec& spec, const EnsembleOptions& options)
   res_.identity = text_hash_hex(id);
 }
 
+// The check of run files (session.hpp), over the ensemble's inputs: the files it was read from,
+// its base configuration and every member's input files.
+void EnsembleRun::require_output_not_an_input() const {
+  std::vector<NamedInput> inputs;
+  for (const auto& file : options_.inputs) inputs.push_back({file, "an input of this ensemble (its sweep or configuration file)"});
+  if (!spec_.base.empty()) inputs.push_back({spec_.base, "this ensemble's base configuration (base)"});
+  std::unordered_set<std::string> seen;
+  for (const auto& p : points_)
+    for (NamedInput& input : inputs_of(p.config, "a member's"))
+      if (seen.insert(input.path.string()).second) inputs.push_back(std::move(input));
+  require_not_an_input(options_.output, options_.output_name, inputs, "an ensemble", options_.force ? options_.force_name : "");
+}
+
 void EnsembleRun::open_output() {
   check_resources(points_.front().config, options_.output, false);
   team_ = options_.team && options_.team->size() > 1 ? options_.team : nullptr;
   root_ = !team_ || team_->is_root();
   // Output and journal (rank 0's), before anything runs.
   if (root_ && !options_.output.empty()) {
+    require_output_not_an_input();
     // The output's writer lock first, held until the file is published: another ensemble or a live
     // run on the same path is refused, and the checks below stay true until the rename.
     output_lock_.emplace(WriterLock::acquire(options_.output));
@@ -825,7 +846,8 @@ void EnsembleRun::open_output() {
     const std::filesystem::path journal_path = journal_path_of(options_.output);
     if (options_.force) std::filesystem::remove(journal_path, ec);
     journal_.emplace(journal_path, journal_identity_);
-    kept_ = journal_->open(options_.output_name, options_.force_name, res_.time.size());
+    kept_ = journal_->open(options_.output_name, options_.force_name, res_.time.size(),
+                           journal_bound(res_, points_.size(), options_.trajectories.size()));
   }
   if (team_) {
     // Every process runs the same ensemble into the same file (all read the sweep file; rank 0

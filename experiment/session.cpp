@@ -86,16 +86,28 @@ RunSummary Session::summarize(const IntegrationResult& result, const RunConfig& 
   return summary;
 }
 
+std::vector<NamedInput> inputs_of(const RunConfig& config, const std::string& whose) {
+  std::vector<NamedInput> out;
+  if (config.init.kind == InitKind::file) out.push_back({config.init.file, whose + " initial tokens (init.file)"});
+  if (config.model.qkv == QkvKind::file) out.push_back({config.model.qkv_file, whose + " attention matrices (model.qkv_file)"});
+  if (config.feedforward.weights == FeedForwardWeights::file)
+    out.push_back({config.feedforward.file, whose + " feed-forward weights (feedforward.file)"});
+  return out;
+}
+
+void require_not_an_input(const std::filesystem::path& out, const std::string& out_key, const std::vector<NamedInput>& inputs,
+                          const std::string& product, const std::string& force_name) {
+  for (const NamedInput& input : inputs)
+    if (!input.path.empty() && same_file(out, input.path))
+      throw InputError(out_key, out.string() + " is " + input.what + "; " + product + " never replaces one of its inputs" +
+                                    (force_name.empty() ? std::string() : ", not even with " + force_name) +
+                                    ": choose another output");
+}
+
 void require_output_not_an_input(const RunConfig& config, const ExperimentOptions& options) {
-  const std::filesystem::path& out = config.output.path;
-  auto refuse_if = [&](bool used, const std::filesystem::path& input, const std::string& what) {
-    if (used && !input.empty() && same_file(out, input))
-      throw InputError("output.path", out.string() + " is " + what + "; the run file never replaces one of its inputs" +
-                                          (options.force ? ", not even with " + options.force_name : std::string()) + ": choose another output");
-  };
-  refuse_if(true, options.config_file, "the configuration file of this run");
-  refuse_if(config.init.kind == InitKind::file, config.init.file, "this run's initial tokens (init.file)");
-  refuse_if(config.model.qkv == QkvKind::file, config.model.qkv_file, "this run's attention matrices (model.qkv_file)");
+  std::vector<NamedInput> inputs{{options.config_file, "the configuration file of this run"}};
+  for (NamedInput& input : inputs_of(config, "this run's")) inputs.push_back(std::move(input));
+  require_not_an_input(config.output.path, "output.path", inputs, "the run file", options.force ? options.force_name : "");
 }
 
 }  // namespace normdyn

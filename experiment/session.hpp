@@ -77,6 +77,19 @@ struct Recorders {
   }
 };
 
+// A file a run or an ensemble reads, and how a message names it.
+struct NamedInput {
+  std::filesystem::path path;
+  std::string what;  // "this run's initial tokens (init.file)"
+};
+// The files a configuration reads (init.file, model.qkv_file, feedforward.file: those it uses);
+// `whose` begins their descriptions ("this run's").
+std::vector<NamedInput> inputs_of(const RunConfig& config, const std::string& whose);
+// The one check of every writer (run files, ensembles): InputError(out_key) when `out` is one of
+// `inputs` (the same file, by any name). `product` names the writer ("the run file"); `force_name`,
+// when force was given, is said to change nothing.
+void require_not_an_input(const std::filesystem::path& out, const std::string& out_key, const std::vector<NamedInput>& inputs,
+                          const std::string& product, const std::string& force_name);
 // Throws InputError("output.path") when the run file would replace one of the run's inputs.
 void require_output_not_an_input(const RunConfig& config, const ExperimentOptions& options);
 

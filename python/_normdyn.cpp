@@ -27,6 +27,7 @@
 #include "normdyn/experiment/recorder.hpp"
 #include "normdyn/experiment/team.hpp"
 #include "normdyn/io/run_file.hpp"
+#include "normdyn/io/text_file.hpp"
 #include "normdyn/schemes.hpp"
 #include "normdyn/status.hpp"
 #include "normdyn/sweep.hpp"
@@ -316,10 +317,12 @@ Team& process_team() {
 py::object ensemble(const std::string& sweep_text, const std::string& source, std::optional<std::string> output, bool force,
                   int threads, const std::vector<double>& quantiles, const std::vector<std::size_t>& trajectories,
                   bool member_figures, py::object progress, double progress_interval, bool main_thread, const std::string& command_line,
-                  const py::object& qkv, const py::object& tokens, const py::object& score_bias) {
+                  const py::object& qkv, const py::object& tokens, const py::object& score_bias,
+                  const std::string& config_file) {
   if (threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(threads));
   const SweepSpec spec = parse_sweep(sweep_text, source);
   EnsembleOptions options;
+  if (!config_file.empty()) options.inputs = {config_file};
   options.give = python::arrays_giver(qkv, tokens, score_bias);
   if (output) options.output = *output;
   options.force = force;
@@ -425,7 +428,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("ensemble", &ensemble, py::arg("sweep_text"), py::arg("source"), py::arg("output"), py::arg("force"),
         py::arg("threads"), py::arg("quantiles"), py::arg("trajectories"), py::arg("member_figures"), py::arg("progress"),
         py::arg("progress_interval"), py::arg("main_thread"), py::arg("command_line"), py::arg("qkv") = py::none(),
-        py::arg("tokens") = py::none(), py::arg("score_bias") = py::none());
+        py::arg("tokens") = py::none(), py::arg("score_bias") = py::none(), py::arg("config_file") = "");
   m.def("processes", [] { return process_team().size(); },
         "the processes of this launch (1 without an MPI launcher); starts MPI under one");
   m.def("recovery_needed",
@@ -462,6 +465,18 @@ PYBIND11_MODULE(_core, m) {
         [](const std::string& path, std::int64_t file_access_list) { return limit_swmr_read_attempts(path, file_access_list); },
         "with no live writer of `path`, few metadata read attempts on h5py's file-access list (its id)");
   bind_analysis(m);
+  // Paths as bytes (os.fsencode), so that any name the OS accepts passes.
+  m.def("read_text_file",
+        [](const std::string& path, const std::string& name, const std::string& noun) {
+          return read_text_file(path, name, noun);
+        },
+        "the text of a regular file of at most 4 MiB, opened without blocking (ValueError for a FIFO, a "
+        "device, a directory or a larger file)");
+  m.def("require_input_file",
+        [](const std::string& path, const std::string& name, const std::string& noun) {
+          require_input_file(path, name, noun);
+        },
+        "ValueError unless `path` is a regular file (checked without blocking: a FIFO would hang h5py's open)");
   m.def("config_reference", &reference);
   m.def("resolve_config", [](const std::string& toml_text, const std::string& source,
                              const std::vector<std::string>& overrides) { return to_toml(parse(toml_text, source, overrides)); });

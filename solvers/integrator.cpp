@@ -10,6 +10,7 @@
 #include <boost/numeric/odeint.hpp>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 namespace normdyn {
@@ -122,6 +123,18 @@ class Run {
     return true;
   }
 
+  // A step that time cannot resolve (steppers.hpp) leaves t where it is: the run ends there.
+  void stalls(double h, double t_at) {
+    finish(RunStatus::step_underflow, "step size " + format_step(h) + " (solver.dt = " + format_step(options_.dt) +
+                                          ") is below the resolution of time at t = " + format_step(t_at) +
+                                          ": the steps cannot advance t from " + format_step(t_));
+  }
+  static std::string format_step(double v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.6g", v);
+    return buffer;
+  }
+
   bool step_too_small(double dt) {
     if (dt >= options_.dt_min) return false;
     finish(RunStatus::step_underflow, "step size " + std::to_string(dt) + " fell below solver.dt_min = " +
@@ -194,6 +207,7 @@ void run_dense(Run& run, Controlled controlled) {
       }
       const double t_old = run.t_;
       const double t_new = lands ? end : t;
+      if (!lands && !(t_new > t_old)) return run.stalls(dt_tried, t_new);
       if (!run.accept(t_new)) return;
       // Samples inside (t_old, t_new] from the continuous extension of this step. It uses the
       // stages of the step just taken, so it runs before the FSAL derivative is refreshed.
@@ -231,6 +245,7 @@ void run_controlled(Run& run, Controlled controlled) {
     run.counting()(run.x_, run.dxdt_, run.t_);
     while (run.t_ < end) {
       double dt = run.clamp_to(end, run.dt_);
+      const double dt_tried = dt;
       const bool lands = dt == end - run.t_;
       double t = run.t_;
       const auto result = controlled.try_step(run.counting(), run.x_, run.dxdt_, t, run.x_new_, dt);
@@ -241,6 +256,7 @@ void run_controlled(Run& run, Controlled controlled) {
         continue;
       }
       const double t_new = lands ? end : t;
+      if (!lands && !(t_new > run.t_)) return run.stalls(dt_tried, t_new);
       if (!run.accept(t_new)) return;
       std::swap(run.x_, run.x_new_);
       run.t_ = t_new;
@@ -262,6 +278,8 @@ void run_equal_steps(Run& run, Step step) {
     const double begin = run.t_;
     run.system_.enter_piece(begin, end);
     const double span = end - begin;
+    // Steps time cannot resolve are refused before they are counted (the count would overflow).
+    if (span > run.options_.dt && !step_advances_time(run.options_.dt, end)) return run.stalls(run.options_.dt, end);
     const auto steps = static_cast<std::int64_t>(std::max(1.0, std::ceil(span / run.options_.dt * (1.0 - 1e-12))));
     const double h = span / static_cast<double>(steps);
     for (std::int64_t k = 0; k < steps; ++k) {

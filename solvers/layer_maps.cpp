@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "normdyn/stopwatch.hpp"
@@ -50,6 +51,19 @@ IntegrationResult run_layers(AttentionDynamics& dynamics, std::span<const double
   };
 
   result.message = "reached t_end";
+  // Layers that time cannot resolve (steppers.hpp) are refused before they are counted: the count
+  // (t - t0) / h would overflow, and every sample would be emitted at once from the first state.
+  if (!sample_times.empty() && !step_advances_time(h, sample_times.back())) {
+    result.status = RunStatus::step_underflow;
+    char text[160];
+    std::snprintf(text, sizeof text, "layer step %.6g (solver.dt) is below the resolution of time at t = %.6g: "
+                  "the layers cannot advance t", h, sample_times.back());
+    result.message = text;
+    result.t_reached = resume ? resume->t : t0;
+    result.samples_emitted = next;
+    result.wall_seconds = seconds_since(start);
+    return result;
+  }
   const std::int64_t last_layer = sample_times.empty() ? 0 : layer_of(sample_times.back());
   bool running = emit_due();
   while (running && layer < last_layer) {

@@ -1109,7 +1109,8 @@ const std::vector<Key>& keys() {
               adaptive_only),
         field("solver.dt", &C::solver, &SolverConfig::dt,
               "step > 0: fixed step (" + fixed_step_names() +
-                  "), layer step h (discrete), first trial step (adaptive)",
+                  "), layer step h (discrete), first trial step (adaptive); fixed steps and layers at least "
+                  "t_end * 2^-52, below which they cannot advance t",
               {above(0)}),
         field("solver.t_end", &C::solver, &SolverConfig::t_end, "final time (depth) t_end > 0", {above(0)}),
         field("solver.t_start", &C::solver, &SolverConfig::t_start,
@@ -1482,6 +1483,14 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
                                          " exceeds solver.t_end = " + format_number(c.solver.t_end));
   if (!is_adaptive(c.solver.method) && c.solver.dt > c.solver.t_end)
     throw InputError("solver.dt", "must not exceed solver.t_end = " + format_number(c.solver.t_end));
+  // Fixed steps (and layers) that time cannot resolve at t_end would leave t where it is, and the
+  // run would report "ok" at its start (steppers.hpp).
+  if (!is_adaptive(c.solver.method) && !step_advances_time(c.solver.dt, c.solver.t_end))
+    throw InputError("solver.dt", format_number(c.solver.dt) + " is below the resolution of time at solver.t_end = " +
+                                      format_number(c.solver.t_end) + " (t_end * 2^-52 = " +
+                                      format_number(c.solver.t_end * kTimeResolution) +
+                                      "): steps this small cannot advance t (and would number more than 2^52); "
+                                      "raise solver.dt or lower solver.t_end");
   if (c.solver.method == Method::discrete) {
     auto is_multiple = [&](double t) {
       const double layers = t / c.solver.dt;

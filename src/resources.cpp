@@ -82,6 +82,16 @@ ResourceEstimate estimate_resources(const RunConfig& c) {
   e.memory_key = "model.n";
   e.memory_bytes = kBaseBytes + kWriterBuffer + kStateCopies * state + threads * kKernelBlockRows * std::min(n, 1e12) * 8.0 +
                    4.0 * n * (d + 1.0) * 8.0;  // the kernel's values and sums, masses
+  // The Sinkhorn normalizer scales the whole n x n matrix of weights at once (attention.cpp).
+  if (std::holds_alternative<Sinkhorn>(c.attention.normalizer)) {
+    const double matrix = n * n * 8.0;
+    e.memory_bytes += matrix;
+    if (matrix > 0.5 * e.memory_bytes) {
+      e.memory_key = "attention.normalizer";
+      e.memory_detail = "\"sinkhorn\" keeps the whole n x n matrix of weights (model.n = " + std::to_string(c.model.n) +
+                        ": " + bytes_text(matrix) + ")";
+    }
+  }
   // Per frame: directions and radii, three observables, times and steps of each element.
   e.disk_bytes = frames * (state + 3.0 * 8.0 + 5.0 * 16.0) + 2.0 * state + n * 8.0 + 65536.0;
   return e;
@@ -120,7 +130,8 @@ void check_resources(const RunConfig& config, const std::filesystem::path& outpu
   const ResourceEstimate e = estimate_resources(config);
   const ResourceLimits l = resource_limits(output, existing_bytes);
   if (e.memory_bytes > l.memory_bytes)
-    throw InputError(e.memory_key, "the run needs about " + bytes_text(e.memory_bytes) + " of memory, more than the " +
+    throw InputError(e.memory_key, "the run needs about " + bytes_text(e.memory_bytes) + " of memory" +
+                                       (e.memory_detail.empty() ? "" : " (" + e.memory_detail + ")") + ", more than the " +
                                        bytes_text(l.memory_bytes) + " of " + l.memory_source +
                                        "; make it smaller, or pass --no-size-check to run anyway");
   if (disk && e.disk_bytes > l.disk_free_bytes)
@@ -128,6 +139,13 @@ void check_resources(const RunConfig& config, const std::filesystem::path& outpu
                                      bytes_text(l.disk_free_bytes) + " " + l.disk_source +
                                      (existing_bytes > 0 ? "; make room, or pass --no-size-check to resume anyway"
                                                          : "; write fewer frames, or pass --no-size-check to run anyway"));
+}
+
+std::optional<std::string> memory_shortfall(double bytes) {
+  const ResourceLimits l = resource_limits(".");
+  if (!(bytes > l.memory_bytes)) return std::nullopt;
+  return "needs about " + bytes_text(bytes) + " of memory, more than the " + bytes_text(l.memory_bytes) + " of " +
+         l.memory_source;
 }
 
 }  // namespace normdyn

@@ -36,24 +36,60 @@ inline std::string join(const std::vector<std::string>& words, std::string_view 
 }
 
 
-// A basic TOML string with every character that needs it escaped.
+// The length of the well-formed UTF-8 sequence at the start of `v` (RFC 3629: no overlong forms,
+// no surrogates, nothing above U+10FFFF), 0 if there is none.
+inline std::size_t utf8_sequence_length(std::string_view v) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(v[i]); };
+  const unsigned char b0 = byte(0);
+  if (b0 < 0x80) return 1;
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xbf;  // the range of the second byte
+  if (b0 >= 0xc2 && b0 <= 0xdf) length = 2;
+  else if (b0 >= 0xe0 && b0 <= 0xef) {
+    length = 3;
+    if (b0 == 0xe0) low = 0xa0;
+    if (b0 == 0xed) high = 0x9f;
+  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+    length = 4;
+    if (b0 == 0xf0) low = 0x90;
+    if (b0 == 0xf4) high = 0x8f;
+  } else {
+    return 0;
+  }
+  if (v.size() < length || byte(1) < low || byte(1) > high) return 0;
+  for (std::size_t i = 2; i < length; ++i)
+    if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
+  return length;
+}
+
+// A basic TOML string with every character that needs it escaped. TOML text is UTF-8: a byte that
+// is not part of a well-formed sequence (a file name of another encoding, which the OS accepts)
+// is written as U+FFFD, so that the text always reads back. Only output.path can hold one (every
+// other string comes from TOML text), and the stored output.path is never read back as a path: a
+// resume writes to the file it is given.
 inline std::string string_text(std::string_view v) {
   std::string out = "\"";
-  for (const char ch : v) {
+  for (std::size_t i = 0; i < v.size();) {
+    const char ch = v[i];
     switch (ch) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
           char esc[8];
           std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(ch));
           out += esc;
+        } else if (const std::size_t length = utf8_sequence_length(v.substr(i)); length == 0) {
+          out += "\\ufffd";
         } else {
-          out += ch;
+          out.append(v.substr(i, length));
+          i += length;
+          continue;
         }
     }
+    ++i;
   }
   return out + "\"";
 }

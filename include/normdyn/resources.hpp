@@ -5,6 +5,7 @@
 // run file. A run that cannot fit is refused as bad input naming the key that makes it large.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "normdyn/config.hpp"
@@ -14,7 +15,8 @@ namespace normdyn {
 struct ResourceEstimate {
   double memory_bytes = 0.0;  // peak resident memory of the run (an upper estimate)
   double disk_bytes = 0.0;    // size of the finished run file, uncompressed
-  std::string memory_key;     // the key that sets the memory (model.n, meanfield.grid)
+  std::string memory_key;     // the key that sets the memory (model.n, meanfield.grid, attention.normalizer)
+  std::string memory_detail;  // what takes it, when one part dominates ("the n x n matrix of ...")
   std::string disk_key;       // the key that sets the number of frames (output.samples, output.times)
 };
 
@@ -37,5 +39,9 @@ ResourceLimits resource_limits(const std::filesystem::path& output, double exist
 // (`existing_bytes`, its size now): a write that fails part-way leaves HDF5's metadata half-written.
 void check_resources(const RunConfig& config, const std::filesystem::path& output, bool disk = true,
                      double existing_bytes = 0.0);
+
+// The check of an array read from an input file, whose size the configuration does not give:
+// "needs about X of memory, more than the Y of <limit>" when `bytes` exceed the memory limits.
+std::optional<std::string> memory_shortfall(double bytes);
 
 }  // namespace normdyn

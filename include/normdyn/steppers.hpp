@@ -79,6 +79,15 @@ constexpr std::string_view to_string(StepControl c) {
   return "?";
 }
 
+// Steps that time can resolve. Near t the doubles are at most |t| 2^-52 apart, so a step h >= |t| 2^-52
+// advances t (t + h > t), and one below it may round back to t: such a run would take its steps without
+// moving (or, counted as t_end / h, more steps than an int64 holds) and end "ok" at its start. Fixed
+// steps, stochastic steps and layer maps refuse h below this at t_end (solver.dt; the configuration
+// checks it before a run, the step loops again), and an adaptive step that does not advance t ends the
+// run with status step_underflow. It also bounds a run's number of fixed steps by 2^52.
+inline constexpr double kTimeResolution = 0x1p-52;
+inline bool step_advances_time(double h, double t) { return h >= std::abs(t) * kTimeResolution; }
+
 // solver.method = "auto" (the default): dopri5 or fehlberg78, whichever is expected to need fewer
 // right-hand sides for this tolerance and these sample times. The expectation is a cost model fitted
 // to bench/work_precision.py (Post-LN, beta = 1, n = 32 and 256, rtol 1e-3 ... 1e-12, atol = rtol / 100):

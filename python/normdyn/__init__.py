@@ -67,13 +67,29 @@ def _config_text(config):
 
 
 def _read_config(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such configuration file") from None
-    except OSError as e:
-        raise OSError(f"{path}: cannot read the configuration ({e.strerror})") from None
+    # As the command line reads it: a regular file only, opened without blocking (a FIFO would
+    # hang the call, /dev/zero fill the memory), at most 4 MiB (ValueError otherwise).
+    if not os.path.lexists(path):
+        raise FileNotFoundError(f"{path}: no such configuration file")
+    return _core.read_text_file(os.fsencode(path), path, "configuration file"), path
+
+
+def _force(force):
+    """force= as a bool: any other value (force="no" is truthy) is refused, never taken for True."""
+    if not isinstance(force, bool):
+        raise TypeError(f"force: expected True or False, got {force!r}")
+    return force
+
+
+def _numeric(name, array):
+    """`array` as given, refused unless it holds real numbers: the float conversion would drop the
+    imaginary part of a complex array (numpy warns, once) and fail on strings without naming them."""
+    import numpy as np
+    a = np.asarray(array)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name}: expected an array of real numbers, got dtype {a.dtype} "
+                        f"({'complex' if a.dtype.kind == 'c' else 'not numbers'})")
+    return a
 
 
 def _overrides(set):
@@ -98,8 +114,8 @@ def _feedforward(set, feedforward):
     import numpy as np
     if not isinstance(feedforward, (tuple, list)) or len(feedforward) != 2:
         raise ValueError("feedforward: expected a tuple (a, omega) of arrays [M, d] and [M]")
-    a = np.ascontiguousarray(feedforward[0], dtype=float)
-    omega = np.ascontiguousarray(feedforward[1], dtype=float)
+    a = np.ascontiguousarray(_numeric("feedforward: a", feedforward[0]), dtype=float)
+    omega = np.ascontiguousarray(_numeric("feedforward: omega", feedforward[1]), dtype=float)
     if a.ndim != 2 or 0 in a.shape:
         raise ValueError(f"feedforward: a: expected an array [M, d], got shape {list(a.shape)}")
     if omega.shape != (a.shape[0],):
@@ -131,7 +147,7 @@ def _given(text, source, overrides, set, qkv, tokens):
     import numpy as np
     extra = {}
     if tokens is not None:
-        tokens = np.ascontiguousarray(tokens, dtype=float)
+        tokens = np.ascontiguousarray(_numeric("tokens", tokens), dtype=float)
         if tokens.ndim != 2 or 0 in tokens.shape:
             raise ValueError(f"tokens: expected an array [n, d], got shape {list(tokens.shape)}")
         extra.update({"model.n": tokens.shape[0], "model.d": tokens.shape[1], "init.kind:": "given"})
@@ -139,7 +155,7 @@ def _given(text, source, overrides, set, qkv, tokens):
         if not isinstance(qkv, (tuple, list)) or len(qkv) != 3:
             raise ValueError("qkv: expected a tuple (Q, K, V) of arrays [d, d], [heads, d, d], [layers, d, d] "
                              "or [layers, heads, d, d]")
-        arrays = [np.ascontiguousarray(a, dtype=float) for a in qkv]
+        arrays = [np.ascontiguousarray(_numeric(f"qkv: {name}", a), dtype=float) for name, a in zip("QKV", qkv)]
         shape = arrays[0].shape
         for name, a in zip("QKV", arrays):
             if a.shape != shape:
@@ -233,11 +249,13 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
       ending in ":" ({"solver.method:": "discrete"}) is `--set KEY:=VALUE`: it also drops the keys of
       the base that conflict with it (here solver.rtol, atol).
     output: also write the run file (as `normdyn run -o output`); refuses an existing file unless
-      force=True. normdyn.resume(output) continues an interrupted run.
+      force=True (True or False: any other value raises TypeError). normdyn.resume(output)
+      continues an interrupted run.
     threads: threads of the attention kernel (overrides solver.threads; 0: all cores).
     progress: True shows a progress bar (tqdm: a widget in a notebook, a line on a terminal); a
       callable receives every progress event (a dict: t, t_end, steps, frames, fraction, ...).
-    qkv: your own attention matrices, a tuple (Q, K, V) of numpy arrays, each [d, d], [layers, d, d]
+    qkv: your own attention matrices, a tuple (Q, K, V) of numpy arrays of real numbers (complex,
+      string and object arrays raise TypeError, as for tokens and feedforward), each [d, d], [layers, d, d]
       (layer k on depths [k, k + 1), the last held), [heads, d, d] (when model.heads > 1) or
       [layers, heads, d, d]: sets model.qkv = "given", model.d (and model.heads for 4-D arrays).
     tokens: your own initial tokens, an array [n, d] of rows x_j (direction x_j / norm(x_j), radius
@@ -261,6 +279,7 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
     run whose clusters became narrower than a grid cell: under_resolved) is ds.attrs["warnings"]
     and emits a normdyn.ResolutionWarning (a normdyn.ResultWarning, a UserWarning).
     """
+    force = _force(force)
     text, source = _config_text(config)
     overrides = _overrides(set) + _feedforward(set, feedforward)
     qkv, tokens, given = _given(text, source, overrides, set, qkv, tokens)
@@ -274,7 +293,9 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
     try:
         # The file the configuration came from: the run file never replaces it.
         config_file = source if isinstance(config, (str, os.PathLike)) and source == os.fspath(config) else ""
-        result = _core.run(text, source, overrides, output, bool(force), _threads(threads), callback, 0.2,
+        # Paths as bytes: any name the OS accepts (str holds other encodings as surrogates).
+        path = None if output is None else os.fsencode(output)
+        result = _core.run(text, source, overrides, path, force, _threads(threads), callback, 0.2,
                            _main_thread(), _command_line("normdyn.run"), config_file, qkv, tokens, score_bias)
     finally:
         close()
@@ -302,7 +323,8 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
       fewer values of an axis) is extended: its members are read back, the others integrated, and
       the file replaced by the whole (the same statistics as the ensemble run at once, bit for bit);
       one holding members this call lacks is refused (ValueError) unless force=True, which starts
-      over. Per member the file keeps its figures per time (member_pair_fraction and three more)
+      over. The output is never the configuration file the ensemble was read from (nor its
+      members' input files), even with force=True. Per member the file keeps its figures per time (member_pair_fraction and three more)
       and a digest of its configuration (member_config), by which it is recognized;
       member_figures=False leaves the figures out (about 1.4 kB per member at 200 sample times: a
       much smaller file for large ensembles, which a later call can then neither return nor
@@ -326,6 +348,7 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
     feedforward: the feed-forward term (a, omega), as for run(), in every member's configuration.
     score_bias: the score bias matrix B [n, n], as for run(), given to every member.
     """
+    force = _force(force)
     text, source = _config_text(config)
     overrides = _overrides(set) + _feedforward(set, feedforward)
     qkv, tokens, given = _given(text, source, overrides, set, qkv, tokens)
@@ -346,9 +369,12 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
     callback, close = _progress_listener(progress, "normdyn.ensemble", members=True)
     try:
         with _TerminateAsInterrupt(_core.processes() > 1, output):
-            result = _core.ensemble(sweep, "normdyn.ensemble", output, bool(force), threads, quantiles, points,
+            # The file the configuration came from: the ensemble's output never replaces it.
+            config_file = source if isinstance(config, (str, os.PathLike)) and source == os.fspath(config) else ""
+            path = None if output is None else os.fsencode(output)
+            result = _core.ensemble(sweep, "normdyn.ensemble", path, force, threads, quantiles, points,
                                     bool(member_figures), callback, 0.2, _main_thread(), _command_line("normdyn.ensemble"),
-                                    qkv, tokens, score_bias)
+                                    qkv, tokens, score_bias, config_file)
     except KeyboardInterrupt as e:
         journal = None if output is None else output + ".journal"
         if journal is None or journal in str(e) or not os.path.exists(journal):
@@ -371,7 +397,7 @@ def resume(path, *, threads=None, progress=False):
         raise OSError(f"{path}: open in this process (close the Dataset of normdyn.load first: ds.close())")
     callback, close = _progress_listener(progress, "normdyn.resume")
     try:
-        _core.resume(path, _threads(threads), callback, 0.2, _main_thread(), _command_line("normdyn.resume"))
+        _core.resume(os.fsencode(path), _threads(threads), callback, 0.2, _main_thread(), _command_line("normdyn.resume"))
     finally:
         close()
     ds = _load(path)

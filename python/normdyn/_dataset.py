@@ -166,10 +166,13 @@ class _H5File:
     """One h5py file shared by the lazy arrays of a Dataset: a finished file opened as a plain reader,
     a file being written (which a plain reader cannot open) as a SWMR reader."""
 
-    def __init__(self, path):
+    def __init__(self, path, noun="run file"):
         import h5py
         self.path = os.fspath(path)
         self.lock = threading.Lock()
+        from . import _core
+        # A regular file only, checked without blocking: h5py's open of a FIFO would hang.
+        _core.require_input_file(os.fsencode(self.path), self.path, noun)
         try:
             # Plain first, as the command line reads: a SWMR reader retries a metadata read that
             # fails its checksum a hundred times with growing sleeps, so a damaged file took minutes
@@ -344,9 +347,9 @@ def _from_file(h5, path):
         extra = None
         if os.path.exists(sibling):
             try:
-                extra = _H5File(sibling)
+                extra = _H5File(sibling, "observables file")
                 collect(extra)
-            except OSError:
+            except (OSError, ValueError):
                 extra = None  # an unreadable sibling hides nothing of the run itself
         mass = _lazy(h5, "particles/tokens/mass") if "mass" in tokens else None
         qkv, given_tokens, score_bias = given_arrays(f)

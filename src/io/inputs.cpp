@@ -6,6 +6,7 @@
 #include "io/h5.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/given.hpp"
+#include "normdyn/resources.hpp"
 
 namespace normdyn {
 namespace {
@@ -215,6 +216,9 @@ FeedForward read_feedforward_weights(const h5::Group& group, Index d, const Acti
   if (sa.size() != 2 || sa[0] != so[0] || sa[1] != static_cast<std::uint64_t>(d))
     problem("a has shape " + shape_text(sa) + ", expected [" + std::to_string(so[0]) + ", " + std::to_string(d) +
             "] ([M, model.d], M from omega)");
+  // The weights are read whole and copied once into the term: refused by their size before that.
+  if (const auto shortfall = memory_shortfall(2.0 * 8.0 * static_cast<double>(so[0]) * static_cast<double>(d + 1)))
+    problem("a [M, d] = " + shape_text(sa) + " " + *shortfall);
   const std::vector<double> av = a.read_doubles(), ov = omega.read_doubles();
   for (const auto* values : {&av, &ov})
     for (double v : *values)

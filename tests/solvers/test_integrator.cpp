@@ -252,3 +252,56 @@ BOOST_AUTO_TEST_CASE(resume_from_a_checkpoint_repeats_the_run) {
     }
   }
 }
+
+// Steps below the resolution of time cannot advance t: every row of the table ends with status
+// step_underflow at its start, never "ok" with the samples after it unwritten. At dt = 1e-300 the
+// count of fixed steps t_end / dt overflows an int64; at 1e-18 it is 5e18 steps that do not move.
+BOOST_AUTO_TEST_CASE(steps_below_the_resolution_of_time_are_a_step_underflow) {
+  for (Method k : kAll) {
+    for (double dt : {1e-300, 1e-18}) {
+      Oscillator sys;
+      Recorder rec;
+      auto o = options_for(k);
+      o.dt = dt;
+      o.dt_min = 1e-320;  // the adaptive methods' steps are not limited by dt_min here
+      const std::vector<double> x0{1.0, 0.0};
+      // For the adaptive methods, a t_end at which the first trial step cannot be resolved
+      // either; their steps may grow past it, so only the fixed-step rows must stop.
+      const double t_end = 5.0;
+      const auto result = integrate(sys, x0, 0.0, std::vector<double>{0.0, 2.5, t_end}, o, rec);
+      BOOST_TEST_INFO("method " << to_string(k) << ", dt " << dt);
+      if (is_adaptive(k)) {
+        BOOST_TEST((result.status == RunStatus::ok || result.status == RunStatus::step_underflow));
+        if (result.status == RunStatus::ok) BOOST_TEST(result.t_reached == t_end);
+        continue;
+      }
+      BOOST_TEST(result.status == RunStatus::step_underflow);
+      BOOST_TEST(result.message.find("resolution of time") != std::string::npos);
+      BOOST_TEST(result.t_reached == 0.0);
+      BOOST_TEST(rec.times.size() == 1u);
+      BOOST_TEST(result.counters.accepted_steps == 0);
+    }
+  }
+}
+
+// An adaptive step that rounds back to t (the controller's step below the spacing of doubles at t)
+// ends the run as a step_underflow instead of looping there.
+struct Stiff final : OdeSystem {
+  std::size_t size() const override { return 1; }
+  void rhs(const double* x, double* dxdt, double t) override { dxdt[0] = t > 1.0 ? 1e300 * std::sin(1e300 * t) : -x[0]; }
+};
+BOOST_AUTO_TEST_CASE(adaptive_steps_that_do_not_advance_t_are_a_step_underflow) {
+  for (Method k : kAll) {
+    if (!is_adaptive(k)) continue;
+    Stiff sys;
+    Recorder rec;
+    auto o = options_for(k);
+    o.dt_min = 1e-320;
+    o.max_steps = 1000000;  // before the fix: max_steps at t = 1, after a million steps that did not move
+    const std::vector<double> x0{1.0};
+    const auto result = integrate(sys, x0, 0.0, std::vector<double>{0.0, 1.0, 2.0}, o, rec);
+    BOOST_TEST_INFO("method " << to_string(k) << ": " << result.message);
+    BOOST_TEST((result.status == RunStatus::step_underflow || result.status == RunStatus::diverged));
+    BOOST_TEST(result.counters.accepted_steps < 1000000);
+  }
+}

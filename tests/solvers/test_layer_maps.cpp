@@ -81,3 +81,33 @@ BOOST_AUTO_TEST_CASE(per_layer_random_matrices_switch_with_the_layers) {
   const double order = observed_order(PreLN{}, QkvSource::gaussian_per_layer(kD, 9), gaussian_tokens(kN, kD, 4));
   BOOST_TEST(std::abs(order - 1.0) < test::kOrderSlack);
 }
+
+// Layers below the resolution of time at the last sample cannot advance t: the count (t - t0) / h
+// overflowed, every sample was emitted at once from the initial state, and the run ended "ok".
+BOOST_AUTO_TEST_CASE(layers_below_the_resolution_of_time_are_a_step_underflow) {
+  DynamicsSpec spec;
+  spec.scheme = PreLN{};
+  spec.kernel.threads = 1;
+  const Tokens start = gaussian_tokens(kN, kD, 5);
+  std::vector<double> x0(start.n() * start.d() + start.n());
+  StateLayout{start.n(), start.d()}.pack(start, x0.data());
+  std::vector<double> times;
+  for (int i = 0; i <= 50; ++i) times.push_back(0.1 * i);
+  for (double h : {1e-300, 1e-18}) {
+    AttentionDynamics layers(spec, QkvSource::identity(), kN, kD);
+    struct Count final : SampleObserver {
+      std::size_t samples = 0;
+      std::optional<RunStatus> on_sample(std::size_t, double, std::int64_t, std::span<const double>,
+                                         const CheckpointView&) override {
+        ++samples;
+        return std::nullopt;
+      }
+    } count;
+    const IntegrationResult r = run_layers(layers, x0, 0.0, h, times, 0, count);
+    BOOST_TEST_INFO("h = " << h << ": " << r.message);
+    BOOST_TEST(r.status == RunStatus::step_underflow);
+    BOOST_TEST(r.message.find("solver.dt") != std::string::npos);
+    BOOST_TEST(count.samples == 0u);
+    BOOST_TEST(r.counters.accepted_steps == 0);
+  }
+}

@@ -60,6 +60,9 @@ struct EnsembleOptions {
   bool force = false;             // replace an existing output file (reusing nothing) and ignore an existing journal
   std::string output_name = "-o";      // how the caller names the output (for messages)
   std::string force_name = "--force";  // how the caller names `force`
+  // The files the caller read the ensemble from (the sweep file, a configuration file), which the
+  // output never replaces, as neither the base configuration nor any member's input file.
+  std::vector<std::filesystem::path> inputs;
   int threads = 0;                // members at once (0: the cores this process may use)
   std::vector<double> quantiles{0.1, 0.5, 0.9};
   // Keep each member's figures per frame in the file (about 1.4 kB per member at 200 frames,
