@@ -245,12 +245,14 @@ BOOST_AUTO_TEST_CASE(a_failing_term_ends_the_run_with_its_status) {
   IntegratorOptions options;
   options.method = Method::rk4;
   options.dt = 0.05;
-  FrameRecorder frames{dyn.layout()};
+  FrameRecorder frames;
+  frames.layout = dyn.layout();
   const IntegrationResult r = integrate(dyn, x0, 0.0, samples, options, frames);
   BOOST_TEST(r.status == RunStatus::user_term_failed);
   BOOST_TEST(r.message.find("'drift' returned a non-finite value (row 2, column 1)") != std::string::npos);
   BOOST_TEST(frames.frames.size() == 3u);
-  FrameRecorder layers{dyn.layout()};
+  FrameRecorder layers;
+  layers.layout = dyn.layout();
   const IntegrationResult l = run_layers(dyn, x0, 0.0, 0.05, samples, 0, layers);
   BOOST_TEST(l.status == RunStatus::user_term_failed);
   BOOST_TEST(layers.frames.size() == 3u);
