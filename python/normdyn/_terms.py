@@ -64,7 +64,7 @@ def _default_name(f):
         name = getattr(f, attr, None)
         if isinstance(name, str) and name and name != "<lambda>":
             return name
-    py = getattr(f, "py_func", None)  # a numba cfunc's Python function
+    py = _python_function(f)
     if py is not None and getattr(py, "__name__", "<lambda>") != "<lambda>":
         return py.__name__
     raise ValueError("normdyn.Term: give the term a name (name=...): it has none of its own")
@@ -107,8 +107,13 @@ def _digest(text):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] if text else ""
 
 
+def _python_function(f):
+    """The Python function of a numba cfunc (or dispatcher), else None."""
+    return getattr(f, "py_func", None) or getattr(f, "_pyfunc", None)
+
+
 def _source(f):
-    target = getattr(f, "py_func", None) or f  # a numba cfunc: its Python function
+    target = _python_function(f) or f
     try:
         return inspect.getsource(target)
     except (OSError, TypeError):

@@ -110,6 +110,8 @@ def test_python_and_compiled_terms_give_the_same_bits_and_are_recorded(tmp_path)
     with h5py.File(tmp_path / "a.h5") as f:
         assert "def drift(t, theta, r)" in f["parameters/terms/000/source"][()].decode()
     assert json.loads(b.attrs["terms"])[0]["kind"] == "compiled"
+    # The digest of a numba function is that of its Python source.
+    assert len(json.loads(b.attrs["terms"])[0]["digest"]) == 16
     assert json.loads(b.attrs["terms"])[0]["params"] == {"c": 0.3}
 
 
