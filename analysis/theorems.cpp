@@ -311,6 +311,12 @@ CheckContext check_context(const RunConfig& config, const AttentionNorms& attent
   if (config.feedforward.active())
     c.attention_outside_paper = "feedforward.weights = \"" + std::string(to_string(config.feedforward.weights)) +
                                 "\": the paper's theorems are stated for attention alone";
+  if (!config.terms.empty()) {
+    c.traits.energy_gradient = false;
+    c.traits.exchangeable = false;
+    c.attention_outside_paper = "the term '" + config.terms.front().name +
+                                "' of the user's: no gradient flow (the paper's theorems are stated for attention alone)";
+  }
   if (!config.noise.traits().deterministic)
     c.attention_outside_paper = describe(config.noise) + ": the paper's theorems are stated for the deterministic flow";
   if (config.model.heads > 1 && c.attention_outside_paper.empty())

@@ -121,11 +121,16 @@ AnalysisResult analyze_particles(const FrameSource& reader, const AnalyzeOptions
   r.quantity = options.quantity;
 
   // The block's terms with the weights the run stored: the dynamics and the energy's potential.
-  const BlockTerms terms = make_terms(r.config, reader.feedforward());
+  // The user's terms are code, not data of the file: without them, the energy and what follows.
+  RunConfig without_user_terms = r.config;
+  without_user_terms.terms.clear();
+  const BlockTerms terms = make_terms(without_user_terms, reader.feedforward());
   // The run's dynamics, for the exact velocity and attention of every frame.
   std::unique_ptr<AttentionDynamics> dynamics;
   if (options.use_velocity) {
     try {
+      if (!r.config.terms.empty())
+        throw InputError("terms", "the run has terms of the user's, whose code the file does not hold");
       RunConfig c = r.config;
       const double work = double(c.model.n) * double(c.model.n) * double(c.model.d);
       c.solver.threads = options.threads ? *options.threads : (work < double(1 << 24) ? 1 : c.solver.threads);

@@ -18,6 +18,11 @@ Team* sharing_team(const RunOptions& options) {
   return options.team && options.team->size() > 1 ? options.team : nullptr;
 }
 
+// Why the terms may not be those the run used (a library changed since), on standard error.
+void warn_terms(const RunConfig& config) {
+  for (const std::string& w : user_term_warnings(config.terms)) std::fprintf(stderr, "normdyn: warning: %s\n", w.c_str());
+}
+
 int report(const RunSummary& s, const RunConfig& config, const RunOptions& options) {
   if (sharing_team(options) && !options.team->is_root()) return static_cast<int>(exit_code(s.status));
   if (!options.quiet || s.status != RunStatus::ok) {
@@ -127,7 +132,9 @@ RunConfig requested_config(const RunRequest& request) {
   if (request.from) {
     require_run_file(*request.from, "--from");
     if (!request.output) throw InputError("--from", "give the file of the new run with -o OUT (the input is never written)");
-    return parse_config(RunReader(*request.from).config_toml(), request.from->string(), request.sets);
+    const RunReader reader(*request.from);
+    return repeated_config(reader.config(), reader.config_toml(), reader.feedforward(), request.from->string(),
+                           request.sets);
   }
   if (request.config.empty()) return parse_config("", "the built-in defaults", request.sets);
   return load_config(request.config, request.sets);
@@ -160,6 +167,7 @@ int run_command(const RunRequest& request) {
     return report(s, config, request.options);
   }
   RunConfig config = requested_config(request);
+  warn_terms(config);
   if (request.output) config.output.path = *request.output;
   for (const auto& input : {request.from, request.continue_from})
     if (input && same_file(*input, config.output.path))

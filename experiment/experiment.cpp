@@ -64,6 +64,16 @@ RunFileOptions particle_contents(const AttentionDynamics& dynamics) {
   return contents;
 }
 
+// Q, K, V of shape [k, d, d] with one head are k layers, as documented; said aloud, since [heads, d, d]
+// is what a user with k heads meant (the summary line, and a Python warning from it).
+std::string layers_note(const RunConfig& c) {
+  if (c.model.qkv != QkvKind::file || c.model.heads != 1) return {};
+  const std::size_t k = read_attention_matrices(c.model.qkv_file, c.model.d, 1).size();
+  if (k < 2) return {};
+  return "; Q, K, V [" + std::to_string(k) + ", d, d] read as " + std::to_string(k) + " layers; set model.heads = " +
+         std::to_string(k) + " for heads";
+}
+
 // The team of a sharded run: the processes sharing it, when there are several.
 Team* sharing_team(const ExperimentOptions& options) {
   return options.team && options.team->size() > 1 ? options.team : nullptr;
@@ -95,6 +105,7 @@ RunSummary integrate_into(Recorder* recorder, const RunConfig& config, Attention
   else
     result = integrate(*system, x0, config.solver.t_start, samples, integrator_options(config.solver), *observer, resume);
   RunSummary summary = session.summarize(result, config);
+  summary.message += layers_note(config);
   summary.max_norm_drift = result.counters.max_constraint_drift;
   if (recorder) recorder->end(summary);
   return summary;
@@ -234,6 +245,8 @@ IntegratorOptions integrator_options(const SolverConfig& s) {
 BlockTerms make_terms(const RunConfig& config, std::optional<FeedForward> weights) {
   BlockTerms terms;
   if (weights) terms.terms.emplace_back(std::move(*weights));
+  std::vector<UserTermSpec> specs = config.terms;
+  for (UserTerm& t : make_user_terms(specs)) terms.terms.emplace_back(std::move(t));
   terms.block = config.feedforward.block;
   return terms;
 }
@@ -314,6 +327,7 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
     const RunReader reader(path);
     config = reader.config();
   }
+  bind_user_terms(config.terms, options.terms);
   config.output.path = path;
   if (threads) config.solver.threads = *threads;
   if (options.size_check) {

@@ -33,6 +33,7 @@
 #include "normdyn/sweep.hpp"
 #include "normdyn/version.hpp"
 #include "given_arrays.hpp"
+#include "terms_binding.hpp"
 
 namespace py = pybind11;
 using namespace normdyn;
@@ -212,6 +213,22 @@ py::dict memory_result(MemoryRecorder& rec) {
   return out;
 }
 
+// The user's terms given with a run, after the configuration's own ([[terms]]); names are unique.
+void give_terms(RunConfig& config, std::vector<UserTermSpec> terms) {
+  for (UserTermSpec& t : terms) {
+    for (const UserTermSpec& other : config.terms)
+      if (other.name == t.name) throw InputError("terms", "two terms are named '" + t.name + "'");
+    config.terms.push_back(std::move(t));
+  }
+}
+
+// What the package needs of the terms after a run: the first exception a Python term raised (None),
+// and the warnings of terms that may differ from those the run recorded.
+void term_outcome(py::dict& out, const RunConfig& config, const python::TermErrors& errors) {
+  out["term_exception"] = errors.first ? errors.first : py::none();
+  out["term_warnings"] = user_term_warnings(config.terms);
+}
+
 RunConfig parse(const std::string& toml_text, const std::string& source, const std::vector<std::string>& overrides) {
   return parse_config(toml_text, source, overrides);
 }
@@ -220,9 +237,11 @@ py::dict run(const std::string& toml_text, const std::string& source, const std:
              std::optional<std::string> output, bool force, std::optional<int> threads, py::object progress,
              double progress_interval, bool main_thread, const std::string& command_line,
              const std::string& config_file, const py::object& qkv, const py::object& tokens,
-             const py::object& score_bias) {
+             const py::object& score_bias, const py::object& terms) {
   RunConfig config = parse(toml_text, source, overrides);
   python::give_arrays(config, qkv, tokens, score_bias);
+  const auto errors = std::make_shared<python::TermErrors>();
+  give_terms(config, python::user_terms(terms, errors));
   if (threads) {
     if (*threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(*threads));
     config.solver.threads = *threads;
@@ -244,12 +263,16 @@ py::dict run(const std::string& toml_text, const std::string& source, const std:
     run_experiment(config, options, {&recorder});
   }
   session.rethrow_pending();
-  return memory_result(recorder);
+  py::dict out = memory_result(recorder);
+  term_outcome(out, config, *errors);
+  return out;
 }
 
 py::dict resume(const std::string& path, std::optional<int> threads, py::object progress, double progress_interval,
-                bool main_thread, const std::string& command_line) {
+                bool main_thread, const std::string& command_line, const py::object& terms) {
   ExperimentOptions options;
+  const auto errors = std::make_shared<python::TermErrors>();
+  options.terms = python::user_terms(terms, errors);
   options.command_line = command_line;
   options.resume_hint = "normdyn.resume(\"" + path + "\")";
   options.progress_interval = progress_interval;
@@ -265,6 +288,7 @@ py::dict resume(const std::string& path, std::optional<int> threads, py::object 
   py::dict out;
   out["summary"] = summary_dict(summary);
   out["config"] = to_toml(config);
+  term_outcome(out, config, *errors);
   return out;
 }
 
@@ -318,12 +342,18 @@ py::object ensemble(const std::string& sweep_text, const std::string& source, st
                   int threads, const std::vector<double>& quantiles, const std::vector<std::size_t>& trajectories,
                   bool member_figures, py::object progress, double progress_interval, bool main_thread, const std::string& command_line,
                   const py::object& qkv, const py::object& tokens, const py::object& score_bias,
-                  const std::string& config_file) {
+                  const std::string& config_file, const py::object& terms) {
   if (threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(threads));
   const SweepSpec spec = parse_sweep(sweep_text, source);
   EnsembleOptions options;
   if (!config_file.empty()) options.inputs = {config_file};
   options.give = python::arrays_giver(qkv, tokens, score_bias);
+  const auto errors = std::make_shared<python::TermErrors>();
+  if (std::vector<UserTermSpec> given = python::user_terms(terms, errors); !given.empty())
+    options.give = [arrays = options.give, given = std::move(given)](RunConfig& config) {
+      if (arrays) arrays(config);
+      give_terms(config, given);
+    };
   if (output) options.output = *output;
   options.force = force;
   options.output_name = "output";
@@ -403,6 +433,7 @@ py::object ensemble(const std::string& sweep_text, const std::string& source, st
   out["message"] = outcome.message;
   out["seconds"] = outcome.seconds;
   out["resumed"] = outcome.resumed;
+  out["term_exception"] = errors->first ? errors->first : py::none();
   return out;
 }
 
@@ -422,13 +453,14 @@ PYBIND11_MODULE(_core, m) {
   m.def("run", &run, py::arg("toml"), py::arg("source"), py::arg("overrides"), py::arg("output"), py::arg("force"),
         py::arg("threads"), py::arg("progress"), py::arg("progress_interval"), py::arg("main_thread"),
         py::arg("command_line"), py::arg("config_file") = "", py::arg("qkv") = py::none(), py::arg("tokens") = py::none(),
-        py::arg("score_bias") = py::none());
+        py::arg("score_bias") = py::none(), py::arg("terms") = py::none());
   m.def("resume", &resume, py::arg("path"), py::arg("threads"), py::arg("progress"), py::arg("progress_interval"),
-        py::arg("main_thread"), py::arg("command_line"));
+        py::arg("main_thread"), py::arg("command_line"), py::arg("terms") = py::none());
   m.def("ensemble", &ensemble, py::arg("sweep_text"), py::arg("source"), py::arg("output"), py::arg("force"),
         py::arg("threads"), py::arg("quantiles"), py::arg("trajectories"), py::arg("member_figures"), py::arg("progress"),
         py::arg("progress_interval"), py::arg("main_thread"), py::arg("command_line"), py::arg("qkv") = py::none(),
-        py::arg("tokens") = py::none(), py::arg("score_bias") = py::none(), py::arg("config_file") = "");
+        py::arg("tokens") = py::none(), py::arg("score_bias") = py::none(), py::arg("config_file") = "",
+        py::arg("terms") = py::none());
   m.def("processes", [] { return process_team().size(); },
         "the processes of this launch (1 without an MPI launcher); starts MPI under one");
   m.def("recovery_needed",

@@ -28,6 +28,10 @@ python=(
   python3-numpy python3-h5py python3-matplotlib python3-xarray python3-tqdm
   # the writers of `normdyn animate`: MP4 through ffmpeg, GIF through Pillow
   ffmpeg python3-pil
+  # what the documentation's examples import (xarray's netCDF engine), and the tutorials opened and run
+  python3-h5netcdf python3-notebook jupyter-nbconvert
+  # `pip install .` into a venv (pyproject.toml, setup.py: setuptools drives CMake)
+  python3-venv python3-pip python3-wheel python3-setuptools
 )
 development=(
   # tests; OpenBLAS behind Eigen (NORMDYN_USE_BLAS) and beside numpy in the peer benchmarks
@@ -35,7 +39,9 @@ development=(
   # benchmarks and hardening (libFuzzer, sanitizers); SLEEF and GNU time for bench/
   libbenchmark-dev clang libclang-rt-14-dev libsleef-dev time
   # Python helpers: peer benchmarks, tests of the package and of its example notebooks
-  python3-scipy python3-threadpoolctl python3-h5netcdf python3-pytest
+  python3-scipy python3-threadpoolctl python3-pytest
+  # compiled user terms in the tests, the tutorial and bench/ (the package itself does not need it)
+  python3-numba
   python3-nbclient python3-nbformat python3-ipykernel
   # progress bars as notebook widgets (74 packages of the Jupyter stack: not in the quickstart's
   # set; without them a notebook shows the bar as a line)

@@ -425,6 +425,8 @@ IntegrationResult integrate(OdeSystem& system, std::span<const double> x0, doubl
     }
   } catch (const odeint::step_adjustment_error& e) {
     run.finish(RunStatus::step_underflow, std::string("odeint: ") + e.what());
+  } catch (const TermFailure& e) {
+    run.finish(RunStatus::user_term_failed, e.what());
   }
   return run.result(start);
 }

@@ -67,7 +67,13 @@ IntegrationResult run_layers(AttentionDynamics& dynamics, std::span<const double
   const std::int64_t last_layer = sample_times.empty() ? 0 : layer_of(sample_times.back());
   bool running = emit_due();
   while (running && layer < last_layer) {
-    dynamics.layer(layout.theta(x.data()), layout.r(x.data()), time_of(layer), h);
+    try {
+      dynamics.layer(layout.theta(x.data()), layout.r(x.data()), time_of(layer), h);
+    } catch (const TermFailure& e) {
+      result.status = RunStatus::user_term_failed;
+      result.message = e.what();
+      break;
+    }
     ++layer;
     ++counters.accepted_steps;
     ++counters.rhs_evaluations;

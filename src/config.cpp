@@ -1378,6 +1378,39 @@ RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
 }
 
 namespace {
+// [[terms]]: the user's compiled terms, each a symbol of a shared library (user_terms.hpp).
+std::vector<UserTermSpec> read_terms_tables(const toml::node& node) {
+  const auto* array = node.as_array();
+  if (!array || !array->is_array_of_tables())
+    throw InputError("terms", "expected [[terms]] tables (library = \"x.so\", symbol = \"f\"), got " + type_name(node));
+  std::vector<UserTermSpec> out;
+  for (const toml::node& entry : *array) {
+    const toml::table& t = *entry.as_table();
+    UserTermSpec spec;
+    spec.kind = "library";
+    for (const auto& [key, value] : t) {
+      const std::string k(key.str()), path = "terms." + k;
+      if (k == "library") spec.library = read_string(value, path);
+      else if (k == "symbol") spec.symbol = read_string(value, path);
+      else if (k == "name") spec.name = read_string(value, path);
+      else if (k == "rows") spec.rows = read_bool(value, path);
+      else if (k == "digest") spec.digest = read_string(value, path);
+      else if (k == "params" && value.is_table())
+        for (const auto& [pk, pv] : *value.as_table()) spec.numbers.emplace_back(std::string(pk.str()), read_float(pv, path + "." + std::string(pk.str())));
+      else throw InputError(path, "unknown key of [[terms]]; valid: library, symbol, name, rows, params (a table of numbers)");
+    }
+    if (spec.library.empty() || spec.symbol.empty()) throw InputError("terms", "every [[terms]] needs library and symbol");
+    if (spec.name.empty()) spec.name = spec.symbol;
+    // A run written from this text records the library it loads; a stored text keeps the digest it ran with.
+    if (spec.digest.empty()) spec.digest = file_digest(spec.library);
+    for (const UserTermSpec& other : out)
+      if (other.name == spec.name) throw InputError("terms.name", "two terms are named '" + spec.name + "'");
+    spec.params = params_json(spec.numbers);
+    out.push_back(std::move(spec));
+  }
+  return out;
+}
+
 RunConfig resolve_config(const toml::table& root, const std::set<std::string>& overridden) {
   // Collect present keys; reject unknown sections and keys.
   std::map<std::string, const toml::node*> present;
@@ -1385,6 +1418,7 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
   for (const auto& k : keys()) known.push_back(k.path);
   for (const auto& [section_key, section_node] : root) {
     const std::string section(section_key.str());
+    if (section == "terms") continue;
     const auto* table = section_node.as_table();
     if (!table) {
       std::string msg = "unknown key; keys live in the sections [" + join(section_names(), "], [") + "]";
@@ -1408,6 +1442,7 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
   }
 
   RunConfig c;
+  if (const toml::node* terms = root.get("terms")) c.terms = read_terms_tables(*terms);
   // Selectors first, so that the other keys know which scheme, kind and method they belong to.
   for (const auto& k : keys())
     if (k.selector && present.count(k.path)) k.read(*present[k.path], c, k.path);
@@ -1553,6 +1588,18 @@ std::string to_toml(const RunConfig& c) {
       section = s;
     }
     out += name_of(key) + " = " + toml_value(value) + "\n";
+  }
+  for (const UserTermSpec& t : c.terms) {
+    if (t.kind != "library") continue;  // given with the run: recorded beside the text
+    out += "\n[[terms]]\nname = " + string_text(t.name) + "\nlibrary = " + string_text(t.library.string()) +
+           "\nsymbol = " + string_text(t.symbol) + "\nrows = " + (t.rows ? "true" : "false") + "\n";
+    if (!t.digest.empty()) out += "digest = " + string_text(t.digest) + "\n";
+    if (!t.numbers.empty()) {
+      out += "params = {";
+      for (std::size_t i = 0; i < t.numbers.size(); ++i)
+        out += (i ? ", " : " ") + string_text(t.numbers[i].first) + " = " + float_text(t.numbers[i].second);
+      out += " }\n";
+    }
   }
   return out;
 }

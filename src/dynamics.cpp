@@ -13,30 +13,37 @@ const RowMatrix& AttentionDynamics::attention(Eigen::Ref<const RowMatrix> theta,
   return attention_;
 }
 
-const RowMatrix& AttentionDynamics::block_output(Eigen::Ref<const RowMatrix> theta, double t_regime) {
+const RowMatrix& AttentionDynamics::block_output(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r,
+                                                  double t, double t_regime) {
   attention(theta, t_regime);
-  add_terms(theta, 0, layout_.n, attention_);
+  add_terms(t, theta, r, 0, layout_.n, attention_);
   return attention_;
 }
 
 // The terms are evaluated on fixed blocks of rows of the whole system, each whole even where it
 // crosses `begin` or `end`: their products then have the same shape in every process of a sharded
-// run, and a row gets the same bits whichever range it was asked with.
-void AttentionDynamics::add_terms(Eigen::Ref<const RowMatrix> theta, Index begin, Index end, Eigen::Ref<RowMatrix> out) {
+// run, and a row gets the same bits whichever range it was asked with. A term that sees every token
+// (a user's term without `rows`) is called once on all of them, whatever the range.
+void AttentionDynamics::add_terms(double t, Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, Index begin,
+                                  Index end, Eigen::Ref<RowMatrix> out) {
   if (spec_.terms.empty()) return;
   constexpr Index kTermRows = 64;
   for (Index first = begin / kTermRows * kTermRows; first < end; first += kTermRows) {
     const Index rows = std::min(kTermRows, layout_.n - first);
     term_block_.setZero(rows, layout_.d);
-    spec_.terms.add(theta.middleRows(first, rows), term_block_);
+    spec_.terms.add(t, theta.middleRows(first, rows), r.segment(first, rows), term_block_);
     const Index lo = std::max(first, begin), hi = std::min(first + rows, end);
     out.middleRows(lo - begin, hi - lo) += term_block_.middleRows(lo - first, hi - lo);
   }
+  if (!spec_.terms.has_whole_terms()) return;
+  whole_terms_.setZero(layout_.n, layout_.d);
+  spec_.terms.add(t, theta, r, whole_terms_, false);
+  out += whole_terms_.middleRows(begin, end - begin);
 }
 
 void AttentionDynamics::velocity(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, double t,
                                  double t_regime, Eigen::Ref<RowMatrix> dtheta, Eigen::Ref<Vector> dr) {
-  const RowMatrix& a = block_output(theta, t_regime);
+  const RowMatrix& a = block_output(theta, r, t, t_regime);
   apply_scheme(theta, r, a, t, t_regime, 0, dtheta, dr);
 }
 
@@ -68,13 +75,13 @@ void AttentionDynamics::layer(Eigen::Ref<RowMatrix> theta, Eigen::Ref<Vector> r,
   // piece [t, t + h], so that the maps and the ODE switch between the same layers.
   const double t_regime = t + 0.5 * h;
   if (spec_.terms.empty() || spec_.terms.block == TermsBlock::parallel) {
-    apply_layer(theta, r, t, t_regime, h, block_output(theta, t_regime));
+    apply_layer(theta, r, t, t_regime, h, block_output(theta, r, t, t_regime));
     return;
   }
   // Serial: the attention sublayer, then the terms' sublayer at the state it left.
   apply_layer(theta, r, t, t_regime, h, attention(theta, t_regime));
   term_output_.setZero(theta.rows(), theta.cols());
-  add_terms(theta, 0, layout_.n, term_output_);
+  add_terms(t, theta, r, 0, layout_.n, term_output_);
   apply_layer(theta, r, t, t_regime, h, term_output_);
 }
 
@@ -114,7 +121,7 @@ void AttentionDynamics::rhs_rows(const double* x, double* dxdt, double t, Index 
   const Index count = end - begin;
   const auto theta = layout_.theta(x);
   row_attention(theta, t_regime, begin, end);
-  add_terms(theta, begin, end, row_attention_);
+  add_terms(t, theta, layout_.r(x), begin, end, row_attention_);
   apply_scheme(theta, layout_.r(x), row_attention_, t, t_regime, begin, layout_.theta(dxdt).middleRows(begin, count),
                layout_.r(dxdt).segment(begin, count));
 }
@@ -163,7 +170,7 @@ void AttentionDynamics::increment_rows(const double* x, double t, double h, std:
   const Index count = end - begin;
   const auto theta = layout_.theta(x);
   draw_noise(attention_and_means(theta, t_regime, begin, end), h, step, begin);
-  add_terms(theta, begin, end, row_attention_);
+  add_terms(t, theta, layout_.r(x), begin, end, row_attention_);
   apply_scheme(theta, layout_.r(x), row_attention_, t, t_regime, begin, layout_.theta(dx).middleRows(begin, count),
                layout_.r(dx).segment(begin, count), h, &noise_);
 }

@@ -6,13 +6,14 @@
 
 namespace normdyn {
 namespace {
-constexpr std::array<std::pair<RunStatus, std::string_view>, 6> kNames{{
+constexpr std::array<std::pair<RunStatus, std::string_view>, 7> kNames{{
     {RunStatus::ok, "ok"},
     {RunStatus::synchronized, "synchronized"},
     {RunStatus::diverged, "diverged"},
     {RunStatus::step_underflow, "step_underflow"},
     {RunStatus::max_steps, "max_steps"},
     {RunStatus::interrupted, "interrupted"},
+    {RunStatus::user_term_failed, "user_term_failed"},
 }};
 }  // namespace
 
@@ -29,7 +30,8 @@ std::optional<RunStatus> run_status_from_string(std::string_view s) noexcept {
 }
 
 bool is_numerical_failure(RunStatus s) noexcept {
-  return s == RunStatus::diverged || s == RunStatus::step_underflow || s == RunStatus::max_steps;
+  return s == RunStatus::diverged || s == RunStatus::step_underflow || s == RunStatus::max_steps ||
+         s == RunStatus::user_term_failed;
 }
 
 std::ostream& operator<<(std::ostream& os, RunStatus s) { return os << to_string(s); }

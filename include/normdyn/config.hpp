@@ -24,6 +24,7 @@
 #include "normdyn/solvers/limiter.hpp"
 #include "normdyn/steppers.hpp"
 #include "normdyn/tokens.hpp"
+#include "normdyn/user_terms.hpp"
 
 namespace normdyn {
 
@@ -146,6 +147,9 @@ struct RunConfig {
   AttentionSpec attention;  // [attention]: mask, score bias, normalizer
   NoiseSpec noise;          // [noise]: none, or the noise of a stochastic run
   FeedForwardConfig feedforward;  // [feedforward]: the feed-forward term, if any
+  // The user's terms (user_terms.hpp): [[terms]] libraries first, then those given with the run
+  // (Python's terms=), which the TOML text does not hold (the run file records them).
+  std::vector<UserTermSpec> terms;
   MeanFieldConfig meanfield;
   InitConfig init;
   SolverConfig solver;

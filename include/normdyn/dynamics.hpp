@@ -38,8 +38,9 @@ class AttentionDynamics final : public OdeSystem {
   void layer(Eigen::Ref<RowMatrix> theta, Eigen::Ref<Vector> r, double t, double h);
   // The attention vectors A_j at (θ, t_regime).
   const RowMatrix& attention(Eigen::Ref<const RowMatrix> theta, double t_regime);
-  // The block outputs U_j = A_j + the terms' contributions at (θ, t_regime); A_j without terms.
-  const RowMatrix& block_output(Eigen::Ref<const RowMatrix> theta, double t_regime);
+  // The block outputs U_j = A_j + the terms' contributions at (θ, r, t, t_regime); A_j without terms.
+  const RowMatrix& block_output(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, double t,
+                                double t_regime);
 
   // OdeSystem
   std::size_t size() const override { return layout_.size(); }
@@ -81,8 +82,9 @@ class AttentionDynamics final : public OdeSystem {
   // else the attention.
   const RowMatrix& attention_and_means(Eigen::Ref<const RowMatrix> theta, double t_regime, Index begin, Index end);
 
-  // out.row(i) += the terms' contributions at θ_{begin + i}, for rows [begin, end).
-  void add_terms(Eigen::Ref<const RowMatrix> theta, Index begin, Index end, Eigen::Ref<RowMatrix> out);
+  // out.row(i) += the terms' contributions at (t, θ, r) to token begin + i, for rows [begin, end).
+  void add_terms(double t, Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, Index begin, Index end,
+                 Eigen::Ref<RowMatrix> out);
   // σ ΔN_j of rows [begin, end) at step `step`, into noise_, from the means of value noise.
   void draw_noise(Eigen::Ref<const RowMatrix> means, double h, std::int64_t step, Index begin);
 
@@ -95,6 +97,7 @@ class AttentionDynamics final : public OdeSystem {
   RowMatrix means_, noise_;  // increment: the attention means m_j (value noise) and σ ΔN_j
   RowMatrix term_output_;    // layer(), serial block: the terms' contributions
   RowMatrix term_block_;     // add_terms(): one block's contributions
+  RowMatrix whole_terms_;    // add_terms(): the contributions of the terms that see every token
   double piece_middle_ = 0.0;
   bool in_piece_ = false;
 };

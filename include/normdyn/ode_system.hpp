@@ -4,9 +4,17 @@
 // integrated by the one odeint wrapper in solvers/.
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 namespace normdyn {
+
+// Thrown by a system whose evaluation failed for a reason that is not a numerical outcome of the
+// integration (a user's term raised, or returned NaN or the wrong shape): the step loop ends the
+// run with status user_term_failed and this message, keeping every frame recorded before.
+struct TermFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class OdeSystem {
  public:

@@ -15,6 +15,7 @@ enum class RunStatus {
   step_underflow,  // the adaptive step fell below solver.dt_min
   max_steps,       // solver.max_steps accepted steps without reaching t_end
   interrupted,     // SIGINT / SIGTERM; the file holds every frame up to then
+  user_term_failed,  // a term of the user's raised, or returned NaN or the wrong shape
 };
 
 std::string_view to_string(RunStatus s) noexcept;

@@ -6,15 +6,29 @@
 //   void add(theta rows, out rows) const      out.row(i) += its contribution at θ_i
 //   double potential(theta rows) const        Σ_i Φ(θ_i) for a term F = ∇Φ
 //
-// and the traits it breaks.
+// and the traits it breaks. A term that needs more than θ row by row (the user's terms,
+// terms/user.hpp) has instead
+//
+//   void add(t, theta, r, out) const          out += its contribution at (t, θ, r)
+//   bool rows                                 whether row i depends on token i only
+//
+// and is called on every token at once unless it declares `rows`.
 #include <variant>
 #include <vector>
 
 #include "normdyn/terms/feedforward.hpp"
+#include "normdyn/terms/user.hpp"
 
 namespace normdyn {
 
-using Term = std::variant<FeedForward>;
+using Term = std::variant<FeedForward, UserTerm>;
+
+// Whether a term may be called on a block of tokens (row i of its output depends on token i only).
+template <class T>
+bool term_is_row_local(const T& term) {
+  if constexpr (requires { term.rows; }) return term.rows;
+  else return true;
+}
 
 // How the discrete layer maps combine attention and terms (feedforward.block): one map of step h
 // with U = A + F (parallel: x + a(x) + g(x)), or two maps, attention then the terms at the state
@@ -26,8 +40,24 @@ struct BlockTerms {
   TermsBlock block = TermsBlock::parallel;
 
   bool empty() const { return terms.empty(); }
-  void add(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<RowMatrix> out) const {
-    for (const Term& t : terms) std::visit([&](const auto& term) { term.add(theta, out); }, t);
+  // out += the contributions of the row-local terms (`row_local`) or of the others, at (t, θ, r):
+  // rows of the whole system for the first, every token for the others.
+  void add(double t, Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, Eigen::Ref<RowMatrix> out,
+           bool row_local = true) const {
+    for (const Term& term : terms)
+      std::visit(
+          [&](const auto& a) {
+            if (term_is_row_local(a) != row_local) return;
+            if constexpr (requires { a.add(t, theta, r, out); }) a.add(t, theta, r, out);
+            else a.add(theta, out);
+          },
+          term);
+  }
+  // Whether some term must see every token at once.
+  bool has_whole_terms() const {
+    for (const Term& term : terms)
+      if (std::visit([](const auto& a) { return !term_is_row_local(a); }, term)) return true;
+    return false;
   }
   double potential(Eigen::Ref<const RowMatrix> theta) const {
     double sum = 0.0;

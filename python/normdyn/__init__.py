@@ -35,10 +35,13 @@ from ._sweep import load_sweep as _load_sweep
 from . import _ensemble
 from ._analysis import alternatives, analyze, analyze_options, observables, schemes
 from ._warnings import FitWarning, ResolutionWarning, ResultWarning, warn_summary as _warn_summary
+from ._terms import Term, TermError
+from . import _terms
 
 __version__ = _core.__version__
 __all__ = ["run", "resume", "ensemble", "load", "verify", "load_sweep", "analyze", "observables", "analyze_options", "schemes",
-           "alternatives", "config_reference", "to_toml", "ResultWarning", "ResolutionWarning", "FitWarning"]
+           "alternatives", "config_reference", "to_toml", "ResultWarning", "ResolutionWarning", "FitWarning", "Term",
+           "TermError"]
 
 
 def to_toml(config: Mapping) -> str:
@@ -176,6 +179,10 @@ def _given(text, source, overrides, set, qkv, tokens):
             if heads > 1 and shape[0] != heads:
                 raise ValueError(f"qkv: {shape[0]} matrices with model.heads = {heads}: expected [heads, d, d] or "
                                  f"[layers, heads, d, d]")
+            if heads == 1 and shape[0] > 1:
+                import warnings
+                warnings.warn(f"qkv: Q, K, V {list(shape)} read as {shape[0]} layers; set model.heads = {shape[0]} "
+                              "for heads", stacklevel=4)
         arrays = [a.reshape((1, 1) + shape) if len(shape) == 2 else
                   a.reshape((1,) + shape) if len(shape) == 3 and heads > 1 else
                   a.reshape((shape[0], 1, d, d)) if len(shape) == 3 else a for a in arrays]
@@ -239,8 +246,35 @@ def _command_line(call):
     return f"{call} (Python {sys.version.split()[0]}, normdyn {__version__})"
 
 
+def _from_dataset(ds, set, qkv, tokens, feedforward, score_bias, terms):
+    """run(ds): the configuration a Dataset ran with, its given arrays and its feed-forward weights as
+    run (for a run file), and the supplied terms matched by name to those it recorded."""
+    import json
+    import numpy as np
+    if "config" not in ds.attrs:
+        raise ValueError("config: a Dataset without the configuration it ran with (attrs['config'])")
+    text = ds.attrs["config"]
+    if qkv is None and "qkv_Q" in ds:
+        qkv = tuple(np.asarray(ds[f"qkv_{m}"].values) for m in "QKV")
+    if tokens is None and "initial_tokens" in ds:
+        tokens = np.asarray(ds["initial_tokens"].values)
+    if score_bias is None and "score_bias" in ds:
+        score_bias = np.asarray(ds["score_bias"].values)
+    if feedforward is None and ds.attrs.get("source") and 'weights = "file"' in text:
+        import h5py
+        with h5py.File(ds.attrs["source"], "r") as f:
+            if "parameters/feedforward" in f:
+                g = f["parameters/feedforward"]
+                feedforward = (np.asarray(g["a"][()]), np.asarray(g["omega"][()]))
+    recorded = json.loads(ds.attrs.get("terms", "[]"))
+    entries = _terms.entries(terms)
+    if recorded or entries:
+        entries = _terms.match(recorded, entries) if recorded else entries
+    return text, "the Dataset's configuration", set, qkv, tokens, feedforward, score_bias, entries
+
+
 def run(config=None, *, set=None, output=None, force=False, threads=None, progress=False, qkv=None, tokens=None,
-        feedforward=None, score_bias=None):
+        feedforward=None, score_bias=None, terms=None):
     """Runs one experiment and returns its xarray Dataset.
 
     config: a dict of sections ({"model": {"scheme": "pre"}}), a pathlib.Path or a string naming
@@ -272,6 +306,15 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
       attention.mask and attention.normalizer (a key outside the mask or at -inf weighs 0). The
       Dataset holds it (score_bias), the run file too (/parameters/score_bias), the configuration its
       digest (attention.bias_digest).
+    terms: your own terms of the block output, U_i = A_i + F_i + f_i(t, theta, r): a list of Python
+      callables f(t, theta, r) -> array [n, d], compiled callbacks (numba cfunc, ctypes, scipy
+      LowLevelCallable) or normdyn.Term (see its help). The run file records each (name, kind, params,
+      digest, source). A term that raises ends the run (status user_term_failed) and its exception
+      is raised here, traceback kept, with the frames so far as `exc.dataset` (and in `output`);
+      NaN or a wrong shape raises normdyn.TermError naming the term.
+    config may also be a Dataset (normdyn.load(file), or a run's): the run it holds is repeated with
+      its configuration, given arrays and feed-forward weights, frame for frame; a run that used terms
+      needs them again (terms=[...], matched by name; a term whose source changed is a warning).
 
     Ctrl-C ends the run (the file, if any, stays complete and resumable) and raises
     KeyboardInterrupt. A numerical failure (diverged, step_underflow, max_steps) is
@@ -280,7 +323,12 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
     and emits a normdyn.ResolutionWarning (a normdyn.ResultWarning, a UserWarning).
     """
     force = _force(force)
-    text, source = _config_text(config)
+    if _is_dataset(config):
+        text, source, set, qkv, tokens, feedforward, score_bias, entries = _from_dataset(
+            config, set, qkv, tokens, feedforward, score_bias, terms)
+    else:
+        text, source = _config_text(config)
+        entries = _terms.entries(terms)
     overrides = _overrides(set) + _feedforward(set, feedforward)
     qkv, tokens, given = _given(text, source, overrides, set, qkv, tokens)
     overrides += given
@@ -296,17 +344,32 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
         # Paths as bytes: any name the OS accepts (str holds other encodings as surrogates).
         path = None if output is None else os.fsencode(output)
         result = _core.run(text, source, overrides, path, force, _threads(threads), callback, 0.2,
-                           _main_thread(), _command_line("normdyn.run"), config_file, qkv, tokens, score_bias)
+                           _main_thread(), _command_line("normdyn.run"), config_file, qkv, tokens, score_bias, entries)
     finally:
         close()
     ds = _from_core(result, source=output, qkv=qkv, tokens=tokens, score_bias=score_bias)
+    if entries:
+        ds.attrs["terms"] = _terms.recorded_text(entries)
+    _warn_layers(ds.attrs.get("message", ""))
+    _terms.finish(result, ds)
     _warn_summary(ds.attrs, output, stacklevel=2)
     return ds
 
 
+def _is_dataset(value):
+    return type(value).__name__ == "Dataset" and type(value).__module__.startswith("xarray")
+
+
+def _warn_layers(message):
+    # The summary's note on Q, K, V [k, d, d] of model.qkv_file read as layers.
+    if "read as" in message and "model.heads" in message:
+        import warnings
+        warnings.warn(message[message.index("Q, K, V"):], stacklevel=3)
+
+
 def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, force=False, pair_cosine=0.999,
              cluster_epsilon=1e-3, quantiles=(0.1, 0.5, 0.9), trajectories=None, threads=0, progress=False,
-             member_figures=True, qkv=None, tokens=None, feedforward=None, score_bias=None):
+             member_figures=True, qkv=None, tokens=None, feedforward=None, score_bias=None, terms=None):
     """Integrates every point of `axes` (their Cartesian product over `config`) in this process and
     returns the ensemble statistics as an xarray Dataset (what `normdyn ensemble` writes).
 
@@ -347,6 +410,9 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
       file hold them (qkv_Q, qkv_K, qkv_V, initial_tokens), the configurations their digests.
     feedforward: the feed-forward term (a, omega), as for run(), in every member's configuration.
     score_bias: the score bias matrix B [n, n], as for run(), given to every member.
+    terms: your own terms, as for run(), in every member. Compiled callbacks run on the members' threads
+      at once; Python callables take the GIL in turn. The first exception a Python term raised is
+      raised here once the ensemble has returned.
     """
     force = _force(force)
     text, source = _config_text(config)
@@ -374,7 +440,7 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
             path = None if output is None else os.fsencode(output)
             result = _core.ensemble(sweep, "normdyn.ensemble", path, force, threads, quantiles, points,
                                     bool(member_figures), callback, 0.2, _main_thread(), _command_line("normdyn.ensemble"),
-                                    qkv, tokens, score_bias, config_file)
+                                    qkv, tokens, score_bias, config_file, _terms.entries(terms))
     except KeyboardInterrupt as e:
         journal = None if output is None else output + ".journal"
         if journal is None or journal in str(e) or not os.path.exists(journal):
@@ -384,12 +450,17 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
                                 "axes and output) continues from there") from e
     finally:
         close()
+    if result is not None and result.get("term_exception") is not None:
+        raise result["term_exception"]
     return None if result is None else _ensemble.dataset(result)
 
 
-def resume(path, *, threads=None, progress=False):
+def resume(path, *, threads=None, progress=False, terms=None):
     """Continues an interrupted or killed run file from its last checkpoint and returns
-    normdyn.load(path). The frames are those the uninterrupted run would have written."""
+    normdyn.load(path). The frames are those the uninterrupted run would have written.
+
+    terms: the terms the run used (as for run()), matched by name; a run that used terms is not
+    resumed without them, and a term whose source differs from the recorded one is a warning."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such run file")
@@ -397,10 +468,12 @@ def resume(path, *, threads=None, progress=False):
         raise OSError(f"{path}: open in this process (close the Dataset of normdyn.load first: ds.close())")
     callback, close = _progress_listener(progress, "normdyn.resume")
     try:
-        _core.resume(os.fsencode(path), _threads(threads), callback, 0.2, _main_thread(), _command_line("normdyn.resume"))
+        result = _core.resume(os.fsencode(path), _threads(threads), callback, 0.2, _main_thread(),
+                              _command_line("normdyn.resume"), _terms.entries(terms))
     finally:
         close()
     ds = _load(path)
+    _terms.finish(result, ds)
     _warn_summary(ds.attrs, path, stacklevel=2)
     return ds
 

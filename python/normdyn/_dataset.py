@@ -132,6 +132,21 @@ def given_arrays(h5):
     return qkv, tokens, score_bias
 
 
+def recorded_terms(h5):
+    """{"terms": JSON list of the user's terms the run recorded (name, kind, params, digest, rows)} or {}."""
+    import json
+    p = h5["parameters"]
+    if "terms" not in p:
+        return {}
+    out = []
+    for key in sorted(p["terms"].keys()):
+        a = p["terms"][key].attrs
+        out.append({"name": _text(a.get("name", key)), "kind": _text(a.get("kind", "")),
+                    "params": json.loads(_text(a.get("params", "{}")) or "{}"), "digest": _text(a.get("digest", "")),
+                    "rows": bool(a.get("rows", 0))})
+    return {"terms": json.dumps(out)}
+
+
 def _run_attrs(config, summary, versions, provenance=None, source=None):
     attrs = {"config": config}
     summary = dict(summary or {})
@@ -314,6 +329,7 @@ def _from_file(h5, path):
     versions = {"version": _plain(params.get("normdyn_version", "")), "revision": _plain(params.get("normdyn_revision", ""))}
     provenance = {"threads": _plain(params.get("threads")), "command_line": _plain(params.get("command_line", ""))}
     attrs = _run_attrs(_text(params["config"]), summary, versions, provenance, source=path)
+    attrs.update(recorded_terms(f))
 
     if "particles" in f and "tokens" in f["particles"]:
         tokens = f["particles/tokens"]

@@ -16,6 +16,7 @@
 #include <map>
 
 #include "io/feedforward_weights.hpp"
+#include "io/terms_record.hpp"
 #include "io/frame_checksums.hpp"
 #include "io/h5.hpp"
 #include "io/h5md.hpp"
@@ -125,6 +126,7 @@ void write_parameters(h5::File& file, const RunConfig& config, const Provenance&
         value);
   }
   write_given(p, config);
+  write_terms_record(p, config);
   // The feed-forward weights as run (from the configuration or from feedforward.file).
   if (const auto& f = options.feedforward) {
     h5::Group g = p.require_group("feedforward");
@@ -672,6 +674,7 @@ RunConfig stored_config(const std::filesystem::path& path, const h5::File& file)
     damaged(path, "/parameters@config", std::string("is not a valid configuration (") + e.what() + ")");
   }
   read_given(path, parameters, config);
+  read_terms_record(parameters, config);
   return config;
 }
 

@@ -35,7 +35,7 @@ import installed
 
 SOURCE = installed.SOURCE
 RUNNABLE = {"bash", "python", "toml"}
-SHOWN = {"text", "bibtex", "yaml", "cmake", "cpp", "c++", "json", "csv", "ini", "markdown", "pycon", "rst"}
+SHOWN = {"text", "bibtex", "yaml", "cmake", "c", "cpp", "c++", "json", "csv", "ini", "markdown", "pycon", "rst"}
 MARKER = re.compile(r"^<!--\s*docs-test:\s*(\w+)\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^\s`{]*)?(\{[^}]*\})?\s*(.*)$")
 

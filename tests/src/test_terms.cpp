@@ -172,3 +172,88 @@ BOOST_AUTO_TEST_CASE(the_terms_have_the_traits_of_their_parts) {
   BOOST_TEST(one.traits().shardable);
   BOOST_TEST((alternative_keys<Activation>() == std::vector<std::string_view>{"relu", "tanh", "gelu"}));
 }
+
+namespace {
+
+// A user's term with the C signature: out_i += c (1 + t) r_i e_0 - 0.2 θ_i, c = *user.
+void user_drift(double t, const double* theta, const double* r, double* out, std::int64_t n, std::int64_t d, void* user) {
+  const double c = *static_cast<const double*>(user);
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t k = 0; k < d; ++k) out[i * d + k] -= 0.2 * theta[i * d + k];
+    out[i * d] += c * (1.0 + t) * r[i];
+  }
+}
+
+// Returns NaN in row 2 once t > 0.6.
+void late_nan(double t, const double*, const double*, double* out, std::int64_t n, std::int64_t d, void*) {
+  if (t > 0.6 && n > 2) out[2 * d + 1] = std::nan("");
+}
+
+UserTerm user_term(UserCallback::Function f, bool rows, double* c) {
+  auto callback = std::make_shared<UserCallback>();
+  callback->function = f;
+  callback->user = c;
+  return UserTerm{"drift", callback, rows};
+}
+
+}  // namespace
+
+// U = A + f(t, θ, r) with t and r reaching the term, called on every token (or on blocks of 64 rows
+// with `rows`), the same bits either way, and for a range of rows as for the whole.
+BOOST_AUTO_TEST_CASE(a_users_term_sees_t_theta_and_r) {
+  const Index n = 150, d = 3;
+  const Tokens x = test::random_tokens(n, d, 5);
+  double c = 0.3;
+  for (bool rows : {false, true}) {
+    DynamicsSpec spec;
+    spec.scheme = PreLN{};
+    spec.kernel.threads = 1;
+    spec.terms.terms.emplace_back(user_term(&user_drift, rows, &c));
+    AttentionDynamics with(spec, QkvSource::identity(), n, d);
+    DynamicsSpec plain_spec = spec;
+    plain_spec.terms.terms.clear();
+    AttentionDynamics plain(plain_spec, QkvSource::identity(), n, d);
+    const double t = 0.7;
+    RowMatrix u = plain.attention(x.theta, t);
+    for (Index i = 0; i < n; ++i) {
+      u.row(i) -= 0.2 * x.theta.row(i);
+      u(i, 0) += c * (1.0 + t) * x.r(i);
+    }
+    const RowMatrix got = with.block_output(x.theta, x.r, t, t);
+    BOOST_TEST((got - u).cwiseAbs().maxCoeff() <= test::kRoundoff);
+    // A range of rows gets the bits of the whole.
+    std::vector<double> state(with.size()), whole(with.size()), part(with.size(), 0.0);
+    with.layout().pack(x, state.data());
+    with.rhs(state.data(), whole.data(), t);
+    with.rhs_rows(state.data(), part.data(), t, 70, 100);
+    for (Index k = 70 * d; k < 100 * d; ++k) BOOST_TEST(part[static_cast<std::size_t>(k)] == whole[static_cast<std::size_t>(k)]);
+    BOOST_TEST(!with.spec().terms.traits().has_energy);
+  }
+}
+
+// A term that returns NaN ends the run with status user_term_failed, naming the term, with the frames
+// before kept; the discrete maps likewise.
+BOOST_AUTO_TEST_CASE(a_failing_term_ends_the_run_with_its_status) {
+  const Index n = 5, d = 3;
+  DynamicsSpec spec;
+  spec.kernel.threads = 1;
+  spec.terms.terms.emplace_back(user_term(&late_nan, false, nullptr));
+  AttentionDynamics dyn(spec, QkvSource::identity(), n, d);
+  std::vector<double> x0(dyn.size());
+  dyn.layout().pack(test::random_tokens(n, d, 6), x0.data());
+  const std::vector<double> samples{0.0, 0.25, 0.5, 0.75, 1.0};
+  IntegratorOptions options;
+  options.method = Method::rk4;
+  options.dt = 0.05;
+  FrameRecorder frames;
+  frames.layout = dyn.layout();
+  const IntegrationResult r = integrate(dyn, x0, 0.0, samples, options, frames);
+  BOOST_TEST(r.status == RunStatus::user_term_failed);
+  BOOST_TEST(r.message.find("'drift' returned a non-finite value (row 2, column 1)") != std::string::npos);
+  BOOST_TEST(frames.frames.size() == 3u);
+  FrameRecorder layers;
+  layers.layout = dyn.layout();
+  const IntegrationResult l = run_layers(dyn, x0, 0.0, 0.05, samples, 0, layers);
+  BOOST_TEST(l.status == RunStatus::user_term_failed);
+  BOOST_TEST(layers.frames.size() == 3u);
+}

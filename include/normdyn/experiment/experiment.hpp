@@ -70,6 +70,9 @@ struct ExperimentOptions {
   // over them and rank 0 records. Every process calls the same entry with the same
   // configuration. nullptr: this process alone.
   Team* team = nullptr;
+  // resume_experiment: the user's terms supplied again (Python's terms=), matched by name to those the
+  // run file records (bind_user_terms); a run that used terms is not resumed without them.
+  std::vector<UserTermSpec> terms;
 };
 
 // Runs one experiment into the run file (options.write_file) and `recorders`. Throws InputError /
@@ -96,6 +99,12 @@ BlockTerms make_terms(const RunConfig& config, std::optional<FeedForward> weight
 // The attention matrices of the run (reads model.qkv_file, if any).
 QkvSource make_qkv(const RunConfig& config);
 Tokens make_initial_tokens(const RunConfig& config);
+// The configuration that repeats a run from its file (`run --from`): its stored text with `sets` on
+// top (parsed as from `source`), the given Q, K, V and tokens of `stored` (RunReader::config) where
+// the result still asks for them, the feed-forward `weights` as run in place of feedforward.file,
+// and its recorded user terms (make_terms refuses them until they are supplied).
+RunConfig repeated_config(const RunConfig& stored, const std::string& text, const std::optional<FeedForward>& weights,
+                          const std::string& source, const std::vector<std::string>& sets);
 
 
 }  // namespace normdyn
