@@ -79,8 +79,10 @@ MeanFieldAnalysis analyze_meanfield(const FrameSource& source, const AnalyzeOpti
     if (a.config.model.qkv == QkvKind::identity) {
       try {
         const RadialLaw law{a.config.init.r0, a.config.init.radius_width};
+        const auto* noise = std::get_if<IndependentNoise>(&a.config.noise.kind);
         theory = uniform_state_rate(a.config.model.scheme, a.config.model.beta, CircleAttention{}, k,
-                                    a.t.empty() ? 0.0 : a.t.front(), law)
+                                    a.t.empty() ? 0.0 : a.t.front(), law, noise ? noise->sigma : 0.0,
+                                    std::holds_alternative<Uniform>(a.config.attention.normalizer))
                      .real();
       } catch (const std::domain_error&) {
       }

@@ -191,8 +191,12 @@ MeanFieldSetup make_meanfield(const RunConfig& config) {
   spec.grid = config.meanfield.grid;
   spec.radial_grid = config.meanfield.radial_grid;
   spec.limiter = config.meanfield.limiter;
+  spec.method = config.meanfield.method;
   spec.layers = circle_layers(config.model);
   spec.r0 = config.init.r0;
+  // The configuration admits independent noise alone with the mean field (its Fokker-Planck equation).
+  if (const auto* noise = std::get_if<IndependentNoise>(&config.noise.kind)) spec.sigma = noise->sigma;
+  spec.uniform_normalizer = std::holds_alternative<Uniform>(config.attention.normalizer);
   MeanFieldSetup setup;
   setup.system = std::make_unique<MeanFieldCircle>(spec);
   setup.x0 = setup.system->initial_state(initial_angular_density(config), config.init.r0, config.init.radius_width);

@@ -386,7 +386,11 @@ struct OdeintStepper<Method::euler> {
 template <Method M>
 void run_method(Run& run) {
   constexpr MethodInfo info = method_info(M);
-  if constexpr (info.control == StepControl::layers) {
+  if constexpr (M == Method::split) {  // the system's own step (OdeSystem::own_step)
+    run_equal_steps(run, [](Run& r, double t, double h) {
+      r.counters_.rhs_evaluations += r.system_.own_step(r.x_.data(), t, h, r.x_new_.data());
+    });
+  } else if constexpr (info.control == StepControl::layers) {
     return;  // rejected by integrate()
   } else if constexpr (info.control == StepControl::stochastic) {
     run_stochastic(run, StochasticStepper<M>::make(run.options_));
@@ -408,6 +412,8 @@ IntegrationResult integrate(OdeSystem& system, std::span<const double> x0, doubl
   if (method_info(options.method).control == StepControl::layers)
     throw std::invalid_argument("integrate: solver.method = \"" + std::string(to_string(options.method)) +
                                 "\" is a layer map; it runs through run_layers");
+  if (options.method == Method::split && !system.has_own_step())
+    throw std::invalid_argument("integrate: solver.method = \"split\" needs a system with a step of its own");
   if (system.noisy() && method_info(options.method).control != StepControl::stochastic)
     throw std::invalid_argument("integrate: solver.method = \"" + std::string(to_string(options.method)) +
                                 "\" is not a stochastic method, and the system has noise");

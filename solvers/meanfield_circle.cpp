@@ -199,6 +199,15 @@ MeanFieldCircle::MeanFieldCircle(MeanFieldSpec spec) : spec_(std::move(spec)) {
     radii_.resize(mr);
   }
   flux_.resize(longest);
+  stage_.resize(size_);
+  stage_rate_.resize(size_);
+  if (spec_.method == MeanFieldMethod::semi_lagrangian) {
+    if (has_radius_)
+      throw std::invalid_argument("MeanFieldCircle: the semi-Lagrangian transport is implemented for schemes "
+                                  "without a radius");
+    face_u_.resize(m);
+    departure_.resize(m);
+  }
 }
 
 MeanFieldCircle::~MeanFieldCircle() = default;
@@ -228,11 +237,14 @@ void MeanFieldCircle::convolve(const double* rho, std::size_t layer, bool centre
     double* tda = shift == 0 ? centre_tda_.data() : face_tda_.data();
     double* tangent = shift == 0 ? centre_tangent_.data() : face_tangent_.data();
     double* norm = shift == 0 ? centre_norm_.data() : face_norm_.data();
+    // The uniform normalizer divides by a constant: e^{−β R}, the factor the sampled kernel dropped.
+    const double uniform_scale = std::exp(spec_.beta * std::hypot(att.a, att.b));
     for (std::size_t i = 0; i < f.m; ++i) {
-      const double z = f.out[0][i], c = f.out[1][i], s = f.out[2][i];
-      tda[i] = (att.c * c + att.e * s) / z;
-      tangent[i] = (att.e * c - att.c * s) / z;
-      norm[i] = v_norm * std::hypot(c, s) / z;
+      const double c = f.out[1][i], s = f.out[2][i];
+      const double inv_z = spec_.uniform_normalizer ? uniform_scale : 1.0 / f.out[0][i];
+      tda[i] = (att.c * c + att.e * s) * inv_z;
+      tangent[i] = (att.e * c - att.c * s) * inv_z;
+      norm[i] = v_norm * std::hypot(c, s) * inv_z;
     }
   }
 }
@@ -340,6 +352,132 @@ void MeanFieldCircle::rhs_radial(const S& scheme, const double* x, double* dxdt,
 }
 
 void MeanFieldCircle::rhs(const double* x, double* dxdt, double t) {
+  transport_rhs(x, dxdt, t);
+  if (spec_.sigma > 0.0) diffuse(x, dxdt, t, t, true);
+}
+
+int MeanFieldCircle::own_step(const double* x, double t, double h, double* out) {
+  // Strang splitting: D(h/2) T(h) D(h/2). For the linearization about the uniform state both parts are
+  // diagonal in the Fourier modes and commute, so the splitting adds no error to the modes' rates.
+  const std::size_t n = size_;
+  const bool noisy = spec_.sigma > 0.0;
+  std::copy(x, x + n, out);
+  if (noisy) diffuse(out, out, t, t + 0.5 * h, false);
+  if (spec_.method == MeanFieldMethod::semi_lagrangian) semi_lagrangian_step(out, t, h);
+  else finite_volume_step(out, t, h);
+  if (noisy) diffuse(out, out, t + 0.5 * h, t + h, false);
+  return spec_.method == MeanFieldMethod::semi_lagrangian ? 2 : 3;
+}
+
+void MeanFieldCircle::finite_volume_step(double* u, double t, double h) {
+  // Shu-Osher SSP-RK3: u1 = u + h L(u); u2 = 3/4 u + 1/4 (u1 + h L(u1)); u' = 1/3 u + 2/3 (u2 + h L(u2)).
+  const std::size_t n = size_;
+  std::vector<double>& stage = stage_;
+  std::vector<double>& rate = stage_rate_;
+  transport_rhs(u, rate.data(), t);
+  for (std::size_t i = 0; i < n; ++i) stage[i] = u[i] + h * rate[i];
+  transport_rhs(stage.data(), rate.data(), t + h);
+  for (std::size_t i = 0; i < n; ++i) stage[i] = 0.75 * u[i] + 0.25 * (stage[i] + h * rate[i]);
+  transport_rhs(stage.data(), rate.data(), t + 0.5 * h);
+  for (std::size_t i = 0; i < n; ++i) u[i] = (u[i] + 2.0 * (stage[i] + h * rate[i])) / 3.0;
+}
+
+void MeanFieldCircle::semi_lagrangian_step(double* u, double t, double h) {
+  face_velocities(u, t);
+  semi_lagrangian_transport(u, 0.5 * h, stage_.data());  // predictor: the density at t + h/2
+  face_velocities(stage_.data(), t + 0.5 * h);
+  std::copy(u, u + spec_.grid, stage_rate_.data());
+  semi_lagrangian_transport(stage_rate_.data(), h, u);
+}
+
+void MeanFieldCircle::face_velocities(const double* rho, double t) {
+  const double t_regime = in_piece_ ? piece_middle_ : t;
+  convolve(rho, layer_at(t_regime), false, true);
+  std::visit(
+      [&](const auto& scheme) {
+        for (std::size_t f = 0; f < face_u_.size(); ++f)
+          face_u_[f] = angular_velocity(scheme, TokenContext{t, t_regime, spec_.r0, face_tda_[f], face_norm_[f]},
+                                        face_tangent_[f]);
+      },
+      spec_.scheme);
+}
+
+void MeanFieldCircle::semi_lagrangian_transport(const double* rho, double h, double* out) {
+  const auto m = static_cast<std::int64_t>(spec_.grid);
+  const double cells_per_radian = static_cast<double>(m) / kTwoPi;
+  const auto wrap = [m](std::int64_t j) { return static_cast<std::size_t>(((j % m) + m) % m); };
+  slopes(spec_.limiter, rho, static_cast<std::size_t>(m), 1, true, slope_.data());
+  // Positions in cells: face f (the right face of cell f) sits at f + 1.
+  const auto velocity_at = [&](double position) {
+    const double y = position - 1.0, below = std::floor(y);
+    const auto k = static_cast<std::int64_t>(below);
+    const double w = y - below;
+    return (1.0 - w) * face_u_[wrap(k)] + w * face_u_[wrap(k + 1)];
+  };
+  const double courant = h * cells_per_radian;
+  for (std::int64_t f = 0; f < m; ++f) {
+    const double face = static_cast<double>(f + 1);
+    const double middle = face - 0.5 * courant * face_u_[static_cast<std::size_t>(f)];
+    departure_[static_cast<std::size_t>(f)] = face - courant * velocity_at(middle);
+  }
+  // ∫_0^ξ of the reconstruction ρ_j + s_j (ξ − 1/2) of cell j, in cell widths.
+  const auto partial = [&](std::size_t j, double xi) { return rho[j] * xi + 0.5 * slope_[j] * (xi * xi - xi); };
+  const auto mass_between = [&](double a, double b) {  // a <= b, in cells
+    const double fa = std::floor(a), fb = std::floor(b);
+    const auto ja = static_cast<std::int64_t>(fa), jb = static_cast<std::int64_t>(fb);
+    if (ja == jb) return partial(wrap(ja), b - fb) - partial(wrap(ja), a - fa);
+    double sum = rho[wrap(ja)] - partial(wrap(ja), a - fa);
+    for (std::int64_t j = ja + 1; j < jb; ++j) sum += rho[wrap(j)];
+    return sum + partial(wrap(jb), b - fb);
+  };
+  double left = departure_[static_cast<std::size_t>(m - 1)] - static_cast<double>(m);
+  for (std::int64_t i = 0; i < m; ++i) {
+    const double right = departure_[static_cast<std::size_t>(i)];
+    // Departure points out of order (a step too long for the flow) give a negative mass; the sum still
+    // telescopes to the total, and the retraction clips it.
+    out[i] = right >= left ? mass_between(left, right) : -mass_between(right, left);
+    left = right;
+  }
+}
+
+double MeanFieldCircle::inverse_square_speed(double t0, double t1, double r) const {
+  return std::visit(
+      [&](const auto& scheme) {
+        // The speed factors that the configuration admits with noise do not depend on the attention.
+        const auto inv2 = [&](double tau) {
+          const double s = scheme.speed(TokenContext{tau, in_piece_ ? piece_middle_ : tau, r, 0.0, 1.0});
+          return 1.0 / (s * s);
+        };
+        if (t1 == t0) return inv2(t0);
+        return gauss<double>(std::function<double(double)>(inv2), t0, t1, 1);
+      },
+      spec_.scheme);
+}
+
+void MeanFieldCircle::diffuse(const double* x, double* out, double t0, double t1, bool rate) {
+  Fft& f = *fft_;
+  const std::size_t m = f.m, mr = static_cast<std::size_t>(radial_cells());
+  const std::vector<double> radii = has_radius_ ? radial_centres(x) : std::vector<double>{spec_.r0};
+  const double md = static_cast<double>(m);
+  for (std::size_t j = 0; j < mr; ++j) {
+    const double d = 0.5 * spec_.sigma * spec_.sigma * inverse_square_speed(t0, t1, radii[j]);
+    for (std::size_t i = 0; i < m; ++i) f.real[i] = x[i * mr + j];
+    fftw_execute_dft_r2c(f.forward, f.real, f.spectrum);
+    for (std::size_t k = 0; k < f.half; ++k) {
+      const double kk = static_cast<double>(k);
+      const double factor = (rate ? -kk * kk * d : std::exp(-kk * kk * d)) / md;
+      f.work[k][0] = f.spectrum[k][0] * factor;
+      f.work[k][1] = f.spectrum[k][1] * factor;
+    }
+    fftw_execute_dft_c2r(f.backward, f.work, f.out[0]);
+    for (std::size_t i = 0; i < m; ++i) {
+      if (rate) out[i * mr + j] += f.out[0][i];
+      else out[i * mr + j] = f.out[0][i];
+    }
+  }
+}
+
+void MeanFieldCircle::transport_rhs(const double* x, double* dxdt, double t) {
   const double t_regime = in_piece_ ? piece_middle_ : t;
   std::visit(
       [&](const auto& scheme) {
@@ -463,7 +601,7 @@ struct BaseState {
   Complex tau, alpha;                           // ρ0 × (δT, δ|A|) per unit mode amplitude
 };
 
-BaseState base_state(double beta, const CircleAttention& att, int k) {
+BaseState base_state(double beta, const CircleAttention& att, int k, bool uniform_normalizer) {
   const double delta = std::atan2(att.b, att.a);
   const std::vector<double> ratio = bessel_ratios(beta * std::hypot(att.a, att.b), k + 1);
   auto g = [&](int m) { return std::polar(ratio[static_cast<std::size_t>(std::abs(m))], -m * delta); };
@@ -478,15 +616,24 @@ BaseState base_state(double beta, const CircleAttention& att, int k) {
   const Complex ds = (g(k - 1) - g(k + 1)) / Complex(0.0, 2.0);
   b.tau = (att.e * dc - att.c * ds) - b.tangent * dz;
   b.alpha = v_norm * (std::cos(delta) * dc + std::sin(delta) * ds) - b.norm * dz;
+  if (uniform_normalizer) {
+    // No division by Z: the field is I_0(β R) times the normalized one, without the −(field) δZ terms.
+    const double z = std::cyl_bessel_i(0.0, beta * std::hypot(att.a, att.b));
+    b.tau = z * (b.tau + b.tangent * dz);
+    b.alpha = z * (b.alpha + b.norm * dz);
+    b.tda *= z;
+    b.tangent *= z;
+    b.norm *= z;
+  }
   return b;
 }
 
 }  // namespace
 
 std::complex<double> uniform_state_rate(const Scheme& scheme, double beta, const CircleAttention& att, int k,
-                                        double t, const RadialLaw& law) {
+                                        double t, const RadialLaw& law, double sigma, bool uniform_normalizer) {
   if (k < 1) throw std::domain_error("uniform_state_rate: the mode k must be >= 1");
-  const BaseState b = base_state(beta, att, k);
+  const BaseState b = base_state(beta, att, k, uniform_normalizer);
   return std::visit(
       [&](const auto& s) -> Complex {
         using S = std::decay_t<decltype(s)>;
@@ -508,6 +655,11 @@ std::complex<double> uniform_state_rate(const Scheme& scheme, double beta, const
           if (depends_on_r && std::abs(b.tangent) > 1e-13 * std::max(1.0, b.norm))
             throw std::domain_error("uniform_state_rate: the uniform state drifts in phi and the speed depends on "
                                     "the radius; radial perturbations couple to the mode");
+          // The diffusion σ²/(2 s(r)²) differs between radii, and the mode's radial displacement (from the
+          // perturbed radial rate) feeds back into the marginal: no single rate.
+          if (depends_on_r && sigma > 0.0)
+            throw std::domain_error("uniform_state_rate: with noise the diffusion depends on the radius and the "
+                                    "mode's radial displacement couples to it");
         }
         // Averages over the radial law [r0 − w/2, r0 + w/2] + shift.
         auto average = [&](const std::function<double(double)>& f) {
@@ -517,14 +669,22 @@ std::complex<double> uniform_state_rate(const Scheme& scheme, double beta, const
         const double inv_speed = average([&](double r) { return 1.0 / speed(r); });
         const double slope_term = average([&](double r) { return speed_slope_a(r) / (speed(r) * speed(r)); });
         const Complex velocity = b.tangent * inv_speed + b.tau * inv_speed - b.tangent * b.alpha * slope_term;
-        return Complex(0.0, -static_cast<double>(k)) * velocity;
+        const double kk = static_cast<double>(k);
+        const double diffusion = sigma == 0.0 ? 0.0 : 0.5 * sigma * sigma * average([&](double r) {
+          const double s_r = speed(r);
+          return 1.0 / (s_r * s_r);
+        });
+        return Complex(0.0, -kk) * velocity - kk * kk * diffusion;
       },
       scheme);
 }
 
 std::complex<double> uniform_state_log_amplification(const Scheme& scheme, double beta, const CircleAttention& att,
-                                                     int k, double t, const RadialLaw& law) {
-  const std::function<Complex(double)> rate = [&](double u) { return uniform_state_rate(scheme, beta, att, k, u, law); };
+                                                     int k, double t, const RadialLaw& law, double sigma,
+                                                     bool uniform_normalizer) {
+  const std::function<Complex(double)> rate = [&](double u) {
+    return uniform_state_rate(scheme, beta, att, k, u, law, sigma, uniform_normalizer);
+  };
   return integrate_pieces<Complex>(rate, t, scheme_breakpoints(scheme, 0.0, t));
 }
 

@@ -86,6 +86,13 @@ struct EnumNames<Limiter> {
   }};
 };
 template <>
+struct EnumNames<MeanFieldMethod> {
+  static constexpr std::array<std::pair<MeanFieldMethod, std::string_view>, 2> values{{
+      {MeanFieldMethod::finite_volume, "finite_volume"},
+      {MeanFieldMethod::semi_lagrangian, "semi_lagrangian"},
+  }};
+};
+template <>
 struct EnumNames<FeedForwardWeights> {
   static constexpr std::array<std::pair<FeedForwardWeights, std::string_view>, 3> values{{
       {FeedForwardWeights::none, "none"},
@@ -144,6 +151,7 @@ std::string_view to_string(InitKind k) { return enum_name(k); }
 std::string_view to_string(ModelKind k) { return enum_name(k); }
 std::string_view to_string(Sampling k) { return enum_name(k); }
 std::string_view to_string(Limiter k) { return enum_name(k); }
+std::string_view to_string(MeanFieldMethod k) { return enum_name(k); }
 
 bool is_density_kind(InitKind k) {
   return k == InitKind::uniform || k == InitKind::perturbed_uniform || k == InitKind::von_mises;
@@ -764,7 +772,8 @@ Key noise_kind_row() {
                           "noise of the flow, a Stratonovich SDE on the spheres dtheta_i = P_theta_i o (U_i dt + sigma "
                           "dN_i) / s_i (independent: dN_i = dW_i, one Brownian motion per token; value: dN_i = sum_j "
                           "w_ij dB x_j, one d x d matrix Brownian motion B for all tokens)",
-                          &RunConfig::noise, &NoiseSpec::kind, "(the mean-field solver has no diffusion)");
+                          &RunConfig::noise, &NoiseSpec::kind,
+                          "(the mean field has the Fokker-Planck equation of independent noise only)");
   k.selector = true;
   return k;
 }
@@ -1033,6 +1042,21 @@ const std::vector<Key>& keys() {
         field("meanfield.limiter", &C::meanfield, &MeanFieldConfig::limiter,
               "slope limiter of the fluxes: van_leer (2nd order) | minmod (2nd order) | upwind (1st order)", {},
               meanfield_only),
+        field("meanfield.method", &C::meanfield, &MeanFieldConfig::method,
+              "transport of the split step (solver.method = \"split\"): finite_volume (the finite volumes by SSP-RK3; "
+              "steps need h |v| < 2 pi / M) | semi_lagrangian (flux-form semi-Lagrangian; steps need h |d v / d phi| "
+              "< 1 whatever M; schemes without a radius; solver.method = \"auto\" takes split)",
+              {},
+              [](const C& c) {
+                if (std::string why = meanfield_only(c); !why.empty()) return why;
+                if (c.meanfield.method == MeanFieldMethod::semi_lagrangian && scheme_has_radius(c.model.scheme))
+                  return "\"semi_lagrangian\" applies only to schemes without a radius (post, cod); model.scheme is " +
+                         in_quotes(scheme_key(c.model.scheme));
+                if (c.meanfield.method == MeanFieldMethod::semi_lagrangian && c.solver.method != Method::split)
+                  return "\"semi_lagrangian\" is the transport of solver.method = \"split\" (or \"auto\"); "
+                         "solver.method is " + in_quotes(to_string(c.solver.method));
+                return std::string();
+              }),
 
         // ---- [init]
         selector(field("init.kind", &C::init, &InitConfig::kind, "initial tokens or density: " + choices<InitKind>())),
@@ -1243,6 +1267,18 @@ void validate_noise(const RunConfig& c, const std::map<std::string, const toml::
   const std::string noise = "noise.kind = " + in_quotes(alternative_key(c.noise.kind));
   if (!present.count("noise.sigma")) throw InputError("noise.sigma", "is required when " + noise);
   const Method m = c.solver.method;
+  if (c.model.kind == ModelKind::meanfield) {  // the Fokker-Planck equation: deterministic
+    if (speed_depends_on_attention(c.model.scheme))
+      throw InputError("model.scheme", in_quotes(scheme_key(c.model.scheme)) + " with " + noise +
+                                           " does not apply to model.kind = \"meanfield\": its speed factor depends "
+                                           "on |A|, so the noise's coefficient depends on the density; valid: post, "
+                                           "pre, mix, cod");
+    if (method_info(m).control == StepControl::stochastic)
+      throw InputError("solver.method", in_quotes(to_string(m)) + " is a stochastic method; the mean field's " +
+                                            "Fokker-Planck equation is deterministic: use \"split\" (its diffusion "
+                                            "exact) or solver.method = \"auto\"");
+    return;
+  }
   const auto refuse_method = [&](const std::string& why) {
     if (!overridden.empty() && !overridden.count("solver.method") && present.count("solver.method"))
       throw BaseConflict{"solver.method", why};
@@ -1290,6 +1326,9 @@ void validate_densities(RunConfig& c, const std::map<std::string, const toml::no
     throw InputError("init.radius_width", "must be < 2 init.r0 = " + format_number(2.0 * i.r0) +
                                               " (radii stay positive), got " + format_number(i.radius_width));
   if (c.model.kind == ModelKind::particles) {
+    if (c.solver.method == Method::split)
+      throw InputError("solver.method", "\"split\" applies only to model.kind = \"meanfield\" (the mean-field "
+                                        "solver's own step)");
     if (c.init.sampling == Sampling::grid && c.model.d != 2 && present.count("init.sampling"))
       throw InputError("init.sampling", "\"grid\" needs model.d = 2 (got " + std::to_string(c.model.d) + ")");
     return;
@@ -1316,9 +1355,11 @@ void validate_densities(RunConfig& c, const std::map<std::string, const toml::no
 }
 
 // solver.method = "auto": the mean-field solver keeps dopri5 (the cost model was measured on particle
-// runs); particle runs take auto_method's choice for their sample times.
+// runs), or its split step with noise (exact diffusion); particle runs take auto_method's choice for
+// their sample times.
 Method resolve_auto_method(const RunConfig& c) {
-  if (c.model.kind != ModelKind::particles) return Method::dopri5;
+  if (c.model.kind != ModelKind::particles)
+    return c.noise.active() || c.meanfield.method == MeanFieldMethod::semi_lagrangian ? Method::split : Method::dopri5;
   if (c.noise.active())
     return c.noise.calculus == NoiseCalculus::ito ? Method::euler_maruyama : Method::stratonovich_heun;
   const double t0 = c.solver.t_start, t1 = c.solver.t_end;

@@ -22,6 +22,7 @@
 #include "normdyn/terms.hpp"
 #include "normdyn/schemes.hpp"
 #include "normdyn/solvers/limiter.hpp"
+#include "normdyn/solvers/meanfield_method.hpp"
 #include "normdyn/steppers.hpp"
 #include "normdyn/tokens.hpp"
 #include "normdyn/user_terms.hpp"
@@ -40,6 +41,7 @@ std::string_view to_string(InitKind k);
 std::string_view to_string(ModelKind k);
 std::string_view to_string(Sampling s);
 std::string_view to_string(Limiter l);
+std::string_view to_string(MeanFieldMethod m);
 // Whether the initial-condition kind is a density (perturbed_uniform, von_mises; uniform counts).
 bool is_density_kind(InitKind k);
 
@@ -111,6 +113,7 @@ struct MeanFieldConfig {
   std::int64_t grid = 512;        // cells M in φ
   std::int64_t radial_grid = 32;  // cells in r (schemes with a radius)
   Limiter limiter = Limiter::van_leer;
+  MeanFieldMethod method = MeanFieldMethod::finite_volume;  // the transport of solver.method = "split"
 };
 
 struct SolverConfig {

@@ -34,6 +34,12 @@ class OdeSystem {
   // violation found before projecting; 0 for unconstrained systems.
   virtual double retract(double* /*x*/) const { return 0.0; }
 
+  // Systems with a step of their own (solver.method = "split", e.g. the mean field's splitting of an
+  // exact diffusion and the transport): the state after one step of length h from (x, t), written to
+  // `out` (not aliasing x). Returns the right-hand-side-like evaluations it took (for the counters).
+  virtual bool has_own_step() const { return false; }
+  virtual int own_step(const double* /*x*/, double /*t*/, double /*h*/, double* /*out*/) { return 0; }
+
   // Stochastic systems, dx = f(x, t) dt + G(x, t) ∘ dN (Stratonovich): whether there is noise, and
   // the increment f(x, t) h + G(x, t) ΔN_step of step number `step` (counted from the start of the
   // run) of length h. ΔN_step is a pure function of the system's seed and `step`, so that a step

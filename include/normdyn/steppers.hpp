@@ -42,7 +42,10 @@ enum class StepControl {
   X(euler_maruyama, stochastic, 1, false,                                                               \
     "Euler-Maruyama with retraction (weak order 1); the Stratonovich flow only where the noise's "       \
     "coefficient depends on a token through P_theta alone")                                             \
-  X(discrete, layers, 1, false, "the discrete transformer: one layer map of step h = solver.dt per layer")
+  X(discrete, layers, 1, false, "the discrete transformer: one layer map of step h = solver.dt per layer")    \
+  X(split, fixed, 2, false,                                                                             \
+    "model.kind = \"meanfield\" only: the solver's own step of at most solver.dt, Strang splitting of the "  \
+    "exact diffusion and the transport of meanfield.method")
 
 enum class Method {
 #define NORMDYN_METHOD_ENUM(name, control, order, dense, description) name,

@@ -43,7 +43,7 @@ const std::vector<Case>& cases() {
       {"[init]\nkind = \"gaussian\"\nr0 = 2.0\n", "", "init.r0: does not apply to init.kind = \"gaussian\""},
       {"[init]\nkind = \"file\"\nfile = \"cfg.toml\"\n", "", "init.file: cfg.toml: not an HDF5 file"},
       {"[init]\nkind = \"file\"\nfile = \"wrong_shape.h5\"\ndataset = \"x\"\n", "", "init.dataset: x has shape [2, 2], expected [32, 3] or [frames, 32, 3] (model.n, model.d)"},
-      {"[solver]\nmethod = \"rk45\"\n", "", "solver.method: unknown value \"rk45\"; valid: dopri5, cash_karp54, fehlberg78, bulirsch_stoer, rk4, euler, stratonovich_heun, euler_maruyama, discrete (did you mean \"rk4\"?)"},
+      {"[solver]\nmethod = \"rk45\"\n", "", "solver.method: unknown value \"rk45\"; valid: dopri5, cash_karp54, fehlberg78, bulirsch_stoer, rk4, euler, stratonovich_heun, euler_maruyama, discrete, split (did you mean \"rk4\"?)"},
       {"[solver]\nmethod = \"rk4\"\nrtol = 1e-6\n", "", "solver.rtol: applies only to solver.method = \"dopri5\" or \"cash_karp54\" or \"fehlberg78\" or \"bulirsch_stoer\" (solver.method is \"rk4\")"},
       {"[solver]\natol = 0\n", "", "solver.atol: must be > 0, got 0"},
       {"[solver]\nt_end = -1.0\n", "", "solver.t_end: must be > 0, got -1"},

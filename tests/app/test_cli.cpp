@@ -161,7 +161,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_line_exit_2_and_no_file) {
                         Case{"run base.toml -o x.h5 --set model.n=0", "normdyn: error: model.n: must be >= 1"},
                         Case{"run base.toml -o x.h5 --set solver.method=rk5",
                              "normdyn: error: solver.method: unknown value \"rk5\"; valid: dopri5, cash_karp54, "
-                             "fehlberg78, bulirsch_stoer, rk4, euler, stratonovich_heun, euler_maruyama, discrete (did you mean \"rk4\"?)"},
+                             "fehlberg78, bulirsch_stoer, rk4, euler, stratonovich_heun, euler_maruyama, discrete, split (did you mean \"rk4\"?)"},
                         Case{"run missing.toml -o x.h5", "normdyn: error: missing.toml: no such configuration file"},
                         Case{"run base.toml -o x.h5 --set init.kind=file --set init.file=nope.h5",
                              "normdyn: error: init.file: nope.h5: no such file"},

@@ -8,6 +8,10 @@
 //                 every scheme, weighted particles in d = 3
 //   grid          observed order of the PDE solver in M (post, and pre on the (phi, r) grid)
 //   speed         cost of one right-hand side against M, and M = 4096, beta = 10 to t = 10
+//   noisy_order_parameter
+//                 independent noise below the threshold: the order parameter |∫ θ dμ| at t = 4 of
+//                 n noisy particles (stratonovich_heun, 16 noise seeds) against the Fokker-Planck
+//                 equation's (split step), n = 2^6 .. 2^11: root mean square over seeds ~ n^-1/2
 #define BOOST_TEST_MODULE study_meanfield_limits
 #include <boost/test/unit_test.hpp>
 #include <chrono>
@@ -222,4 +226,60 @@ BOOST_AUTO_TEST_CASE(speed) {
               static_cast<long long>(result.counters.rhs_evaluations), *std::max_element(rho.begin(), rho.end()));
   BOOST_TEST((result.status == RunStatus::ok));
   BOOST_TEST(result.wall_seconds < 10.0);
+}
+
+BOOST_AUTO_TEST_CASE(noisy_order_parameter) {
+  constexpr double kBeta = 1.0, kSigma = 0.67, kTime = 4.0, kDt = 0.01;  // σ² = 0.45 < σ_c² = 0.893
+  constexpr int kSeeds = 16;
+  const Density start = Density::perturbed_uniform(1, 0.5);
+  MeanFieldSpec spec = spec_for(PostLN{}, kBeta, 512);
+  spec.sigma = kSigma;
+  MeanFieldCircle pde(spec);
+  IntegratorOptions split;
+  split.method = Method::split;
+  split.dt = kDt;
+  const auto end = test::solve(pde, pde.initial_state(cell_averages(start, 512), 1.0, 0.0), {0.0, kTime}, split);
+  const double continuum =
+      std::abs(test::fourier_mode(pde.angular_density(end.back().data()), pde.phi(), 1)) * kTwoPi / 512.0;
+  std::printf("noisy order parameter: post, beta = %g, sigma = %g (sigma_c^2 = %.4f), t = %g; PDE M = 512: %.6f\n",
+              kBeta, kSigma, 2.0 * std::cyl_bessel_i(1.0, kBeta) / (kBeta * std::cyl_bessel_i(0.0, kBeta)), kTime,
+              continuum);
+  std::vector<double> sizes, rms;
+  for (int p = 6; p <= 11; ++p) {
+    const Index n = Index{1} << p;
+    const WeightedTokens tokens = density_tokens(start, n, 2, Sampling::grid, 1.0, 0.0, 7);
+    double sum = 0.0, sum_squares = 0.0;
+    const auto t0 = Clock::now();
+    for (int seed = 1; seed <= kSeeds; ++seed) {
+      DynamicsSpec ds;
+      ds.beta = kBeta;
+      ds.masses = tokens.masses;
+      ds.noise = NoiseSpec{IndependentNoise{kSigma}, static_cast<std::uint64_t>(seed)};
+      AttentionDynamics particles(ds, QkvSource::identity(), n, 2);
+      std::vector<double> x0(particles.layout().size());
+      particles.layout().pack(tokens.tokens, x0.data());
+      IntegratorOptions heun;
+      heun.method = Method::stratonovich_heun;
+      heun.dt = kDt;
+      test::KeepStates keep;
+      const std::vector<double> times{kTime};
+      BOOST_REQUIRE(integrate(particles, x0, 0.0, times, heun, keep).status == RunStatus::ok);
+      const Tokens x = particles.layout().unpack(keep.states.back().data());
+      double c = 0.0, s = 0.0;
+      for (Index j = 0; j < n; ++j) {
+        c += tokens.masses(j) * x.theta(j, 0);
+        s += tokens.masses(j) * x.theta(j, 1);
+      }
+      const double r = std::hypot(c, s);
+      sum += r - continuum;
+      sum_squares += (r - continuum) * (r - continuum);
+    }
+    sizes.push_back(static_cast<double>(n));
+    rms.push_back(std::sqrt(sum_squares / kSeeds));
+    std::printf("  n = 2^%-2d mean r - r_PDE = %+.4e, rms = %.4e  (%.1f s)\n", p, sum / kSeeds, rms.back(),
+                std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  const double rate = fitted_rate(sizes, rms);
+  std::printf("  observed rate: rms ~ n^-%.3f (expected 0.5)\n", rate);
+  BOOST_TEST(std::abs(rate - 0.5) < 0.2);
 }

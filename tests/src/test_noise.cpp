@@ -86,7 +86,8 @@ BOOST_AUTO_TEST_CASE(the_noise_list_has_keys_traits_and_a_description) {
   BOOST_TEST(describe(NoiseSpec{}).empty());
   const NoiseSpec independent{IndependentNoise{0.5}, 1};
   BOOST_TEST(!independent.traits().deterministic);
-  BOOST_TEST(!independent.traits().meanfield);
+  BOOST_TEST(independent.traits().meanfield);  // the mean field's Fokker-Planck equation
+  BOOST_TEST(!NoiseSpec{ValueNoise{}, 1}.traits().meanfield);
   BOOST_TEST(independent.traits().shardable);
   BOOST_TEST(describe(independent) == "noise.kind = \"independent\", noise.sigma = 0.5");
   const NoiseSpec value{ValueNoise{}, 1};

@@ -15,7 +15,8 @@ struct NoiseDraw {
 };
 
 // What every noise breaks: the flow is random (in law it stays exchangeable and rotation
-// equivariant), the mean-field solver has no diffusion, and the energy is not monotone under noise.
+// equivariant), the mean-field solver has no Fokker-Planck equation for it (independent noise has one),
+// and the energy is not monotone under noise.
 inline Traits noise_traits() {
   Traits t;
   t.has_energy = false;

@@ -32,7 +32,12 @@ struct IndependentNoise {
       dn.row(r) *= scale;
     }
   }
-  Traits traits() const { return noise_traits(); }
+  // The mean field solves its Fokker-Planck equation (solvers/meanfield_circle.hpp).
+  Traits traits() const {
+    Traits t = noise_traits();
+    t.meanfield = true;
+    return t;
+  }
 };
 
 }  // namespace normdyn

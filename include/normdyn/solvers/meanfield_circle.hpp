@@ -34,6 +34,19 @@
 //
 // State. Without a radius: the M cell averages ρ_i of the density per radian. With a radius: the
 // M × M_r averages ν_ij (φ-major) of the density per radian per unit η, then r_lo, r_hi.
+//
+// Noise (the Fokker-Planck equation of the particles' Stratonovich SDE with independent noise,
+// dθ = (1/s) P_θ ∘ (A dt + σ dW)). On the circle P_θ dW = θ^⊥ dB with B a standard 1-D Brownian
+// motion, so dφ = <θ^⊥, A>/s dt + (σ/s) ∘ dB. When s does not depend on the attention (post, cod:
+// s(t); pre, mix: s(t, r), and the noise does not move r) the coefficient does not depend on φ, the
+// Itô and Stratonovich readings agree, and the density gains the diffusion (σ²/(2 s²)) ∂²_φ μ at
+// each radius. The diffusion is exact (a multiplier e^{−k² ∫σ²/(2s²)} of the cell averages' DFT,
+// column by column in r) in the split step (own_step); `rhs` carries it explicitly (−k² σ²/(2 s²),
+// stiff: for the method of lines at small M only).
+//
+// Normalizer. Softmax (the default) divides by Z = G * ρ; the uniform normalizer (unnormalized
+// self-attention) does not: A = ∫ e^{β <Qθ, Kθ'>} V θ' dμ(θ') (the factor e^{β R} that G drops is
+// put back).
 #include <complex>
 #include <cstdint>
 #include <memory>
@@ -44,6 +57,7 @@
 #include "normdyn/ode_system.hpp"
 #include "normdyn/schemes.hpp"
 #include "normdyn/solvers/limiter.hpp"
+#include "normdyn/solvers/meanfield_method.hpp"
 
 namespace normdyn {
 
@@ -65,6 +79,11 @@ struct MeanFieldSpec {
   Limiter limiter = Limiter::van_leer;
   std::vector<CircleAttention> layers{CircleAttention{}};  // layer k on [k, k + 1), the last held after
   double r0 = 1.0;  // schemes without a radius: the constant radius passed to the scheme
+  double sigma = 0.0;               // independent noise: the diffusion σ²/(2 s²) ∂²_φ
+  bool uniform_normalizer = false;  // attention.normalizer = "uniform"
+  // The transport of the split step (own_step); the method of lines (rhs) is the finite volumes.
+  // semi_lagrangian: schemes without a radius only (the constructor throws std::invalid_argument).
+  MeanFieldMethod method = MeanFieldMethod::finite_volume;
 };
 
 class MeanFieldCircle final : public OdeSystem {
@@ -97,6 +116,19 @@ class MeanFieldCircle final : public OdeSystem {
   void rhs(const double* x, double* dxdt, double t) override;
   std::vector<double> breakpoints(double t0, double t1) const override;
   void enter_piece(double t_begin, double t_end) override;
+  // The split step (solver.method = "split"): Strang splitting D(h/2) T(h) D(h/2) of the exact
+  // diffusion D and the transport T of spec().method:
+  //  * finite_volume: one step of the third-order strong-stability-preserving Runge-Kutta method
+  //    (Shu-Osher) of the finite volumes (explicit: its steps need the CFL condition h |v| < 2π/M);
+  //  * semi_lagrangian: a flux-form semi-Lagrangian step (below). The new mass of cell i is the mass of
+  //    the limited linear reconstruction between the departure points of its two faces, so the mass is
+  //    conserved to round-off and the density stays >= 0 while the departure points keep their order
+  //    (h |∂_φ v| < 1: a bound on the step set by the flow, not by the grid). The departure point of a
+  //    face is the midpoint rule x_f − h v(x_f − h v(x_f)/2) with v the velocity at t + h/2, which
+  //    comes from a predictor half step with the velocity at t: second order in time, two attention
+  //    fields per step. Face velocities are interpolated linearly between faces.
+  bool has_own_step() const override { return true; }
+  int own_step(const double* x, double t, double h, double* out) override;
   // Clips negative densities to 0 and rescales the rest to the same mass. Returns the largest
   // negative value found, relative to the largest value (0 when none).
   double retract(double* x) const override;
@@ -116,6 +148,19 @@ class MeanFieldCircle final : public OdeSystem {
   void rhs_angular(const S& scheme, const double* x, double* dxdt, double t, double t_regime);
   template <class S>
   void rhs_radial(const S& scheme, const double* x, double* dxdt, double t, double t_regime);
+  void transport_rhs(const double* x, double* dxdt, double t);
+  void finite_volume_step(double* u, double t, double h);
+  void semi_lagrangian_step(double* u, double t, double h);
+  // The face velocities of angular cell averages `rho` at time t, into face_u_.
+  void face_velocities(const double* rho, double t);
+  // out = the flux-form semi-Lagrangian transport of rho over h with the face velocities face_u_.
+  void semi_lagrangian_transport(const double* rho, double h, double* out);
+  // The diffusion of the density part of a state, column by column in r: with `rate`, adds
+  // −k² σ²/(2 s(t0)²) x̂_k to out (the right-hand side); otherwise out = x with each mode multiplied by
+  // e^{−k² ∫_{t0}^{t1} σ²/(2 s²)} (the exact flow). `out` may be `x`.
+  void diffuse(const double* x, double* out, double t0, double t1, bool rate);
+  // ∫_{t0}^{t1} 1/s(τ, r)² dτ, or 1/s(t0, r)² when t1 == t0.
+  double inverse_square_speed(double t0, double t1, double r) const;
 
   MeanFieldSpec spec_;
   bool has_radius_ = false;
@@ -129,6 +174,8 @@ class MeanFieldCircle final : public OdeSystem {
   std::vector<double> face_tda_, face_tangent_, face_norm_;
   std::vector<double> centre_tda_, centre_tangent_, centre_norm_;
   std::vector<double> slope_, flux_, row_flux_, radii_;
+  std::vector<double> stage_, stage_rate_;  // the split step's stages
+  std::vector<double> face_u_, departure_;  // semi-Lagrangian: face velocities, departure points (cells)
 };
 
 // ---- Linear stability of the uniform density (docs/meanfield.md derives these) ---------------------
@@ -144,12 +191,20 @@ struct RadialLaw {
 // −Im λ / k the phase speed. Closed form in the Bessel functions I_m(β sqrt(a² + b²)). Throws
 // std::domain_error for a radius scheme whose uniform state drifts in φ (V not aligned with Q^T K),
 // where radial perturbations couple in and the mode is no longer closed.
+//
+// `sigma`: independent noise adds −k² (σ²/2) / s² (schemes whose speed does not depend on the radius;
+// throws std::domain_error where it does and σ > 0: the mode's radial displacement then couples in,
+// see docs/meanfield.md). `uniform_normalizer`: the field is not divided by
+// Z = I_0(β R) (1 + perturbation): for Post-LN with Q = K = V = I, λ_k = k² (I_k(β)/(β Z) − σ²/2)
+// with Z = I_0(β) (softmax) or 1 (uniform).
 std::complex<double> uniform_state_rate(const Scheme& scheme, double beta, const CircleAttention& attention, int k,
-                                        double t, const RadialLaw& law = {});
+                                        double t, const RadialLaw& law = {}, double sigma = 0.0,
+                                        bool uniform_normalizer = false);
 // ∫_0^t λ_k(s) ds (Gauss–Legendre on the smooth pieces between the scheme's breakpoints).
 std::complex<double> uniform_state_log_amplification(const Scheme& scheme, double beta,
                                                      const CircleAttention& attention, int k, double t,
-                                                     const RadialLaw& law = {});
+                                                     const RadialLaw& law = {}, double sigma = 0.0,
+                                                     bool uniform_normalizer = false);
 // I_m(x) / I_0(x) for m = 0..m_max (backward recurrence; no overflow for large x).
 std::vector<double> bessel_ratios(double x, int m_max);
 

@@ -23,12 +23,7 @@ struct Uniform {
   static constexpr bool needs_reference_sum = true;
 
   double factor(double row_max, double, double reference_sum) const { return std::exp(row_max) / reference_sum; }
-  // The mean-field solver implements the softmax only.
-  Traits traits() const {
-    Traits t;
-    t.meanfield = false;
-    return t;
-  }
+  Traits traits() const { return {}; }
 };
 
 }  // namespace normdyn
