@@ -2,6 +2,9 @@
 
 #include <hdf5.h>
 #include <hdf5_hl.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -875,6 +878,25 @@ bool File::is_hdf5(const std::filesystem::path& path) {
   return H5Fis_hdf5(path.c_str()) > 0;
 }
 
+namespace {
+
+// The file for reading its first bytes, or null: opened without blocking and kept only if it is a
+// regular file, so that a FIFO put in its place after a caller's check cannot hold the open.
+std::FILE* open_regular_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return nullptr;
+  }
+  std::FILE* f = ::fdopen(fd, "rb");
+  if (!f) ::close(fd);
+  return f;
+}
+
+}  // namespace
+
 bool File::has_signature(const std::filesystem::path& path) {
   // The superblock's signature at offset 0 or at 512 times a power of two (after a user block).
   constexpr unsigned char kSignature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
@@ -882,10 +904,7 @@ bool File::has_signature(const std::filesystem::path& path) {
   if (!std::filesystem::is_regular_file(path, ec)) return false;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) return false;
-  // TODO(regular-file open): open through the shared non-blocking, regular-file-only open of src/io
-  // (a FIFO put in the file's place after the check above would block this fopen), as
-  // unfinished_session below should too.
-  std::FILE* f = std::fopen(path.c_str(), "rb");
+  std::FILE* f = open_regular_file(path);
   if (!f) return false;
   bool found = false;
   for (std::uintmax_t offset = 0; !found && offset + sizeof kSignature <= size; offset = offset == 0 ? 512 : 2 * offset) {
@@ -907,7 +926,7 @@ std::optional<File::SessionFlags> File::unfinished_session(const std::filesystem
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) return std::nullopt;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
+  std::FILE* f = open_regular_file(path);
   if (!f) return std::nullopt;
   std::optional<SessionFlags> out;
   // After the flags, with 8-byte offsets: the base address, the superblock extension's address and
