@@ -127,7 +127,7 @@ std::filesystem::path animate_script() {
   return NORMDYN_ANIMATE_SCRIPT;
 }
 
-std::string number(double x) {
+std::string argument_text(double x) {
   std::ostringstream out;
   out << x;
   return out.str();
@@ -141,8 +141,8 @@ int plot_command(const PlotRequest& request) {
 
 std::vector<std::string> animate_arguments(const AnimateRequest& r) {
   std::vector<std::string> args{plot_python().string(), animate_script().string(), r.run.string(),
-                                "-o", r.output.string(), "--fps", number(r.fps), "--max-frames",
-                                std::to_string(r.max_frames), "--width", r.width, "--dpi", number(r.dpi)};
+                                "-o", r.output.string(), "--fps", argument_text(r.fps), "--max-frames",
+                                std::to_string(r.max_frames), "--width", r.width, "--dpi", argument_text(r.dpi)};
   if (r.force) args.push_back("--force");
   if (r.quiet) args.push_back("--quiet");
   return args;
