@@ -439,15 +439,29 @@ py::object ensemble(const std::string& sweep_text, const std::string& source, st
 
 }  // namespace
 
+namespace {
+// The messages name files, whose names may be in any encoding the OS accepts: decoded as Python
+// decodes file names (surrogateescape), so that a name that is not UTF-8 reads as os.fsdecode gives it.
+void set_error(PyObject* type, const char* message) {
+  if (PyObject* text = PyUnicode_DecodeFSDefault(message)) {
+    PyErr_SetObject(type, text);
+    Py_DECREF(text);
+  } else {
+    PyErr_Clear();
+    PyErr_SetString(type, message);
+  }
+}
+}  // namespace
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "normdyn's C++ core: runs, resumes, analysis, configuration (use the package normdyn)";
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const InputError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const IoError& e) {
-      PyErr_SetString(PyExc_OSError, e.what());
+      set_error(PyExc_OSError, e.what());
     }
   });
   m.def("run", &run, py::arg("toml"), py::arg("source"), py::arg("overrides"), py::arg("output"), py::arg("force"),
@@ -499,15 +513,11 @@ PYBIND11_MODULE(_core, m) {
   bind_analysis(m);
   // Paths as bytes (os.fsencode), so that any name the OS accepts passes.
   m.def("read_text_file",
-        [](const std::string& path, const std::string& name, const std::string& noun) {
-          return read_text_file(path, name, noun);
-        },
+        [](const std::string& path, const std::string& noun) { return read_text_file(path, path, noun); },
         "the text of a regular file of at most 4 MiB, opened without blocking (ValueError for a FIFO, a "
         "device, a directory or a larger file)");
   m.def("require_input_file",
-        [](const std::string& path, const std::string& name, const std::string& noun) {
-          require_input_file(path, name, noun);
-        },
+        [](const std::string& path, const std::string& noun) { require_input_file(path, path, noun); },
         "ValueError unless `path` is a regular file (checked without blocking: a FIFO would hang h5py's open)");
   m.def("config_reference", &reference);
   m.def("resolve_config", [](const std::string& toml_text, const std::string& source,

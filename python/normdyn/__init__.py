@@ -74,7 +74,7 @@ def _read_config(path):
     # hang the call, /dev/zero fill the memory), at most 4 MiB (ValueError otherwise).
     if not os.path.lexists(path):
         raise FileNotFoundError(f"{path}: no such configuration file")
-    return _core.read_text_file(os.fsencode(path), path, "configuration file"), path
+    return _core.read_text_file(os.fsencode(path), "configuration file"), path
 
 
 def _force(force):

@@ -187,7 +187,7 @@ class _H5File:
         self.lock = threading.Lock()
         from . import _core
         # A regular file only, checked without blocking: h5py's open of a FIFO would hang.
-        _core.require_input_file(os.fsencode(self.path), self.path, noun)
+        _core.require_input_file(os.fsencode(self.path), noun)
         try:
             # Plain first, as the command line reads: a SWMR reader retries a metadata read that
             # fails its checksum a hundred times with growing sleeps, so a damaged file took minutes

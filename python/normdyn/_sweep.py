@@ -99,7 +99,7 @@ def load_sweep(directory):
         raise FileNotFoundError(f"{path}: no sweep index (run `normdyn sweep` into {directory} first)")
     from . import _core
     # A regular file only, checked without blocking: h5py's open of a FIFO would hang.
-    _core.require_input_file(os.fsencode(path), path, "sweep index")
+    _core.require_input_file(os.fsencode(path), "sweep index")
     with h5py.File(path, "r") as f:
         schema = _text(f.attrs.get("schema", ""))
         if schema not in _SCHEMAS:
