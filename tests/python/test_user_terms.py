@@ -347,3 +347,15 @@ def test_the_theorem_checks_are_skipped_naming_the_term(tmp_path):
     reasons = {s["reason"] for s in report["skipped_checks"]}
     assert any("the term 'drift' of the user's: no gradient flow" in r for r in reasons), reasons
     assert any("the user's, whose code the file does not hold" in n for n in report["notes"])
+
+
+def test_an_ensemble_file_without_the_term_is_not_taken_for_one_with_it(tmp_path):
+    out = tmp_path / "e.h5"
+    axes = {"init.seed": [1, 2]}
+    plain = normdyn.ensemble(config("post"), axes=axes, output=out, threads=1)
+    again = normdyn.ensemble(config("post"), axes=axes, output=out, threads=1)
+    assert again.attrs.get("resumed") or np.array_equal(again.member_config.values, plain.member_config.values)
+    with pytest.raises(ValueError):
+        normdyn.ensemble(config("post"), axes=axes, output=out, threads=1, terms=[drift])
+    with_term = normdyn.ensemble(config("post"), axes=axes, output=out, threads=1, terms=[drift], force=True)
+    assert not np.array_equal(with_term.member_config.values, plain.member_config.values)
