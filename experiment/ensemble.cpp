@@ -523,7 +523,11 @@ std::uint64_t member_digest(RunConfig config, const EnsembleSpec& e) {
   config.output.flush_frames = OutputConfig{}.flush_frames;
   config.output.flush_seconds = OutputConfig{}.flush_seconds;
   config.output.compression = 0;
-  return text_hash(to_toml(config) + '\0' + number_text(e.pair_cosine) + ' ' + number_text(e.cluster_epsilon));
+  // The user's terms given from Python are not in the text: their record is.
+  std::string terms;
+  for (const UserTermSpec& t : config.terms)
+    if (t.kind != "library") terms += '\0' + t.name + ' ' + t.kind + ' ' + t.digest + ' ' + t.params + (t.rows ? " rows" : "");
+  return text_hash(to_toml(config) + '\0' + number_text(e.pair_cosine) + ' ' + number_text(e.cluster_epsilon) + terms);
 }
 
 // The members an existing output holds, by digest, with the kept trajectories.

@@ -157,6 +157,10 @@ RunSummary resume_sharded(const std::filesystem::path& path, std::optional<int> 
     config.output.path = path;
     if (threads) config.solver.threads = *threads;
     else if (config.solver.threads == 0) config.solver.threads = team.default_threads();
+    // The user's terms supplied again: rank 0 matches them to the file's record; the others, whose
+    // configuration comes from the text, which holds only the [[terms]] libraries, take them as given.
+    if (team.is_root()) bind_user_terms(config.terms, options.terms);
+    else config.terms.insert(config.terms.end(), options.terms.begin(), options.terms.end());
     reject_unshardable(config);
     dynamics.emplace(make_dynamics(config));
   };

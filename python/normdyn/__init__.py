@@ -182,7 +182,7 @@ def _given(text, source, overrides, set, qkv, tokens):
             if heads == 1 and shape[0] > 1:
                 import warnings
                 warnings.warn(f"qkv: Q, K, V {list(shape)} read as {shape[0]} layers; set model.heads = {shape[0]} "
-                              "for heads", stacklevel=4)
+                              "for heads", stacklevel=3)
         arrays = [a.reshape((1, 1) + shape) if len(shape) == 2 else
                   a.reshape((1,) + shape) if len(shape) == 3 and heads > 1 else
                   a.reshape((shape[0], 1, d, d)) if len(shape) == 3 else a for a in arrays]

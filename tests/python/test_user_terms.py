@@ -339,3 +339,23 @@ def test_run_from_a_file_with_python_terms_is_refused_on_the_command_line(tmp_pa
     normdyn.run(config("post"), terms=[drift], output=tmp_path / "a.h5")
     p = run_cli("run", "--from", tmp_path / "a.h5", "-o", tmp_path / "b.h5", check=False)
     assert p.returncode == 2 and "this run used the term 'drift'" in p.stderr
+
+
+def test_the_theorem_checks_are_skipped_naming_the_term(tmp_path):
+    normdyn.run(config("post", **{"solver.t_end": 5.0}), terms=[drift], output=tmp_path / "t.h5")
+    report = normdyn.analyze(tmp_path / "t.h5")
+    reasons = {s["reason"] for s in report["skipped_checks"]}
+    assert any("the term 'drift' of the user's: no gradient flow" in r for r in reasons), reasons
+    assert any("the user's, whose code the file does not hold" in n for n in report["notes"])
+
+
+def test_an_ensemble_file_without_the_term_is_not_taken_for_one_with_it(tmp_path):
+    out = tmp_path / "e.h5"
+    axes = {"init.seed": [1, 2]}
+    plain = normdyn.ensemble(config("post"), axes=axes, output=out, threads=1)
+    again = normdyn.ensemble(config("post"), axes=axes, output=out, threads=1)
+    assert again.attrs.get("resumed") or np.array_equal(again.member_config.values, plain.member_config.values)
+    with pytest.raises(ValueError):
+        normdyn.ensemble(config("post"), axes=axes, output=out, threads=1, terms=[drift])
+    with_term = normdyn.ensemble(config("post"), axes=axes, output=out, threads=1, terms=[drift], force=True)
+    assert not np.array_equal(with_term.member_config.values, plain.member_config.values)

@@ -385,3 +385,33 @@ BOOST_AUTO_TEST_CASE(fresh_values_per_map_layer_need_the_layer_maps) {
                          "model.qkv: \"gaussian_per_map_layer\" draws V per layer of the discrete maps"));
   BOOST_TEST(starts_with(error_of("[model]\nqkv_sigma = 0.5\n"), "model.qkv_sigma: applies only to model.qkv"));
 }
+
+// [[terms]]: the user's compiled terms, each a symbol of a shared library; errors name the key, and
+// the resolved text round-trips with the library's digest.
+BOOST_AUTO_TEST_CASE(terms_tables_are_read_checked_and_round_trip) {
+  BOOST_TEST(starts_with(error_of("terms = 3\n"), "terms: expected [[terms]] tables"));
+  BOOST_TEST(starts_with(error_of("[[terms]]\nlibrary = \"x.so\"\n"), "terms: every [[terms]] needs library and symbol"));
+  BOOST_TEST(starts_with(error_of("[[terms]]\nlibrary = \"x.so\"\nsymbol = \"f\"\nfoo = 1\n"), "terms.foo: unknown key of [[terms]]"));
+  BOOST_TEST(starts_with(error_of("[[terms]]\nlibrary = \"x.so\"\nsymbol = \"f\"\nparams = { a = \"s\" }\n"), "terms.params.a:"));
+  BOOST_TEST(starts_with(error_of("[[terms]]\nlibrary = \"x.so\"\nsymbol = \"f\"\n[[terms]]\nlibrary = \"y.so\"\nsymbol = \"f\"\n"),
+                         "terms.name: two terms are named 'f'"));
+  const RunConfig c = parse_config("[model]\nn = 4\n[[terms]]\nlibrary = \"x.so\"\nsymbol = \"f\"\nname = \"pull\"\nrows = true\n"
+                                   "digest = \"0123456789abcdef\"\nparams = { a = 0.5, b = 2 }\n", "test");
+  BOOST_TEST(c.terms.size() == 1u);
+  const UserTermSpec& t = c.terms[0];
+  BOOST_TEST(t.name == "pull");
+  BOOST_TEST(t.kind == "library");
+  BOOST_TEST(t.rows);
+  BOOST_TEST(t.digest == "0123456789abcdef");
+  BOOST_TEST(t.params == "{\"a\": 0.5, \"b\": 2.0}");
+  const RunConfig back = parse_config(to_toml(c), "round trip");
+  BOOST_TEST(to_toml(back) == to_toml(c));
+  BOOST_TEST(back.terms.size() == 1u);
+  BOOST_TEST(back.terms[0].numbers == t.numbers);
+  BOOST_TEST(back.terms[0].library == t.library);
+  // Loading refuses a library that is not there, naming [[terms]].
+  std::vector<UserTermSpec> specs = c.terms;
+  BOOST_CHECK_EXCEPTION(make_user_terms(specs), InputError, [](const InputError& e) {
+    return std::string(e.what()).find("terms: [[terms]] 'pull': library x.so does not exist") == 0;
+  });
+}
