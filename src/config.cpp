@@ -740,9 +740,10 @@ std::vector<Key> attention_rows() {
     using List = std::decay_t<decltype(AttentionSpec{}.*member)>;
     const std::string choice_key = "attention." + std::string(list.name);
     std::string doc(list.doc);
+    const char* separator = " (";
     for_each_alternative<List>([&](auto a) {
-      doc += std::string(doc.back() == ')' ? "; " : " (") + std::string(decltype(a)::key) + ": " +
-             std::string(decltype(a)::formula);
+      doc += separator + std::string(decltype(a)::key) + ": " + std::string(decltype(a)::formula);
+      separator = "; ";
     });
     doc += ")";
     out.push_back(selector(list_choice_row(choice_key, doc, &RunConfig::attention, member, kNoPositionsInMeanField)));
