@@ -306,7 +306,8 @@ BOOST_AUTO_TEST_CASE(noise_keys_resolve_and_refuse_what_they_cannot_honour) {
       {independent + "calculus = \"levy\"\n", "noise.calculus: unknown value \"levy\""},
       {independent + "calculus = \"ito\"\n[solver]\nmethod = \"stratonovich_heun\"\n",
        "solver.method: \"stratonovich_heun\" converges to the Stratonovich flow; noise.calculus = \"ito\" needs"},
-      {"[model]\nkind = \"meanfield\"\n" + independent, "noise.kind: \"independent\" does not apply to model.kind = \"meanfield\""},
+      {"[model]\nkind = \"meanfield\"\n[noise]\nkind = \"value\"\nsigma = 0.5\n",
+       "noise.kind: \"value\" does not apply to model.kind = \"meanfield\""},
   };
   for (const auto& [text, expected] : cases) {
     BOOST_TEST_INFO(text);

@@ -87,7 +87,8 @@ BOOST_AUTO_TEST_CASE(the_noise_list_has_keys_traits_and_a_description) {
   const NoiseSpec independent{IndependentNoise{0.5}, 1};
   BOOST_TEST(!independent.traits().deterministic);
   BOOST_TEST(independent.traits().meanfield);  // the mean field's Fokker-Planck equation
-  BOOST_TEST(!NoiseSpec{ValueNoise{}, 1}.traits().meanfield);
+  const NoiseSpec value_noise{ValueNoise{}, 1};
+  BOOST_TEST(!value_noise.traits().meanfield);
   BOOST_TEST(independent.traits().shardable);
   BOOST_TEST(describe(independent) == "noise.kind = \"independent\", noise.sigma = 0.5");
   const NoiseSpec value{ValueNoise{}, 1};
