@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli_harness.hpp"
+#include "hostile_harness.hpp"
 #include "normdyn/io/run_file.hpp"
 
 using namespace normdyn;
@@ -20,39 +21,9 @@ using test::contains;
 using test::Scratch;
 namespace fs = std::filesystem;
 
+using namespace normdyn::test::hostile;
+
 namespace {
-
-constexpr const char* kBound = "timeout -s KILL 30 ";  // 124/137: the command hung
-
-constexpr const char* kSmall = R"([model]
-n = 16
-d = 3
-[init]
-kind = "uniform"
-seed = 3
-[solver]
-t_end = 2.0
-threads = 1
-[output]
-samples = 11
-)";
-
-// Long enough to be caught alive (seconds on the shared machine), short enough to finish.
-constexpr const char* kLong = R"([model]
-n = 300
-d = 3
-[init]
-kind = "uniform"
-seed = 5
-[solver]
-rtol = 1e-12
-atol = 1e-14
-t_end = 1e6
-threads = 1
-[output]
-samples = 2001
-flush_seconds = 0.2
-)";
 
 constexpr const char* kMeanField = R"([model]
 kind = "meanfield"
@@ -85,42 +56,6 @@ threads = 1
 samples = 11
 )";
 
-test::CommandResult bounded(const Scratch& s, const std::string& args) {
-  return s.shell(std::string(kBound) + NORMDYN_BINARY + " " + args);
-}
-
-std::string bytes_of(const fs::path& p) { return Scratch::slurp(p); }
-
-// A forger's (or a faulty writer's) edit of the frames that also rewrites their checksums, as
-// /checksums/frames@description documents them: what the readers' own checks must then catch.
-constexpr const char* kRechecksum = R"(import zlib
-def rechecksum(f):
-    c = f['checksums/frames']
-    covers = c.attrs['covers'].split('\n')
-    c[...] = [zlib.crc32(b''.join(np.ascontiguousarray(f[p][i]).tobytes() for p in covers)) for i in range(c.shape[0])]
-)";
-
-// Runs a Python snippet (h5py) in the scratch directory; requires success.
-void python(const Scratch& s, const std::string& code) {
-  s.write("forge.py", std::string("import h5py, numpy as np\n") + kRechecksum + code);
-  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " forge.py");
-  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, "forge.py: " + r.err);
-}
-
-// A finished small run, `name`.
-void small_run(const Scratch& s, const std::string& name) {
-  s.write("small.toml", kSmall);
-  const auto r = bounded(s, "run small.toml -q -o " + name);
-  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-}
-
-// A run whose summary says interrupted, so that --resume accepts it (its checkpoint is the last
-// flush, at the end).
-void resumable_run(const Scratch& s, const std::string& name) {
-  small_run(s, name);
-  python(s, "f = h5py.File('" + name + "', 'r+'); f['summary'].attrs['status'] = 'interrupted'\n");
-}
-
 // A finished small mean-field run, `name`.
 void meanfield_run(const Scratch& s, const std::string& name) {
   s.write("meanfield.toml", kMeanField);
@@ -132,14 +67,6 @@ void meanfield_run(const Scratch& s, const std::string& name) {
 void no_staging_files(const Scratch& s, const std::string& sub = "") {
   for (const auto& entry : fs::directory_iterator(s / sub))
     BOOST_TEST(!contains(entry.path().filename().string(), ".tmp"), entry.path());
-}
-
-// The process exited (no signal, no crash in an atexit handler) with `code`, and said nothing of a
-// crash or of HDF5's internals.
-void clean_exit(const test::CommandResult& r, int code) {
-  BOOST_TEST(r.exit_code == code, "exit " << r.exit_code << ": " << r.err);
-  for (const char* crash : {"Segmentation", "AddressSanitizer", "HDF5-DIAG", "unexpected", "Aborted"})
-    BOOST_TEST(!contains(r.err, crash), r.err);
 }
 
 // A tmpfs of `size` mounted at `dir` (root only; unmounted at the end of the scope).

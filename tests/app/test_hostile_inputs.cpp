@@ -11,16 +11,18 @@
 #include <vector>
 
 #include "cli_harness.hpp"
+#include "hostile_harness.hpp"
 
 using normdyn::test::contains;
 using normdyn::test::Scratch;
 namespace fs = std::filesystem;
 
+using namespace normdyn::test::hostile;
+
 namespace {
 
-constexpr const char* kBound = "timeout -s KILL 30 ";
-
-constexpr const char* kSmall = R"([model]
+// A run of 51 frames to t = 5 (the suite's own: its steps are compared with t_end).
+constexpr const char* kSmall51 = R"([model]
 n = 16
 d = 3
 [init]
@@ -40,16 +42,6 @@ constexpr const char* kSweep = R"(base = "small.toml"
 over = "init.seed"
 )";
 
-normdyn::test::CommandResult bounded(const Scratch& s, const std::string& args) {
-  return s.shell(std::string(kBound) + NORMDYN_BINARY + " " + args);
-}
-
-void python(const Scratch& s, const std::string& code) {
-  s.write("make.py", "import h5py, numpy as np, os\n" + code);
-  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " make.py");
-  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, "make.py: " + r.err);
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -60,7 +52,7 @@ BOOST_AUTO_TEST_SUITE(no_ok_without_the_work)
 // did not move; the layer maps wrote 51 copies of the first frame. Now bad input, before any file.
 BOOST_AUTO_TEST_CASE(steps_that_cannot_advance_are_refused_naming_solver_dt) {
   Scratch s;
-  s.write("small.toml", kSmall);
+  s.write("small.toml", kSmall51);
   const std::vector<std::string> cases{
       "--set solver.method:=rk4 --set solver.dt=1e-300",
       "--set solver.method:=euler --set solver.dt=1e-300",
@@ -84,7 +76,7 @@ BOOST_AUTO_TEST_CASE(steps_that_cannot_advance_are_refused_naming_solver_dt) {
 
 BOOST_AUTO_TEST_CASE(ensembles_refuse_them_before_any_member_runs) {
   Scratch s;
-  s.write("small.toml", kSmall);
+  s.write("small.toml", kSmall51);
   s.write("S.toml", kSweep);
   for (const char* set : {"--set solver.method:=rk4 --set solver.dt=1e-300", "--set solver.method:=discrete --set solver.dt=1e-300"}) {
     const auto r = bounded(s, std::string("ensemble S.toml -q -o e.h5 ") + set);
@@ -103,7 +95,7 @@ BOOST_AUTO_TEST_SUITE(inputs_never_overwritten)
 
 BOOST_AUTO_TEST_CASE(an_ensemble_never_replaces_its_sweep_file_or_base) {
   Scratch s;
-  s.write("small.toml", kSmall);
+  s.write("small.toml", kSmall51);
   s.write("S.toml", kSweep);
   struct Case {
     std::string output, message;
@@ -120,7 +112,7 @@ BOOST_AUTO_TEST_CASE(an_ensemble_never_replaces_its_sweep_file_or_base) {
     }
   }
   BOOST_TEST(Scratch::slurp(s / "S.toml") == kSweep);
-  BOOST_TEST(Scratch::slurp(s / "small.toml") == kSmall);
+  BOOST_TEST(Scratch::slurp(s / "small.toml") == kSmall51);
   // A member's input file (init.file) is refused as well.
   const auto first = bounded(s, "run small.toml -q -o tokens.h5");
   BOOST_REQUIRE(first.exit_code == 0);
@@ -136,7 +128,7 @@ BOOST_AUTO_TEST_CASE(an_ensemble_never_replaces_its_sweep_file_or_base) {
 // could not be resumed or loaded.
 BOOST_AUTO_TEST_CASE(a_run_under_a_name_that_is_not_utf8_resumes) {
   Scratch s;
-  s.write("small.toml", kSmall);
+  s.write("small.toml", kSmall51);
   s.write("name.sh", "printf 'r\\377\\376.h5'\n");
   const auto made = s.shell(std::string(kBound) + NORMDYN_BINARY + " run small.toml -q -o \"$(bash name.sh)\"");
   BOOST_REQUIRE_MESSAGE(made.exit_code == 0, made.err);
@@ -169,7 +161,7 @@ BOOST_AUTO_TEST_CASE(plot_refuses_a_fifo_or_device_before_the_script_opens_it) {
 // /dev/zero read until the memory ran out.
 BOOST_AUTO_TEST_CASE(a_sweep_record_that_is_not_a_regular_file_is_refused) {
   Scratch s;
-  s.write("small.toml", kSmall);
+  s.write("small.toml", kSmall51);
   s.write("S.toml", kSweep);
   const auto first = bounded(s, "sweep S.toml -o sw -q");
   BOOST_REQUIRE_MESSAGE(first.exit_code == 0, first.err);
@@ -178,7 +170,7 @@ BOOST_AUTO_TEST_CASE(a_sweep_record_that_is_not_a_regular_file_is_refused) {
     if (e.path().extension() == ".json") records.push_back(e.path());
   BOOST_REQUIRE(!records.empty());
   const fs::path record = records.front();
-  for (const std::string make : {"mkfifo '" + record.string() + "'", "ln -s /dev/zero '" + record.string() + "'"}) {
+  for (const std::string& make : {"mkfifo '" + record.string() + "'", "ln -s /dev/zero '" + record.string() + "'"}) {
     fs::remove(record);
     BOOST_REQUIRE(s.shell(make).exit_code == 0);
     const auto r = bounded(s, "sweep S.toml -o sw -q");
@@ -193,7 +185,7 @@ BOOST_AUTO_TEST_CASE(a_sweep_record_that_is_not_a_regular_file_is_refused) {
 // misleading "not enough memory". The bound comes from the ensemble's own size.
 BOOST_AUTO_TEST_CASE(a_journal_larger_than_the_ensemble_can_write_is_refused_unread) {
   Scratch s;
-  s.write("small.toml", kSmall);
+  s.write("small.toml", kSmall51);
   s.write("S.toml", kSweep);
   BOOST_REQUIRE(s.shell("truncate -s 3G e.h5.journal").exit_code == 0);
   const auto r = bounded(s, "ensemble S.toml -q -o e.h5");
@@ -216,7 +208,7 @@ BOOST_AUTO_TEST_SUITE(memory_named)
 // configuration (model.n, model.d, output.samples)", none of which was the cause.
 BOOST_AUTO_TEST_CASE(the_sinkhorn_matrix_is_counted_and_named) {
   Scratch s;
-  s.write("small.toml", kSmall);
+  s.write("small.toml", kSmall51);
   const auto r = s.shell(std::string("ulimit -v 4000000; ") + kBound + NORMDYN_BINARY +
                          " run small.toml -q -o x.h5 --set attention.normalizer=sinkhorn --set model.n=100000");
   BOOST_TEST(r.exit_code == 2, r.err);
@@ -227,7 +219,7 @@ BOOST_AUTO_TEST_CASE(the_sinkhorn_matrix_is_counted_and_named) {
 
 BOOST_AUTO_TEST_CASE(a_huge_feedforward_file_is_named) {
   Scratch s;
-  s.write("small.toml", kSmall);
+  s.write("small.toml", kSmall51);
   // Declared, never written: the file is kilobytes, its datasets 32 GB.
   python(s, "f = h5py.File('ff.h5', 'w')\n"
             "f.create_dataset('a', shape=(10**9, 3), dtype='f8', chunks=(4096, 3))\n"

@@ -14,73 +14,16 @@
 #include <thread>
 
 #include "cli_harness.hpp"
+#include "hostile_harness.hpp"
 
 using namespace normdyn;
 using test::contains;
 using test::Scratch;
 namespace fs = std::filesystem;
 
+using namespace normdyn::test::hostile;
+
 namespace {
-
-constexpr const char* kBound = "timeout -s KILL 30 ";  // 137: the command hung
-
-constexpr const char* kSmall = R"([model]
-n = 16
-d = 3
-[init]
-kind = "uniform"
-seed = 3
-[solver]
-t_end = 2.0
-threads = 1
-[output]
-samples = 11
-)";
-
-// Long enough to be killed mid-way with several flushes behind it.
-constexpr const char* kLong = R"([model]
-n = 300
-d = 3
-[init]
-kind = "uniform"
-seed = 5
-[solver]
-rtol = 1e-12
-atol = 1e-14
-t_end = 1e6
-threads = 1
-[output]
-samples = 2001
-flush_seconds = 0.2
-)";
-
-test::CommandResult bounded(const Scratch& s, const std::string& args) {
-  return s.shell(std::string(kBound) + NORMDYN_BINARY + " " + args);
-}
-
-std::string bytes_of(const fs::path& p) { return Scratch::slurp(p); }
-
-// Runs a Python snippet (h5py) in the scratch directory; requires success.
-void python(const Scratch& s, const std::string& code) {
-  s.write("forge.py", "import h5py, numpy as np\n" + code);
-  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " forge.py");
-  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, "forge.py: " + r.err);
-}
-
-// A finished small run (11 frames) whose summary says interrupted, so that --resume accepts it.
-void resumable_run(const Scratch& s, const std::string& name) {
-  s.write("small.toml", kSmall);
-  const auto r = bounded(s, "run small.toml -q -o " + name);
-  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  python(s, "f = h5py.File('" + name + "', 'r+'); f['summary'].attrs['status'] = 'interrupted'\n");
-}
-
-// The process exited with `code` and said nothing of a crash or of HDF5's internals.
-void clean_exit(const test::CommandResult& r, int code) {
-  BOOST_TEST(r.exit_code == code, "exit " << r.exit_code << ": " << r.err);
-  for (const char* crash : {"Segmentation", "AddressSanitizer", "HDF5-DIAG", "unexpected", "Aborted"})
-    BOOST_TEST(!contains(r.err, crash), r.err);
-}
 
 struct Forgery {
   std::string name, code, message;

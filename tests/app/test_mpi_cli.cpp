@@ -89,6 +89,50 @@ BOOST_AUTO_TEST_CASE(a_sharded_run_equals_the_single_process_run) {
   BOOST_TEST(ranks.out == "2\n", ranks.err);
 }
 
+// A user's compiled terms in a sharded run: one that sees every token (a pull towards the mean
+// direction, which no row block could compute) and one declared row-local; every process evaluates
+// them as the single process does, so the run is the single-process run bit for bit.
+BOOST_AUTO_TEST_CASE(a_sharded_run_with_user_terms_equals_the_single_process_run) {
+  Scratch s;
+  s.write("terms.c", R"(#include <stdint.h>
+void mean_pull(double t, const double* theta, const double* r, double* out, int64_t n, int64_t d, void* user) {
+  const double* p = (const double*)user;
+  for (int64_t k = 0; k < d; ++k) {
+    double mean = 0.0;
+    for (int64_t i = 0; i < n; ++i) mean += theta[i * d + k];
+    for (int64_t i = 0; i < n; ++i) out[i * d + k] += p[0] * (1.0 + t) * mean / (double)n;
+  }
+}
+void radial_drift(double t, const double* theta, const double* r, double* out, int64_t n, int64_t d, void* user) {
+  const double* p = (const double*)user;
+  for (int64_t i = 0; i < n; ++i) out[i * d + (i % d)] += p[0] * r[i];
+}
+)");
+  const auto cc = s.shell("cc -O2 -shared -fPIC terms.c -o libterms.so");
+  BOOST_REQUIRE_MESSAGE(cc.exit_code == 0, cc.err);
+  s.write("terms.toml", std::string(kShard) + R"(
+[[terms]]
+library = "libterms.so"
+symbol = "mean_pull"
+params = { strength = 0.7 }
+
+[[terms]]
+library = "libterms.so"
+symbol = "radial_drift"
+rows = true
+params = { strength = 0.2 }
+)");
+  const auto single = s.normdyn("run terms.toml -q --threads 1 -o one.h5 --force");
+  BOOST_REQUIRE_MESSAGE(single.exit_code == 0, single.err);
+  const auto r = s.shell(mpirun(2) + NORMDYN_BINARY + " run terms.toml -q -o two.h5 --force");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(max_difference(s / "two.h5", s / "one.h5") == 0.0);
+  // The terms act: the same run without them ends elsewhere.
+  s.write("plain.toml", kShard);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run plain.toml -q --threads 1 -o plain.h5 --force").exit_code, 0);
+  BOOST_TEST(max_difference(s / "plain.h5", s / "one.h5") > 1e-3);
+}
+
 BOOST_AUTO_TEST_CASE(an_interrupted_sharded_run_resumes_under_mpirun) {
   Scratch s;
   s.write("shard.toml", kShard);

@@ -53,7 +53,12 @@ struct UserTerm {
   // out.row(i) += f_i(t, θ, r) for the rows given (every token unless `rows`). Throws TermFailure
   // naming the term when the callback failed or returned a non-finite value.
   void add(double t, Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, Eigen::Ref<RowMatrix> out) const {
-    RowMatrix block = RowMatrix::Zero(theta.rows(), theta.cols());
+    // One buffer per thread, kept between calls: a fresh [n, d] allocation per right-hand side pays
+    // its page faults again on every call at large n.
+    thread_local RowMatrix scratch;
+    scratch.resize(theta.rows(), theta.cols());
+    scratch.setZero();
+    RowMatrix& block = scratch;
     RowMatrix copy;
     const double* x = theta.data();
     if (theta.outerStride() != theta.cols()) {
