@@ -240,7 +240,9 @@ def test_compiled_params_arrive_as_user():
 
 def interrupted(tmp_path, terms):
     out = tmp_path / "long.h5"
-    long = config("pre", **{"solver.t_end": 20.0, "output.samples": 201, "output.flush_frames": 1})
+    # 80 000 calls of the term (about a second and a half): the progress callback, called every 0.2 s,
+    # stops it mid-way on an idle machine too.
+    long = config("pre", **{"solver.t_end": 20.0, "solver.dt": 0.001, "output.samples": 201, "output.flush_frames": 1})
 
     def stop(event):
         if event["frames"] > 3:
