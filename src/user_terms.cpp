@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iterator>
 
 #include "normdyn/errors.hpp"
+#include "normdyn/io/text_file.hpp"
 #include "normdyn/text_hash.hpp"
 #include "toml_text.hpp"
 
@@ -57,15 +57,12 @@ std::shared_ptr<const UserCallback> load_library_term(UserTermSpec& spec) {
 }  // namespace
 
 std::string file_digest(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::uint64_t h = kFnvOffset;
-  char buffer[1 << 16];
-  while (in) {
-    in.read(buffer, sizeof buffer);
-    h = fnv1a(buffer, static_cast<std::size_t>(in.gcount()), h);
-  }
-  return hash_hex(h);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return {};  // loading it says it does not exist
+  // A regular file only, opened without blocking: a FIFO or /dev/zero named as the library would
+  // otherwise hold or never end the read.
+  const std::string bytes = InputFile(path, "terms.library", "library", kUnboundedInput).read_all();
+  return hash_hex(fnv1a(bytes.data(), bytes.size(), kFnvOffset));
 }
 
 std::string params_json(const std::vector<std::pair<std::string, double>>& numbers) {
