@@ -159,6 +159,21 @@ BOOST_AUTO_TEST_CASE(plot_refuses_a_fifo_or_device_before_the_script_opens_it) {
 
 // A sweep's rerun reads each point's record (runs/NAME.json): a FIFO there blocked it, a link to
 // /dev/zero read until the memory ran out.
+// The library of a [[terms]] table is read for its digest: /dev/zero was read without end and a FIFO
+// held the open.
+BOOST_AUTO_TEST_CASE(a_terms_library_that_is_not_a_regular_file_is_refused) {
+  Scratch s;
+  BOOST_REQUIRE(s.shell("mkfifo fifo.so").exit_code == 0);
+  for (const std::string library : {"/dev/zero", "fifo.so"}) {
+    s.write("terms.toml", std::string(kSmall51) + "[[terms]]\nlibrary = \"" + library + "\"\nsymbol = \"f\"\n");
+    const auto r = bounded(s, "run terms.toml -q -o x.h5");
+    BOOST_TEST_INFO(library);
+    clean_exit(r, 2);
+    BOOST_TEST(contains(r.err, "terms.library"), r.err);
+    BOOST_TEST(!std::filesystem::exists(s / "x.h5"));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_sweep_record_that_is_not_a_regular_file_is_refused) {
   Scratch s;
   s.write("small.toml", kSmall51);
