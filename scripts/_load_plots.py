@@ -30,3 +30,22 @@ def load_style():
     """normdyn's figure style (python/normdyn/_style.py: RC, widths, names), without matplotlib's figures."""
     _package()
     return importlib.import_module("normdyn_figures._style")
+
+
+def run_script(name, main, input_errors=(), io_errors=(OSError,)):
+    """Runs `main(argv, plots)` as the script `name` and exits with its code: the package not
+    importable, or one of `io_errors`, exit 3; one of `input_errors` (plots.InputProblem always), exit
+    2; each with one line on stderr."""
+    try:
+        plots = load()
+    except ImportError as e:
+        print(f"{name}: error: {e}", file=sys.stderr)
+        sys.exit(3)
+    try:
+        sys.exit(main(sys.argv[1:], plots))
+    except (plots.InputProblem, *input_errors) as e:
+        print(f"{name}: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except io_errors as e:
+        print(f"{name}: error: {e}", file=sys.stderr)
+        sys.exit(3)

@@ -40,16 +40,5 @@ def main(argv, plots):
 
 
 if __name__ == "__main__":
-    try:
-        plots = _load_plots.load()
-    except ImportError as e:
-        print(f"animate_run.py: error: {e}", file=sys.stderr)
-        sys.exit(3)
-    try:
-        sys.exit(main(sys.argv[1:], plots))
-    except (ValueError, FileExistsError, plots.InputProblem) as e:
-        print(f"animate_run.py: error: {e}", file=sys.stderr)
-        sys.exit(2)
-    except (OSError, RuntimeError) as e:
-        print(f"animate_run.py: error: {e}", file=sys.stderr)
-        sys.exit(3)
+    _load_plots.run_script("animate_run.py", main, input_errors=(ValueError, FileExistsError),
+                           io_errors=(OSError, RuntimeError))

@@ -131,16 +131,4 @@ def main(argv, plots):
 
 
 if __name__ == "__main__":
-    try:
-        plots = _load_plots.load()
-    except ImportError as e:
-        print(f"plot_run.py: error: {e}", file=sys.stderr)
-        sys.exit(3)
-    try:
-        sys.exit(main(sys.argv[1:], plots))
-    except plots.InputProblem as e:
-        print(f"plot_run.py: error: {e}", file=sys.stderr)
-        sys.exit(2)
-    except OSError as e:
-        print(f"plot_run.py: error: {e}", file=sys.stderr)
-        sys.exit(3)
+    _load_plots.run_script("plot_run.py", main)
