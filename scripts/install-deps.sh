@@ -61,5 +61,8 @@ esac
 # Installed already (dpkg's "ii" for each): nothing to ask apt.
 installed=$(dpkg-query -W -f='${db:Status-Abbrev}\n' "${packages[@]}" 2> /dev/null | grep -c '^ii' || true)
 if [[ $installed -eq ${#packages[@]} ]]; then exit 0; fi
-if [[ -z ${NORMDYN_SKIP_APT_UPDATE:-} ]]; then $SUDO apt-get update -qq; fi
-$SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}"
+# A user may be installing beside us: wait up to ten minutes for the package manager's lock
+# instead of failing on it.
+apt_options=(-o DPkg::Lock::Timeout=600)
+if [[ -z ${NORMDYN_SKIP_APT_UPDATE:-} ]]; then $SUDO apt-get "${apt_options[@]}" update -qq; fi
+$SUDO apt-get "${apt_options[@]}" install -y -qq --no-install-recommends "${packages[@]}"
