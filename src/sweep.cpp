@@ -1,4 +1,4 @@
-// Sweep files → typed sweep specifications → validated points. With config.cpp, the only
+// Sweep files → typed sweep specifications → validated points. With src/config/, the only
 // translation units that read TOML.
 #include "normdyn/sweep.hpp"
 
