@@ -183,6 +183,68 @@ std::pair<std::size_t, double> steady_stretch(const std::vector<double>& e, doub
   return {start >= m ? start - m : 0, ref};
 }
 
+// What would make the fit one not to cite, in order of precedence (the first problem found is
+// kept): `steady_ref` is the reference exponent of the chosen law's steady stretch,
+// `no_steady_stretch` that the stretch is shorter than min_points frames.
+void flag_uncitable_fit(RateFit& out, const RateFitOptions& options, std::span<const double> y,
+                        const std::vector<std::size_t>& usable, double steady_ref, bool no_steady_stretch,
+                        std::size_t min_points, const LawFit& fit) {
+  auto flag = [&](std::string token, std::string sentence) {
+    if (out.problem.empty()) {
+      out.problem = std::move(token);
+      out.detail = std::move(sentence);
+    }
+  };
+  double y_max = 0.0;
+  for (std::size_t i : usable) y_max = std::max(y_max, y[i]);
+  const double overall = y_max / y[usable.back()];
+  const bool several = options.final_clusters > 1;
+  if (out.decay_factor < 2.0 || (!(steady_ref > 0.0) && out.decay_factor < options.min_decay)) {
+    if (several)
+      flag("metastable", "the run ends with " + std::to_string(options.final_clusters) +
+                             " clusters and the quantity falls only by a factor " + fmt(out.decay_factor) +
+                             " over the window: a metastable state, not the final collapse");
+    else if (overall >= options.min_decay)
+      flag("metastable", "the quantity fell by a factor " + fmt(overall) + " and then stopped decaying (a factor " +
+                             fmt(out.decay_factor) + " over the window [" + fmt(out.window.t_start) + ", " +
+                             fmt(out.window.t_end) + "]): a plateau, no law to fit");
+    else
+      flag("no_decay", "the quantity falls only by a factor " + fmt(out.decay_factor) + " over the window [" +
+                           fmt(out.window.t_start) + ", " + fmt(out.window.t_end) + "] (" + fmt(overall) +
+                           " over all usable frames): nothing decays");
+  }
+  if (out.decay_factor < options.min_decay) {
+    if (several)
+      flag("metastable", "the run ends with " + std::to_string(options.final_clusters) + " clusters; the window decays by " +
+                             fmt(out.decay_factor) + " only");
+    else
+      flag("too_short", "the last regime decays by a factor " + fmt(out.decay_factor) + " over [" +
+                            fmt(out.window.t_start) + ", " + fmt(out.window.t_end) + "]; a citable fit needs " +
+                            fmt(options.min_decay) + " (run longer)");
+  }
+  if (!(out.parameter > 0.0))
+    flag("not_positive", "the fitted parameter " + fmt(out.parameter) + " is not positive: the quantity does not decay by this law");
+  if (out.law_automatic && no_steady_stretch)
+    flag("noisy", "the local exponent of no law is steady (within " + fmt(options.steady_tolerance) +
+                      ") over " + std::to_string(min_points) + " frames at the end");
+  {
+    const double rms = std::sqrt(fit.rss / static_cast<double>(fit.points));
+    const double range = std::log(out.decay_factor);
+    if (range > 0.0 && rms > options.noise_tolerance * range)
+      flag("noisy", "the residuals of ln y (rms " + fmt(rms) + ") are more than " + fmt(options.noise_tolerance) +
+                        " of its decay over the window");
+  }
+  if (out.law_automatic && out.runner_up_decay * options.preference > out.steady_decay)
+    flag("law_ambiguous", "the " + std::string(to_string(out.law)) + " law is steady over a decay of ln y by " +
+                              fmt(out.steady_decay) + ", another law over " + fmt(out.runner_up_decay) +
+                              ": not clearly preferred");
+  if (!std::isfinite(out.half_window_parameter))
+    flag("too_short", "the later half of the window has fewer than " + std::to_string(min_points) + " frames");
+  else if (std::abs(out.half_window_parameter - out.parameter) > options.stability_tolerance * std::abs(out.parameter))
+    flag("unstable", "the parameter moves from " + fmt(out.parameter) + " to " + fmt(out.half_window_parameter) +
+                         " when the window is halved");
+}
+
 }  // namespace
 
 RateFit fit_decay(std::span<const double> t, std::span<const double> y, const RateFitOptions& options) {
@@ -190,12 +252,6 @@ RateFit fit_decay(std::span<const double> t, std::span<const double> y, const Ra
   RateFit out;
   out.window_automatic = !options.window.has_value();
   out.law_automatic = !options.law.has_value();
-  auto flag = [&](std::string token, std::string sentence) {
-    if (out.problem.empty()) {
-      out.problem = std::move(token);
-      out.detail = std::move(sentence);
-    }
-  };
 
   // Usable frames: t > 0 (and after the last merge) and y > floor, up to the first that is not.
   std::vector<std::size_t> usable;
@@ -306,55 +362,8 @@ RateFit fit_decay(std::span<const double> t, std::span<const double> y, const Ra
   }
   out.systematic = std::abs(out.half_window_parameter - out.parameter);
 
-  // What would make the fit one not to cite, in order of precedence.
-  double y_max = 0.0;
-  for (std::size_t i : usable) y_max = std::max(y_max, y[i]);
-  const double overall = y_max / y[usable.back()];
-  const bool several = options.final_clusters > 1;
-  if (out.decay_factor < 2.0 || (!(steady[chosen].ref > 0.0) && out.decay_factor < options.min_decay)) {
-    if (several)
-      flag("metastable", "the run ends with " + std::to_string(options.final_clusters) +
-                             " clusters and the quantity falls only by a factor " + fmt(out.decay_factor) +
-                             " over the window: a metastable state, not the final collapse");
-    else if (overall >= options.min_decay)
-      flag("metastable", "the quantity fell by a factor " + fmt(overall) + " and then stopped decaying (a factor " +
-                             fmt(out.decay_factor) + " over the window [" + fmt(out.window.t_start) + ", " +
-                             fmt(out.window.t_end) + "]): a plateau, no law to fit");
-    else
-      flag("no_decay", "the quantity falls only by a factor " + fmt(out.decay_factor) + " over the window [" +
-                           fmt(out.window.t_start) + ", " + fmt(out.window.t_end) + "] (" + fmt(overall) +
-                           " over all usable frames): nothing decays");
-  }
-  if (out.decay_factor < options.min_decay) {
-    if (several)
-      flag("metastable", "the run ends with " + std::to_string(options.final_clusters) + " clusters; the window decays by " +
-                             fmt(out.decay_factor) + " only");
-    else
-      flag("too_short", "the last regime decays by a factor " + fmt(out.decay_factor) + " over [" +
-                            fmt(out.window.t_start) + ", " + fmt(out.window.t_end) + "]; a citable fit needs " +
-                            fmt(options.min_decay) + " (run longer)");
-  }
-  if (!(out.parameter > 0.0))
-    flag("not_positive", "the fitted parameter " + fmt(out.parameter) + " is not positive: the quantity does not decay by this law");
-  if (out.law_automatic && steady[chosen].start + min_points > span_idx.size())
-    flag("noisy", "the local exponent of no law is steady (within " + fmt(options.steady_tolerance) +
-                      ") over " + std::to_string(min_points) + " frames at the end");
-  {
-    const double rms = std::sqrt(fit.rss / static_cast<double>(fit.points));
-    const double range = std::log(out.decay_factor);
-    if (range > 0.0 && rms > options.noise_tolerance * range)
-      flag("noisy", "the residuals of ln y (rms " + fmt(rms) + ") are more than " + fmt(options.noise_tolerance) +
-                        " of its decay over the window");
-  }
-  if (out.law_automatic && out.runner_up_decay * options.preference > out.steady_decay)
-    flag("law_ambiguous", "the " + std::string(to_string(out.law)) + " law is steady over a decay of ln y by " +
-                              fmt(out.steady_decay) + ", another law over " + fmt(out.runner_up_decay) +
-                              ": not clearly preferred");
-  if (!std::isfinite(out.half_window_parameter))
-    flag("too_short", "the later half of the window has fewer than " + std::to_string(min_points) + " frames");
-  else if (std::abs(out.half_window_parameter - out.parameter) > options.stability_tolerance * std::abs(out.parameter))
-    flag("unstable", "the parameter moves from " + fmt(out.parameter) + " to " + fmt(out.half_window_parameter) +
-                         " when the window is halved");
+  flag_uncitable_fit(out, options, y, usable, steady[chosen].ref,
+                     steady[chosen].start + min_points > span_idx.size(), min_points, fit);
   return out;
 }
 

@@ -90,6 +90,19 @@ int fail_in_team(normdyn::Team& team, normdyn::ExitCode code, const std::string&
   return static_cast<int>(code);
 }
 
+// `normdyn help [COMMAND [SUBCOMMAND]]`: the commands, or the options of one command.
+int print_help(const CLI::App& cli, const std::vector<std::string>& help_words) {
+  if (help_words.empty()) {
+    std::cout << cli.get_formatter()->make_help(&cli, cli.get_name(), CLI::AppFormatMode::Normal);
+    return 0;
+  }
+  const CLI::App* command = normdyn::app::find_command(cli, help_words);
+  std::string parents = cli.get_name();
+  for (std::size_t i = 0; i + 1 < help_words.size(); ++i) parents += " " + help_words[i];
+  std::cout << command->help(parents);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -188,17 +201,7 @@ int main(int argc, char** argv) {
     if (team.size() > 1 && !run_cmd->parsed() && !sweep_cli.parsed() && !ensemble_cli.parsed())
       throw InputError("mpirun", "only `normdyn run`, `normdyn sweep` and `normdyn ensemble` run on several MPI processes");
     run.options.team = &team;
-    if (help_cmd->parsed()) {
-      if (help_words.empty()) {
-        std::cout << cli.get_formatter()->make_help(&cli, cli.get_name(), CLI::AppFormatMode::Normal);
-        return 0;
-      }
-      const CLI::App* command = app::find_command(cli, help_words);
-      std::string parents = cli.get_name();
-      for (std::size_t i = 0; i + 1 < help_words.size(); ++i) parents += " " + help_words[i];
-      std::cout << command->help(parents);
-      return 0;
-    }
+    if (help_cmd->parsed()) return print_help(cli, help_words);
     if (run_cmd->parsed()) {
       if (!resume.empty()) run.resume = resume;
       if (!from.empty()) run.from = from;

@@ -158,6 +158,93 @@ static std::string overrides_text(const SweepSpec& spec) {
   return text;
 }
 
+// /axes: one row per axis of the sweep.
+static TableGroup sweep_axes_group(const SweepSpec& spec) {
+  TableGroup axes;
+  axes.name = "/axes";
+  axes.row_dimension = "axis";
+  std::vector<std::string> keys, kinds, dimensions, axis_keys;
+  std::vector<std::int64_t> sizes;
+  std::vector<std::string> values;
+  for (const auto& a : spec.axes) {
+    keys.push_back(a.key);
+    kinds.push_back(a.kind == SweepAxisKind::product ? "product" : a.kind == SweepAxisKind::zip ? "zip" : "points");
+    dimensions.push_back(a.dimension);
+    std::string joined_keys;
+    for (std::size_t k = 0; k < a.keys.size(); ++k) joined_keys += (k ? "," : "") + a.keys[k];
+    axis_keys.push_back(joined_keys);
+    sizes.push_back(static_cast<std::int64_t>(a.values.size()));
+    std::string joined;
+    for (std::size_t i = 0; i < a.values.size(); ++i) joined += (i ? ", " : "") + a.values[i];
+    values.push_back("[" + joined + "]");
+  }
+  axes.columns = {{"key", keys}, {"size", sizes}, {"values", values}, {"kind", kinds}, {"dimension", dimensions},
+                  {"keys", axis_keys}};
+  return axes;
+}
+
+// /ensemble: the statistics of the runs of each group (the values of /runs/group) over the frames.
+static TableGroup sweep_ensemble_group(const SweepSpec& spec, const std::vector<IndexedPoint>& points,
+                                       const std::vector<JobResult>& results, const std::vector<std::int64_t>& group,
+                                       const std::vector<std::pair<std::string, std::size_t>>& columns) {
+  const std::size_t n = points.size();
+  TableGroup ensemble;
+  ensemble.name = "/ensemble";
+  ensemble.attributes = {{"over", spec.ensemble.over}, {"phase_axis", spec.ensemble.phase_axis}};
+  ensemble.row_dimension = "group";  // the values of /runs/group
+  ensemble.column_dimension = "frame";
+  ensemble.matrix_coordinates = "time";
+  const std::size_t groups = group.empty() ? 0 : static_cast<std::size_t>(*std::max_element(group.begin(), group.end()) + 1);
+  std::vector<std::size_t> first_row(groups, n);
+  std::vector<std::vector<analysis::EnsembleMember>> members(groups);
+  std::vector<std::int64_t> group_runs(groups, 0), group_used(groups, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto g = static_cast<std::size_t>(group[i]);
+    if (first_row[g] == n) first_row[g] = i;
+    ++group_runs[g];
+    if (!is_success_status(results[i].status) || results[i].series.size() == 0) continue;
+    ++group_used[g];
+    members[g].push_back({&results[i].series, results[i].status == "synchronized"});
+  }
+  std::vector<analysis::EnsembleSeries> stats(groups);
+  std::vector<std::string> problems(groups);
+  for (std::size_t g = 0; g < groups; ++g) {
+    try {
+      stats[g] = analysis::ensemble_series(members[g]);
+    } catch (const std::invalid_argument& e) {
+      problems[g] = e.what();
+    }
+    if (members[g].empty()) problems[g] = "no successful run";
+  }
+  for (std::size_t k = 0; k < columns.size(); ++k)
+    if (spec.axes[columns[k].second].key != spec.ensemble.over)
+      ensemble.columns.push_back({columns[k].first, subset(axis_column(points, k), first_row)});
+  ensemble.columns.push_back({"runs", group_runs});
+  ensemble.columns.push_back({"runs_used", group_used});
+  ensemble.columns.push_back({"problem", problems});
+  auto stat_rows = [&](auto member) {
+    std::vector<const std::vector<double>*> rows;
+    for (const auto& s : stats) rows.push_back(&(s.*member));
+    return rows;
+  };
+  std::vector<std::vector<double>> runs_at(groups);
+  for (std::size_t g = 0; g < groups; ++g) runs_at[g].assign(stats[g].runs.begin(), stats[g].runs.end());
+  std::vector<const std::vector<double>*> runs_at_rows;
+  for (const auto& r : runs_at) runs_at_rows.push_back(&r);
+  ensemble.matrices.push_back(padded("time", stat_rows(&analysis::EnsembleSeries::t)));
+  ensemble.matrices.push_back(padded("runs_at", runs_at_rows));
+  for (const auto& o : kEnsembleSeries) {
+    const std::string name(o.name);
+    const EnsembleColumns* m = ensemble_members(o.name);
+    if (!m) continue;  // a series of each run only
+    ensemble.matrices.push_back(padded(name, stat_rows(m->mean)));
+    if (m->std) ensemble.matrices.push_back(padded(name + "_std", stat_rows(m->std)));
+    if (m->min) ensemble.matrices.push_back(padded(name + "_min", stat_rows(m->min)));
+    if (m->max) ensemble.matrices.push_back(padded(name + "_max", stat_rows(m->max)));
+  }
+  return ensemble;
+}
+
 TableFile index_table(const IndexContent& c) {
   const SweepSpec& spec = *c.spec;
   const auto& points = *c.points;
@@ -186,27 +273,7 @@ TableFile index_table(const IndexContent& c) {
       {"written_utc", utc_now()},
   };
 
-  // /axes
-  TableGroup axes;
-  axes.name = "/axes";
-  axes.row_dimension = "axis";
-  std::vector<std::string> keys, kinds, dimensions, axis_keys;
-  std::vector<std::int64_t> sizes;
-  std::vector<std::string> values;
-  for (const auto& a : spec.axes) {
-    keys.push_back(a.key);
-    kinds.push_back(a.kind == SweepAxisKind::product ? "product" : a.kind == SweepAxisKind::zip ? "zip" : "points");
-    dimensions.push_back(a.dimension);
-    std::string joined_keys;
-    for (std::size_t k = 0; k < a.keys.size(); ++k) joined_keys += (k ? "," : "") + a.keys[k];
-    axis_keys.push_back(joined_keys);
-    sizes.push_back(static_cast<std::int64_t>(a.values.size()));
-    std::string joined;
-    for (std::size_t i = 0; i < a.values.size(); ++i) joined += (i ? ", " : "") + a.values[i];
-    values.push_back("[" + joined + "]");
-  }
-  axes.columns = {{"key", keys}, {"size", sizes}, {"values", values}, {"kind", kinds}, {"dimension", dimensions},
-                  {"keys", axis_keys}};
+  TableGroup axes = sweep_axes_group(spec);
   const auto columns = sweep_columns(spec);
 
   // /runs
@@ -291,61 +358,7 @@ TableFile index_table(const IndexContent& c) {
   for (const auto& o : kEnsembleSeries)
     if (o.per_run) series.matrices.push_back(padded(std::string(o.name), series_rows(run_series_member(o.name))));
 
-  // /ensemble
-  TableGroup ensemble;
-  ensemble.name = "/ensemble";
-  ensemble.attributes = {{"over", spec.ensemble.over}, {"phase_axis", spec.ensemble.phase_axis}};
-  ensemble.row_dimension = "group";  // the values of /runs/group
-  ensemble.column_dimension = "frame";
-  ensemble.matrix_coordinates = "time";
-  const std::size_t groups = group.empty() ? 0 : static_cast<std::size_t>(*std::max_element(group.begin(), group.end()) + 1);
-  std::vector<std::size_t> first_row(groups, n);
-  std::vector<std::vector<analysis::EnsembleMember>> members(groups);
-  std::vector<std::int64_t> group_runs(groups, 0), group_used(groups, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto g = static_cast<std::size_t>(group[i]);
-    if (first_row[g] == n) first_row[g] = i;
-    ++group_runs[g];
-    if (!is_success_status(results[i].status) || results[i].series.size() == 0) continue;
-    ++group_used[g];
-    members[g].push_back({&results[i].series, results[i].status == "synchronized"});
-  }
-  std::vector<analysis::EnsembleSeries> stats(groups);
-  std::vector<std::string> problems(groups);
-  for (std::size_t g = 0; g < groups; ++g) {
-    try {
-      stats[g] = analysis::ensemble_series(members[g]);
-    } catch (const std::invalid_argument& e) {
-      problems[g] = e.what();
-    }
-    if (members[g].empty()) problems[g] = "no successful run";
-  }
-  for (std::size_t k = 0; k < columns.size(); ++k)
-    if (spec.axes[columns[k].second].key != spec.ensemble.over)
-      ensemble.columns.push_back({columns[k].first, subset(axis_column(points, k), first_row)});
-  ensemble.columns.push_back({"runs", group_runs});
-  ensemble.columns.push_back({"runs_used", group_used});
-  ensemble.columns.push_back({"problem", problems});
-  auto stat_rows = [&](auto member) {
-    std::vector<const std::vector<double>*> rows;
-    for (const auto& s : stats) rows.push_back(&(s.*member));
-    return rows;
-  };
-  std::vector<std::vector<double>> runs_at(groups);
-  for (std::size_t g = 0; g < groups; ++g) runs_at[g].assign(stats[g].runs.begin(), stats[g].runs.end());
-  std::vector<const std::vector<double>*> runs_at_rows;
-  for (const auto& r : runs_at) runs_at_rows.push_back(&r);
-  ensemble.matrices.push_back(padded("time", stat_rows(&analysis::EnsembleSeries::t)));
-  ensemble.matrices.push_back(padded("runs_at", runs_at_rows));
-  for (const auto& o : kEnsembleSeries) {
-    const std::string name(o.name);
-    const EnsembleColumns* m = ensemble_members(o.name);
-    if (!m) continue;  // a series of each run only
-    ensemble.matrices.push_back(padded(name, stat_rows(m->mean)));
-    if (m->std) ensemble.matrices.push_back(padded(name + "_std", stat_rows(m->std)));
-    if (m->min) ensemble.matrices.push_back(padded(name + "_min", stat_rows(m->min)));
-    if (m->max) ensemble.matrices.push_back(padded(name + "_max", stat_rows(m->max)));
-  }
+  TableGroup ensemble = sweep_ensemble_group(spec, points, results, group, columns);
 
   file.groups.push_back(std::move(axes));
   TableGroup runs_group;

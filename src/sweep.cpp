@@ -1,4 +1,4 @@
-// Sweep files → typed sweep specifications → validated points. With config.cpp, the only
+// Sweep files → typed sweep specifications → validated points. With src/config/, the only
 // translation units that read TOML.
 #include "normdyn/sweep.hpp"
 
@@ -117,20 +117,10 @@ void value_overrides(const toml::table& t, const std::string& where, std::vector
   }
 }
 
-}  // namespace
+using SweepAxesInFile = std::vector<std::pair<Position, SweepAxis>>;  // with where each starts in the file
 
-SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) {
-  SweepSpec spec;
-  spec.file = file;
-  spec.text = std::string(text);
-  toml::table root;
-  try {
-    root = toml::parse(text, file.string());
-  } catch (const toml::parse_error& e) {
-    const auto& where = e.source().begin;
-    throw InputError(file.string() + ":" + std::to_string(where.line) + ":" + std::to_string(where.column),
-                     "invalid TOML: " + std::string(e.description()));
-  }
+// The top-level keys: the sweep file's sections only.
+void check_sweep_sections(const toml::table& root) {
   const std::vector<std::string> sections{"base", "set", "replace", "axes", "zip", "point", "ensemble"};
   for (const auto& [key, node] : root) {
     const std::string k(key.str());
@@ -144,16 +134,20 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
       msg += " (did you mean " + *guess + "?)";
     throw InputError(k, msg);
   }
+}
 
-  // base
+// base
+void read_sweep_base(const toml::table& root, const std::filesystem::path& file, SweepSpec& spec) {
   if (const toml::node* base = root.get("base")) {
     const std::string name = read_string(*base, "base");
     if (name.empty()) throw InputError("base", "must name a configuration file");
     spec.base = std::filesystem::path(name).is_absolute() ? std::filesystem::path(name) : file.parent_path() / name;
     spec.base_text = read_text_file(spec.base, "base", "configuration file");
   }
+}
 
-  // [set], [replace]
+// [set], [replace]
+void read_sweep_overrides(const toml::table& root, SweepSpec& spec) {
   for (const char* section : {"set", "replace"}) {
     const toml::node* set = root.get(section);
     if (!set) continue;
@@ -167,9 +161,10 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
       spec.set.push_back(key + op + value_as_toml(*node, where));
     }
   }
+}
 
-  std::vector<std::pair<Position, SweepAxis>> axes;  // with where each starts in the file
-  // [axes]
+// [axes]
+void read_product_axes(const toml::table& root, SweepAxesInFile& axes) {
   if (const toml::node* axes_node = root.get("axes")) {
     const auto* table = axes_node->as_table();
     if (!table) throw InputError("axes", "must be a table: [axes] \"section.key\" = [values]");
@@ -207,7 +202,10 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
       axes.emplace_back(position_of(*node), std::move(axis));
     }
   }
-  // [[zip]]
+}
+
+// [[zip]]
+void read_zip_axes(const toml::table& root, SweepAxesInFile& axes) {
   if (const toml::node* zip_node = root.get("zip")) {
     const auto* tables = zip_node->as_array();
     if (!tables || !tables->is_array_of_tables())
@@ -255,7 +253,10 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
       axes.emplace_back(position_of(table), std::move(axis));
     }
   }
-  // [[point]]
+}
+
+// [[point]]
+void read_point_axis(const toml::table& root, SweepAxesInFile& axes) {
   if (const toml::node* point_node = root.get("point")) {
     const auto* tables = point_node->as_array();
     if (!tables || !tables->is_array_of_tables())
@@ -286,6 +287,10 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
     }
     axes.emplace_back(position_of(*tables->get(0)), std::move(axis));
   }
+}
+
+// The axes in the order of the file, and their dimensions.
+void order_sweep_axes(SweepAxesInFile& axes, SweepSpec& spec) {
   std::stable_sort(axes.begin(), axes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [where, axis] : axes) {
     if (axis.dimension.empty()) axis.dimension = axis.key;  // shortened below
@@ -310,6 +315,10 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
     for (std::size_t b = 0; b < a; ++b)
       if (spec.axes[a].dimension == spec.axes[b].dimension)
         throw InputError("zip", "two axes are named " + in_quotes(spec.axes[a].dimension) + "; give the [[zip]] a name");
+}
+
+// [ensemble]
+void read_sweep_ensemble(const toml::table& root, SweepSpec& spec) {
   auto is_axis = [&](const std::string& key) {
     return std::any_of(spec.axes.begin(), spec.axes.end(),
                        [&](const SweepAxis& a) { return a.key == key && a.kind != SweepAxisKind::points; });
@@ -348,6 +357,31 @@ SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) 
     if (!e.over.empty() && e.over == e.phase_axis)
       throw InputError("ensemble.phase_axis", "must differ from ensemble.over (" + in_quotes(e.over) + ")");
   }
+}
+
+}  // namespace
+
+SweepSpec parse_sweep(std::string_view text, const std::filesystem::path& file) {
+  SweepSpec spec;
+  spec.file = file;
+  spec.text = std::string(text);
+  toml::table root;
+  try {
+    root = toml::parse(text, file.string());
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    throw InputError(file.string() + ":" + std::to_string(where.line) + ":" + std::to_string(where.column),
+                     "invalid TOML: " + std::string(e.description()));
+  }
+  check_sweep_sections(root);
+  read_sweep_base(root, file, spec);
+  read_sweep_overrides(root, spec);
+  SweepAxesInFile axes;
+  read_product_axes(root, axes);
+  read_zip_axes(root, axes);
+  read_point_axis(root, axes);
+  order_sweep_axes(axes, spec);
+  read_sweep_ensemble(root, spec);
   return spec;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Text shared by the two readers of TOML (config.cpp, sweep.cpp): TOML text of scalar values, so
+// Text shared by the two readers of TOML (src/config/, sweep.cpp): TOML text of scalar values, so
 // that a configuration written back (`/parameters@config_toml`, sweep points) reads as the same
 // values, and the pieces of their messages.
 #include <charconv>

@@ -1,5 +1,5 @@
 #pragma once
-// The typed, validated configuration of a run. Strings end at the edge: config.cpp turns TOML and
+// The typed, validated configuration of a run. Strings end at the edge: src/config/ turns TOML and
 // `--set` flags into these structs and reports every problem with the key's name; nothing
 // downstream reads a string key.
 #ifdef NORMDYN_BELOW_CONFIGURATION
