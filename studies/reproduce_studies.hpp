@@ -28,6 +28,7 @@ void attention_models(Builder& b);      // attention_models.cpp
 void long_context(Builder& b);          // long_context.cpp
 void noise(Builder& b);                 // noise.cpp
 void terms(Builder& b);                 // terms.cpp
+void renyi(Builder& b);                 // renyi.cpp
 
 // A group of rows: its key (ReproduceOptions::only), whether its rows integrate the engine
 // (ReproduceOptions::engine), and its function.
@@ -56,6 +57,7 @@ inline constexpr StudyEntry kReproductionStudies[] = {
     {"long-context", true, long_context},
     {"noise", true, noise},
     {"terms", true, terms},
+    {"renyi", true, renyi},
 };
 
 }  // namespace normdyn::studies
