@@ -29,6 +29,7 @@ void long_context(Builder& b);          // long_context.cpp
 void noise(Builder& b);                 // noise.cpp
 void terms(Builder& b);                 // terms.cpp
 void renyi(Builder& b);                 // renyi.cpp
+void lost_in_the_middle(Builder& b);    // lost_in_the_middle.cpp
 
 // A group of rows: its key (ReproduceOptions::only), whether its rows integrate the engine
 // (ReproduceOptions::engine), and its function.
@@ -58,6 +59,7 @@ inline constexpr StudyEntry kReproductionStudies[] = {
     {"noise", true, noise},
     {"terms", true, terms},
     {"renyi", true, renyi},
+    {"lost-in-the-middle", true, lost_in_the_middle},
 };
 
 }  // namespace normdyn::studies

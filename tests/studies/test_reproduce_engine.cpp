@@ -303,3 +303,25 @@ BOOST_AUTO_TEST_CASE(renyi_centre_count_tells_a_clustered_start) {
   BOOST_TEST(std::abs(uniform - 6.2832) < 0.4, uniform);
   BOOST_TEST(cap < 4.0, cap);
 }
+
+// The ALiBi-causal USA model: the dynamics rows hold on the library's engine (the retrieval rows may
+// be inconclusive in the quick report, never fail), and each of a causal mask that lets a token see
+// itself, the softmax in place of the uniform normalizer, and a dropped ALiBi bias fails them.
+BOOST_AUTO_TEST_CASE(lost_in_the_middle_rows_catch_a_wrong_mask_normalizer_or_bias) {
+  const std::vector<std::string> group{"lost-in-the-middle"};
+  const Verdicts& good = reference(group, true);
+  BOOST_TEST(good.size() == 6u);
+  for (const char* id : {"lost-in-the-middle-dynamics", "lost-in-the-middle-first-tokens"})
+    BOOST_TEST(good.at(id) == "holds", id);
+  const std::set<std::string> causal =
+      caught(attention_changed("causal for strictly causal", [](AttentionSpec& a) { a.mask = CausalMask{}; }), group);
+  const std::set<std::string> softmax =
+      caught(attention_changed("softmax for uniform", [](AttentionSpec& a) { a.normalizer = Softmax{}; }), group);
+  for (const char* id : {"lost-in-the-middle-dynamics", "lost-in-the-middle-first-tokens"}) {
+    BOOST_TEST(causal.count(id) == 1u, id);
+    BOOST_TEST(softmax.count(id) == 1u, id);
+  }
+  const std::set<std::string> alibi =
+      caught(attention_changed("ALiBi dropped", [](AttentionSpec& a) { a.bias = NoBias{}; }), group);
+  BOOST_TEST(alibi.count("lost-in-the-middle-dynamics") == 1u);
+}
