@@ -287,7 +287,7 @@ BOOST_AUTO_TEST_CASE(renyi_rows_hold_and_catch_a_dropped_mask) {
   for (const auto& [id, verdict] : good) BOOST_TEST(verdict == "holds", id << ": " << verdict);
   const std::set<std::string> rows =
       caught(attention_changed("causal mask dropped", [](AttentionSpec& a) { a.mask = NoMask{}; }), group);
-  for (const char* id : {"renyi-lemma-5.1", "renyi-dynamics"}) BOOST_TEST(rows.count(id) == 1u, id);
+  for (const char* id : {"renyi-capture", "renyi-lemma-5.1", "renyi-dynamics"}) BOOST_TEST(rows.count(id) == 1u, id);
 }
 
 // The count of strong Rényi centres is the row's own: uniform tokens give pi/delta on average, tokens
