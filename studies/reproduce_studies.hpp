@@ -28,6 +28,8 @@ void attention_models(Builder& b);      // attention_models.cpp
 void long_context(Builder& b);          // long_context.cpp
 void noise(Builder& b);                 // noise.cpp
 void terms(Builder& b);                 // terms.cpp
+void renyi(Builder& b);                 // renyi.cpp
+void lost_in_the_middle(Builder& b);    // lost_in_the_middle.cpp
 
 // A group of rows: its key (ReproduceOptions::only), whether its rows integrate the engine
 // (ReproduceOptions::engine), and its function.
@@ -56,6 +58,8 @@ inline constexpr StudyEntry kReproductionStudies[] = {
     {"long-context", true, long_context},
     {"noise", true, noise},
     {"terms", true, terms},
+    {"renyi", true, renyi},
+    {"lost-in-the-middle", true, lost_in_the_middle},
 };
 
 }  // namespace normdyn::studies

@@ -10,7 +10,9 @@
 #include <memory>
 #include <set>
 
+#include "../../studies/renyi_centres.hpp"
 #include "normdyn/dynamics.hpp"
+#include "normdyn/init.hpp"
 #include "normdyn/studies/engine.hpp"
 #include "normdyn/studies/reproduce.hpp"
 
@@ -264,4 +266,62 @@ BOOST_AUTO_TEST_CASE(every_engine_row, *boost::unit_test::disabled()) {
     BOOST_TEST(!rows.empty(), e.name);
     if (e.name == post_ln_rate_9_percent().name) BOOST_TEST(rows.count("4.1-decay-post-n8-beta1-r2") == 1u);
   }
+}
+
+// The attention of every run changed after the fact: a wrong mask, normalizer or bias handed to the
+// rows of the follow-up models.
+Engine attention_changed(std::string name, std::function<void(AttentionSpec&)> change) {
+  return {std::move(name), [change](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
+            DynamicsSpec wrong = spec;
+            change(wrong.attention);
+            return std::make_unique<AttentionDynamics>(wrong, std::move(qkv), n, d);
+          }};
+}
+
+// Rényi parking under causal attention: every row holds on the library's engine; full attention in
+// place of the causal mask moves the centres (Lemma 5.1) and the first tokens (the circle form).
+BOOST_AUTO_TEST_CASE(renyi_rows_hold_and_catch_a_dropped_mask) {
+  const std::vector<std::string> group{"renyi"};
+  const Verdicts& good = reference(group, true);
+  BOOST_TEST(good.size() == 4u);
+  for (const auto& [id, verdict] : good) BOOST_TEST(verdict == "holds", id << ": " << verdict);
+  const std::set<std::string> rows =
+      caught(attention_changed("causal mask dropped", [](AttentionSpec& a) { a.mask = NoMask{}; }), group);
+  for (const char* id : {"renyi-capture", "renyi-lemma-5.1", "renyi-dynamics"}) BOOST_TEST(rows.count(id) == 1u, id);
+}
+
+// The count of strong Rényi centres is the row's own: uniform tokens give pi/delta on average, tokens
+// in a cap (a start the count row must not pass) far fewer.
+BOOST_AUTO_TEST_CASE(renyi_centre_count_tells_a_clustered_start) {
+  const double delta = 0.5;
+  double uniform = 0.0, cap = 0.0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    uniform += double(strong_renyi_centres(uniform_tokens(200, 2, 1.0, seed).theta, delta).size()) / 200.0;
+    cap += double(strong_renyi_centres(cap_tokens(200, 2, 1.0, 0.5, seed).theta, delta).size()) / 200.0;
+  }
+  // pi/delta (1 - (1 - delta/pi)^200) = 6.2832; the standard error of 200 seeds is about 0.1.
+  BOOST_TEST(std::abs(uniform - 6.2832) < 0.4, uniform);
+  BOOST_TEST(cap < 4.0, cap);
+}
+
+// The ALiBi-causal USA model: the dynamics rows hold on the library's engine (the retrieval rows may
+// be inconclusive in the quick report, never fail), and each of a causal mask that lets a token see
+// itself, the softmax in place of the uniform normalizer, and a dropped ALiBi bias fails them.
+BOOST_AUTO_TEST_CASE(lost_in_the_middle_rows_catch_a_wrong_mask_normalizer_or_bias) {
+  const std::vector<std::string> group{"lost-in-the-middle"};
+  const Verdicts& good = reference(group, true);
+  BOOST_TEST(good.size() == 6u);
+  for (const char* id : {"lost-in-the-middle-dynamics", "lost-in-the-middle-first-tokens"})
+    BOOST_TEST(good.at(id) == "holds", id);
+  const std::set<std::string> causal =
+      caught(attention_changed("causal for strictly causal", [](AttentionSpec& a) { a.mask = CausalMask{}; }), group);
+  const std::set<std::string> softmax =
+      caught(attention_changed("softmax for uniform", [](AttentionSpec& a) { a.normalizer = Softmax{}; }), group);
+  for (const char* id : {"lost-in-the-middle-dynamics", "lost-in-the-middle-first-tokens"}) {
+    BOOST_TEST(causal.count(id) == 1u, id);
+    BOOST_TEST(softmax.count(id) == 1u, id);
+  }
+  const std::set<std::string> alibi =
+      caught(attention_changed("ALiBi dropped", [](AttentionSpec& a) { a.bias = NoBias{}; }), group);
+  BOOST_TEST(alibi.count("lost-in-the-middle-dynamics") == 1u);
 }
