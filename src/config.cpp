@@ -696,7 +696,8 @@ Key list_choice_row(std::string path, std::string doc, Section RunConfig::*secti
 // choice attention.<list> (a selector) and the parameters of its alternatives, attention.<param key>.
 // The keys of the first release, attention.alibi = lambda and attention.rope = true, stay as aliases.
 const std::string kNoPositionsInMeanField =
-    "(the mean-field solver implements softmax attention over all tokens, without positions)";
+    "(the mean-field solver implements softmax or uniform attention over all tokens, or causal with ALiBi, without "
+    "positions)";
 
 // An old key that chooses alternative `alternative` of the list `member` (and sets its parameter
 // `param` to the key's value), or the list's first alternative when the value is 0 or false. Never
@@ -1058,6 +1059,16 @@ const std::vector<Key>& keys() {
                          "solver.method is " + in_quotes(to_string(c.solver.method));
                 return std::string();
               }),
+        field("meanfield.cursor_grid", &C::meanfield, &MeanFieldConfig::cursor_grid,
+              "cells M_sigma >= 1 of the uniform grid in the cursor sigma in (0, 1] (token i of n at i / n) of the "
+              "causal mean field (attention.mask = \"causal\" or \"strictly_causal\")",
+              {in_range(1, true, 65536, true)},
+              [](const C& c) {
+                if (std::string why = meanfield_only(c); !why.empty()) return why;
+                if (!std::holds_alternative<NoMask>(c.attention.mask)) return std::string();
+                return std::string("applies only to attention.mask = \"causal\" or \"strictly_causal\" (the mean "
+                                   "field over the cursor); attention.mask is \"none\"");
+              }),
 
         // ---- [init]
         selector(field("init.kind", &C::init, &InitConfig::kind, "initial tokens or density: " + choices<InitKind>())),
@@ -1336,6 +1347,17 @@ void validate_densities(RunConfig& c, const std::map<std::string, const toml::no
   }
   // model.kind = "meanfield": a density on the circle.
   c.model.d = 2;
+  // The causal mean field is the kinetic equation over the cursor (solvers/meanfield_causal).
+  const bool causal = !std::holds_alternative<NoMask>(c.attention.mask);
+  if (!causal && !std::holds_alternative<NoBias>(c.attention.bias))
+    throw InputError("attention.bias", in_quotes(alternative_key(c.attention.bias)) +
+                                           " applies to model.kind = \"meanfield\" only with attention.mask = "
+                                           "\"causal\" or \"strictly_causal\" (the mean field over the cursor)");
+  if (causal && scheme_has_radius(c.model.scheme))
+    throw InputError("model.scheme", in_quotes(scheme_key(c.model.scheme)) + " with attention.mask = " +
+                                         in_quotes(alternative_key(c.attention.mask)) +
+                                         " does not apply to model.kind = \"meanfield\": the causal mean field is "
+                                         "implemented for schemes without a radius (post, cod)");
   if (!is_density_kind(c.init.kind) && c.init.kind != InitKind::file)
     throw InputError("init.kind", "\"" + std::string(enum_name(c.init.kind)) +
                                       "\" does not apply to model.kind = \"meanfield\"; valid: uniform, "
