@@ -122,13 +122,16 @@ int MeanFieldCausal::own_step(const double* x, double t, double h, double* out) 
       circle_.semi_lagrangian_transport(start_.data(), h, out + j * m_);
     }
   } else {
-    // Shu-Osher SSP-RK3, as MeanFieldCircle::finite_volume_step.
+    // Shu-Osher SSP-RK3, as MeanFieldCircle::finite_volume_step. The first slice does not move, and is
+    // kept as it is (the stages' weights would round it).
+    std::copy(out, out + m_, start_.data());
     transport_rhs(out, stage_rate_.data(), t);
     for (std::size_t i = 0; i < size_; ++i) stage_[i] = out[i] + h * stage_rate_[i];
     transport_rhs(stage_.data(), stage_rate_.data(), t + h);
     for (std::size_t i = 0; i < size_; ++i) stage_[i] = 0.75 * out[i] + 0.25 * (stage_[i] + h * stage_rate_[i]);
     transport_rhs(stage_.data(), stage_rate_.data(), t + 0.5 * h);
     for (std::size_t i = 0; i < size_; ++i) out[i] = (out[i] + 2.0 * (stage_[i] + h * stage_rate_[i])) / 3.0;
+    std::copy(start_.begin(), start_.end(), out);
   }
   if (noisy) diffuse_slices(out, t + 0.5 * h, t + h);
   return circle_.spec().method == MeanFieldMethod::semi_lagrangian ? 2 : 3;
