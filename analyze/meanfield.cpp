@@ -4,8 +4,11 @@
 // the uniform state (solvers/meanfield_circle); and a warning where the clusters are under-resolved.
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <limits>
+#include <span>
 
+#include "normdyn/analysis/density_modes.hpp"
 #include "normdyn/analyze/analyze.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/schemes.hpp"
@@ -40,6 +43,17 @@ std::optional<AnalysisWarning> under_resolved(const MeanFieldAnalysis& a) {
   return w;
 }
 
+// The causal mean field: the narrowest cluster of any cursor slice (slice-major, `cells` per slice);
+// the angular density of all tokens averages slices whose clusters may sit apart, and is wider.
+double narrowest_over_slices(const std::vector<double>& density, std::size_t cells) {
+  double narrowest = std::numeric_limits<double>::infinity();
+  for (std::size_t start = 0; cells > 0 && start + cells <= density.size(); start += cells) {
+    const std::span<const double> slice(density.data() + start, cells);
+    narrowest = std::min(narrowest, analysis::narrowest_cluster_cells(analysis::density_clusters(slice), cells));
+  }
+  return narrowest;
+}
+
 }  // namespace
 
 MeanFieldAnalysis analyze_meanfield(const FrameSource& source, const AnalyzeOptions& options) {
@@ -51,7 +65,9 @@ MeanFieldAnalysis analyze_meanfield(const FrameSource& source, const AnalyzeOpti
   a.step = source.steps();
   if (source.has_particles()) throw InputError("run", "a particle run has no density (analyze_particles reads it)");
   const analysis::DensityOptions& density = options.density;
-  a.field = scheme_has_radius(a.config.model.scheme) ? "angular_density" : "density";
+  // The causal mean field stores the density per cursor slice beside the angular density of all tokens.
+  const bool causal = !std::holds_alternative<NoMask>(a.config.attention.mask);
+  a.field = scheme_has_radius(a.config.model.scheme) || causal ? "angular_density" : "density";
   const std::size_t frames = std::min({source.frames(), a.t.size(), a.step.size()});
   a.t.resize(frames);
   a.step.resize(frames);
@@ -67,6 +83,7 @@ MeanFieldAnalysis analyze_meanfield(const FrameSource& source, const AnalyzeOpti
     if (!(mass > 0.0))
       throw InputError("run", where + "frame " + std::to_string(i) + " of " + a.field + " is not a density (no mass)");
     a.frames.push_back(analysis::density_figures(cells, density));
+    if (causal) a.frames.back().narrowest_cluster_cells = narrowest_over_slices(source.field_frame("density", i), cells.size());
   }
   const int modes = density.max_mode;
   std::vector<std::vector<double>> amplitudes;
@@ -76,7 +93,7 @@ MeanFieldAnalysis analyze_meanfield(const FrameSource& source, const AnalyzeOpti
   a.problems = rates.problems;
   for (int k = 1; k <= modes; ++k) {
     double theory = std::numeric_limits<double>::quiet_NaN();
-    if (a.config.model.qkv == QkvKind::identity) {
+    if (a.config.model.qkv == QkvKind::identity && !causal) {
       try {
         const RadialLaw law{a.config.init.r0, a.config.init.radius_width};
         const auto* noise = std::get_if<IndependentNoise>(&a.config.noise.kind);
@@ -91,6 +108,10 @@ MeanFieldAnalysis analyze_meanfield(const FrameSource& source, const AnalyzeOpti
   }
   if (a.config.model.qkv != QkvKind::identity)
     a.notes.push_back("the closed-form rates of the uniform state are given for Q = K = V = I only");
+  if (causal)
+    a.notes.push_back("causal mean field: the modes and clusters are those of the angular density of all tokens; "
+                      "the closed-form rates of the uniform state (full attention) do not apply; the resolution is "
+                      "that of the narrowest cluster of any cursor slice");
   if (scheme_has_radius(a.config.model.scheme))
     a.notes.push_back("schemes with a radius: the rate of the uniform state changes with t (the value at the first "
                       "frame is listed); the measured rate is an average over its window");

@@ -8,53 +8,11 @@
 #include "normdyn/experiment/setup.hpp"
 #include "normdyn/io/inputs.hpp"
 #include "normdyn/solvers/integrator.hpp"
+#include "meanfield_resolution.hpp"
 #include "session.hpp"
 
 namespace normdyn {
 namespace {
-
-// The field holding the resolution of every frame.
-constexpr const char* kResolutionField = "narrowest_cluster_cells";
-
-// The resolution of the clusters over a run's frames: the narrowest cluster of the angular density
-// in grid cells (analysis::narrowest_cluster_cells), per frame, and when it first fell below
-// analysis::kResolvedClusterCells.
-class ClusterResolution {
- public:
-  // `recorded`: the run records the value of every frame as the field kResolutionField.
-  explicit ClusterResolution(bool recorded = true) : recorded_(recorded) {}
-  bool recorded() const { return recorded_; }
-
-  // The value of one frame (+inf, the minimum over no cluster, when there is none).
-  double add(double t, std::span<const double> angular_density) {
-    const double cells =
-        analysis::narrowest_cluster_cells(analysis::density_clusters(angular_density), angular_density.size());
-    narrowest_ = std::min(narrowest_, cells);
-    if (cells < analysis::kResolvedClusterCells && !under_resolved_since_) under_resolved_since_ = t;
-    return cells;
-  }
-
-  // /summary@narrowest_cluster_cells (over every frame; +inf without clusters) and
-  // @under_resolved_since (+inf: never), and a warning appended to the summary's message.
-  void summarize(RunSummary& summary, std::int64_t grid) const {
-    summary.extra.emplace_back("narrowest_cluster_cells", narrowest_);
-    summary.extra.emplace_back("under_resolved_since",
-                               under_resolved_since_.value_or(std::numeric_limits<double>::infinity()));
-    if (!under_resolved_since_) return;
-    char buffer[300];
-    std::snprintf(buffer, sizeof buffer,
-                  "clusters narrower than %g grid cell from t = %g (narrowest %.2f), merges may come late: check "
-                  "with meanfield.grid = %lld",
-                  analysis::kResolvedClusterCells, *under_resolved_since_, narrowest_, static_cast<long long>(2 * grid));
-    summary.message += std::string("; warning under_resolved: ") + buffer;
-    summary.warnings += std::string(summary.warnings.empty() ? "" : "\n") + "under_resolved: " + buffer;
-  }
-
- private:
-  bool recorded_ = true;
-  double narrowest_ = std::numeric_limits<double>::infinity();
-  std::optional<double> under_resolved_since_;
-};
 
 // Records the density frames with the checkpoint of the solver state, and tracks mass, positivity
 // and the resolution of the clusters.
@@ -184,7 +142,7 @@ std::vector<double> initial_angular_density(const RunConfig& config) {
   return cell_averages(config_density(config), config.meanfield.grid);
 }
 
-MeanFieldSetup make_meanfield(const RunConfig& config) {
+MeanFieldSpec meanfield_spec(const RunConfig& config) {
   MeanFieldSpec spec;
   spec.scheme = config.model.scheme;
   spec.beta = config.model.beta;
@@ -197,8 +155,12 @@ MeanFieldSetup make_meanfield(const RunConfig& config) {
   // The configuration admits independent noise alone with the mean field (its Fokker-Planck equation).
   if (const auto* noise = std::get_if<IndependentNoise>(&config.noise.kind)) spec.sigma = noise->sigma;
   spec.uniform_normalizer = std::holds_alternative<Uniform>(config.attention.normalizer);
+  return spec;
+}
+
+MeanFieldSetup make_meanfield(const RunConfig& config) {
   MeanFieldSetup setup;
-  setup.system = std::make_unique<MeanFieldCircle>(spec);
+  setup.system = std::make_unique<MeanFieldCircle>(meanfield_spec(config));
   setup.x0 = setup.system->initial_state(initial_angular_density(config), config.init.r0, config.init.radius_width);
   return setup;
 }
@@ -217,6 +179,7 @@ RunFileOptions field_contents(const RunConfig& config, const MeanFieldCircle& sy
 
 RunSummary run_meanfield(const RunConfig& config, const ExperimentOptions& options,
                          const std::vector<Recorder*>& recorders) {
+  if (is_causal_meanfield(config)) return run_meanfield_causal(config, options, recorders);
   // Everything that can fail on bad input happens before anything is recorded.
   MeanFieldSetup setup = make_meanfield(config);
   Recorders out(fresh_file(config, options), recorders);
@@ -259,6 +222,7 @@ StoredFrames stored_frames(const std::filesystem::path& path, const RunConfig& c
 
 RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& config,
                             const ExperimentOptions& options) {
+  if (is_causal_meanfield(config)) return resume_meanfield_causal(path, config, options);
   MeanFieldSetup setup = make_meanfield(config);
   const StoredFrames stored = stored_frames(path, config);
   ResumeState state;

@@ -201,10 +201,10 @@ MeanFieldCircle::MeanFieldCircle(MeanFieldSpec spec) : spec_(std::move(spec)) {
   flux_.resize(longest);
   stage_.resize(size_);
   stage_rate_.resize(size_);
-  if (spec_.method == MeanFieldMethod::semi_lagrangian) {
-    if (has_radius_)
-      throw std::invalid_argument("MeanFieldCircle: the semi-Lagrangian transport is implemented for schemes "
-                                  "without a radius");
+  if (spec_.method == MeanFieldMethod::semi_lagrangian && has_radius_)
+    throw std::invalid_argument("MeanFieldCircle: the semi-Lagrangian transport is implemented for schemes "
+                                "without a radius");
+  if (!has_radius_) {
     face_u_.resize(m);
     departure_.resize(m);
   }
@@ -400,6 +400,17 @@ void MeanFieldCircle::face_velocities(const double* rho, double t) {
                                         face_tangent_[f]);
       },
       spec_.scheme);
+}
+
+void MeanFieldCircle::face_flux_divergence(const double* rho, double* dxdt) {
+  const auto m = static_cast<std::size_t>(spec_.grid);
+  const double h = kTwoPi / static_cast<double>(m);
+  slopes(spec_.limiter, rho, m, 1, true, slope_.data());
+  for (std::size_t f = 0; f < m; ++f) {
+    const std::size_t next = f + 1 == m ? 0 : f + 1;
+    flux_[f] = upwind_flux(face_u_[f], rho[f], slope_[f], rho[next], slope_[next]);
+  }
+  for (std::size_t i = 0; i < m; ++i) dxdt[i] = -(flux_[i] - flux_[i == 0 ? m - 1 : i - 1]) / h;
 }
 
 void MeanFieldCircle::semi_lagrangian_transport(const double* rho, double h, double* out) {

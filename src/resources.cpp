@@ -70,7 +70,10 @@ ResourceEstimate estimate_resources(const RunConfig& c) {
   e.disk_key = c.output.samples ? "output.samples" : "output.times";
   const double threads = std::max<double>(1.0, static_cast<double>(c.solver.threads));
   if (c.model.kind == ModelKind::meanfield) {
-    const double cells = static_cast<double>(c.meanfield.grid) * std::max(1.0, static_cast<double>(c.meanfield.radial_grid));
+    // A causal mask: one slice of the grid per cursor cell.
+    const double cursor = std::holds_alternative<NoMask>(c.attention.mask) ? 1.0 : static_cast<double>(c.meanfield.cursor_grid);
+    const double cells =
+        static_cast<double>(c.meanfield.grid) * std::max(1.0, static_cast<double>(c.meanfield.radial_grid)) * cursor;
     e.memory_key = "meanfield.grid";
     e.memory_bytes = kBaseBytes + kWriterBuffer + 8.0 * cells * (kStateCopies + 16.0);
     // Every field frame: the density on the grid and its marginals.

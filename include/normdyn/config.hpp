@@ -114,6 +114,7 @@ struct MeanFieldConfig {
   std::int64_t radial_grid = 32;  // cells in r (schemes with a radius)
   Limiter limiter = Limiter::van_leer;
   MeanFieldMethod method = MeanFieldMethod::finite_volume;  // the transport of solver.method = "split"
+  std::int64_t cursor_grid = 32;  // cells M_σ in the cursor σ (causal masks: solvers/meanfield_causal)
 };
 
 struct SolverConfig {

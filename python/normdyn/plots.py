@@ -508,6 +508,11 @@ class MeanField:
             self.rho = f[name + "/value"][:]
             self.t = f[name + "/time"][:]
             self.phi = f[name + "/phi"][:]
+            # The causal mean field: the density per cursor slice [M_sigma, M] at the last frame.
+            self.sigma = self.cursor = None
+            if "fields/density/sigma" in f:
+                self.sigma = f["fields/density/sigma"][:]
+                self.cursor = f["fields/density/value"][len(self.t) - 1]
             model = f["parameters/model"].attrs
             self.scheme = _text(model["scheme"])
             self.beta = float(model["beta"])
@@ -526,6 +531,33 @@ class MeanField:
 def load_meanfield(path):
     """The :class:`MeanField` of a mean-field run file (analyzed or not)."""
     return MeanField(path)
+
+
+def _snapshots(ax1, mf):
+    picks = sorted({int(np.argmin(np.abs(mf.t - x))) for x in (0.0, 0.15 * mf.t[-1], 0.25 * mf.t[-1], mf.t[-1])})
+    for k, i in enumerate(picks):
+        s = style(k, categorical=False, count=len(picks))
+        s.pop("marker")
+        ax1.semilogy(mf.phi, np.maximum(mf.rho[i], 1e-8), label=rf"$t={_math(mf.t[i])}$", **s)
+    ax1.set_ylim(1e-4, mf.rho.max() * 2)
+    ax1.set_xlabel(label("phi"))
+    ax1.set_xticks([0, np.pi, 2 * np.pi], ["0", r"$\pi$", r"$2\pi$"])
+    ax1.set_ylabel(label("density"))
+    ax1.legend()
+
+
+def _cursor_map(fig, ax1, mf, floor):
+    """The causal mean field: the density over (cursor sigma, phi) at the last frame."""
+    m_sigma = mf.sigma.size
+    sigma_edges = np.linspace(0.0, 1.0, m_sigma + 1)
+    phi_edges = np.linspace(0.0, 2 * np.pi, mf.phi.size + 1)
+    im = ax1.pcolormesh(sigma_edges, phi_edges, np.maximum(mf.cursor.T, floor), shading="flat", cmap="magma",
+                        norm=LogNorm(vmin=floor, vmax=max(mf.cursor.max(), 2 * floor)), rasterized=True)
+    ax1.set_xlabel(r"cursor $\sigma$")
+    ax1.set_ylabel(label("phi"))
+    ax1.set_yticks([0, np.pi, 2 * np.pi], ["0", r"$\pi$", r"$2\pi$"])
+    ax1.set_title(rf"$t={_math(mf.t[-1])}$, $M_\sigma={m_sigma}$")
+    fig.colorbar(im, ax=ax1, label=r"$f(\sigma, \varphi)$")
 
 
 @styled
@@ -550,16 +582,10 @@ def meanfield_figure(mf, modes=4, width=None):
     ax0.set_yticks([0, np.pi, 2 * np.pi], ["0", r"$\pi$", r"$2\pi$"])
     ax0.set_title(rf"{scheme_name(mf.scheme)} mean field, $\beta={_math(mf.beta)}$, $M={mf.phi.size}$")
     fig.colorbar(im, ax=ax0, label=r"$\rho$ (per rad)")
-    picks = sorted({int(np.argmin(np.abs(mf.t - x))) for x in (0.0, 0.15 * mf.t[-1], 0.25 * mf.t[-1], mf.t[-1])})
-    for k, i in enumerate(picks):
-        s = style(k, categorical=False, count=len(picks))
-        s.pop("marker")
-        ax1.semilogy(mf.phi, np.maximum(mf.rho[i], 1e-8), label=rf"$t={_math(mf.t[i])}$", **s)
-    ax1.set_ylim(1e-4, mf.rho.max() * 2)
-    ax1.set_xlabel(label("phi"))
-    ax1.set_xticks([0, np.pi, 2 * np.pi], ["0", r"$\pi$", r"$2\pi$"])
-    ax1.set_ylabel(label("density"))
-    ax1.legend()
+    if getattr(mf, "sigma", None) is not None:
+        _cursor_map(fig, ax1, mf, floor)
+    else:
+        _snapshots(ax1, mf)
     if analyzed:
         ax2, ax3 = fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1])
         amp = mf.obs["mode_amplitude"]

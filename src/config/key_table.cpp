@@ -97,6 +97,16 @@ const std::vector<Key>& keys() {
                          "solver.method is " + in_quotes(to_string(c.solver.method));
                 return std::string();
               }),
+        field("meanfield.cursor_grid", &C::meanfield, &MeanFieldConfig::cursor_grid,
+              "cells M_sigma >= 1 of the uniform grid in the cursor sigma in (0, 1] (token i of n at i / n) of the "
+              "causal mean field (attention.mask = \"causal\" or \"strictly_causal\")",
+              {in_range(1, true, 65536, true)},
+              [](const C& c) {
+                if (std::string why = meanfield_only(c); !why.empty()) return why;
+                if (!std::holds_alternative<NoMask>(c.attention.mask)) return std::string();
+                return std::string("applies only to attention.mask = \"causal\" or \"strictly_causal\" (the mean "
+                                   "field over the cursor); attention.mask is \"none\"");
+              }),
 
         // ---- [init]
         selector(field("init.kind", &C::init, &InitConfig::kind, "initial tokens or density: " + choices<InitKind>())),

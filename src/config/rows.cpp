@@ -80,7 +80,8 @@ Key scheme_key_row() {
 // choice attention.<list> (a selector) and the parameters of its alternatives, attention.<param key>.
 // The keys of the first release, attention.alibi = lambda and attention.rope = true, stay as aliases.
 const std::string kNoPositionsInMeanField =
-    "(the mean-field solver implements softmax attention over all tokens, without positions)";
+    "(the mean-field solver implements softmax or uniform attention over all tokens, or causal with ALiBi, without "
+    "positions)";
 
 // An old key that chooses alternative `alternative` of the list `member` (and sets its parameter
 // `param` to the key's value), or the list's first alternative when the value is 0 or false. Never

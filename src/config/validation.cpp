@@ -108,6 +108,17 @@ void validate_densities(RunConfig& c, const std::map<std::string, const toml::no
   }
   // model.kind = "meanfield": a density on the circle.
   c.model.d = 2;
+  // The causal mean field is the kinetic equation over the cursor (solvers/meanfield_causal).
+  const bool causal = !std::holds_alternative<NoMask>(c.attention.mask);
+  if (!causal && !std::holds_alternative<NoBias>(c.attention.bias))
+    throw InputError("attention.bias", in_quotes(alternative_key(c.attention.bias)) +
+                                           " applies to model.kind = \"meanfield\" only with attention.mask = "
+                                           "\"causal\" or \"strictly_causal\" (the mean field over the cursor)");
+  if (causal && scheme_has_radius(c.model.scheme))
+    throw InputError("model.scheme", in_quotes(scheme_key(c.model.scheme)) + " with attention.mask = " +
+                                         in_quotes(alternative_key(c.attention.mask)) +
+                                         " does not apply to model.kind = \"meanfield\": the causal mean field is "
+                                         "implemented for schemes without a radius (post, cod)");
   if (!is_density_kind(c.init.kind) && c.init.kind != InitKind::file)
     throw InputError("init.kind", "\"" + std::string(enum_name(c.init.kind)) +
                                       "\" does not apply to model.kind = \"meanfield\"; valid: uniform, "

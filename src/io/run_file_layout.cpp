@@ -468,9 +468,10 @@ void validate_layout(const std::filesystem::path& path, const h5::File& file, co
     const auto names = split_names(file.open_group(kFields).attribute_string("order").value_or(""));
     if (names.empty()) damaged(path, kFields, "lists no fields (@order)");
     // A frame of a field holds at most the cells of the configuration's grid (meanfield.grid in the
-    // angle, times meanfield.radial_grid in the radius).
-    const std::uint64_t max_cells = static_cast<std::uint64_t>(std::max<std::int64_t>(config.meanfield.grid, 1)) *
-                                    static_cast<std::uint64_t>(std::max<std::int64_t>(config.meanfield.radial_grid, 1));
+    // angle, times meanfield.radial_grid in the radius or meanfield.cursor_grid in the cursor).
+    const std::uint64_t max_cells =
+        static_cast<std::uint64_t>(std::max<std::int64_t>(config.meanfield.grid, 1)) *
+        static_cast<std::uint64_t>(std::max({config.meanfield.radial_grid, config.meanfield.cursor_grid, std::int64_t{1}}));
     for (const auto& name : names) {
       const std::string base = std::string(kFields) + "/" + name;
       if (!file.contains(base + "/value")) damaged(path, base + "/value", "is missing");
@@ -483,7 +484,7 @@ void validate_layout(const std::filesystem::path& path, const h5::File& file, co
       if (cells > max_cells)
         damaged(path, base + "/value", "has frames of shape " + shape_text({shape.begin() + 1, shape.end()}) +
                                            ", more cells than the grid of its configuration (meanfield.grid, "
-                                           "meanfield.radial_grid)");
+                                           "meanfield.radial_grid, meanfield.cursor_grid)");
       expect_shape(path, file, base + "/time", {-1}, ElementType::f64, max_frames);
       expect_shape(path, file, base + "/step", {-1}, ElementType::i64, max_frames);
       for (const auto& axis : split_names(file.open_group(base).attribute_string("moving_axes").value_or(""))) {

@@ -88,6 +88,42 @@ BOOST_AUTO_TEST_CASE(meanfield_run_file_is_self_described) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(causal_meanfield_stores_the_sigma_phi_grid_and_is_analyzed) {
+  const std::string config = std::string(NORMDYN_SOURCE_DIR) + "/data/configs/meanfield_causal.toml";
+  const fs::path out = scratch("causal.h5");
+  BOOST_REQUIRE_EQUAL(run(config + " -o " + out.string() + " --set meanfield.grid=64 --set meanfield.cursor_grid=8 "
+                                                             "--set solver.t_end=2 --set output.samples=5"),
+                      0);
+  h5::File f = h5::File::open(out, h5::OpenMode::read_only);
+  const h5::Dataset value = f.open_dataset("/fields/density/value");
+  BOOST_TEST((value.shape() == std::vector<std::uint64_t>{5, 8, 64}));
+  const auto sigma = f.open_dataset("/fields/density/sigma").read_doubles();
+  BOOST_TEST(sigma.size() == 8u);
+  BOOST_TEST(std::abs(sigma[0] - 1.0 / 16.0) < 1e-15);
+  BOOST_TEST((f.open_dataset("/fields/angular_density/value").shape() == std::vector<std::uint64_t>{5, 64}));
+  BOOST_TEST(f.contains("/fields/narrowest_cluster_cells"));
+  const h5::Group summary = f.open_group("summary");
+  BOOST_TEST(summary.attribute_string("status").value_or("") == "ok");
+  BOOST_TEST(summary.attribute_double("mass_drift").value_or(1.0) < test::kMassRoundoff);
+  BOOST_TEST(f.open_group("parameters/meanfield").attribute_int("cursor_grid").value_or(0) == 8);
+  const auto first = value.read_frames(0, 1), last = value.read_frames(4, 1);
+  double moved = 0.0;
+  for (std::size_t i = 0; i < 64; ++i) {
+    BOOST_TEST(last[i] == first[i]);  // the first slice attends to nothing
+    moved = std::max(moved, std::abs(last[7 * 64 + i] - first[7 * 64 + i]));
+  }
+  BOOST_TEST(moved > 1e-3);
+  for (std::size_t j = 0; j < 8; ++j)
+    BOOST_TEST(std::abs(mass(std::vector<double>(last.begin() + 64 * j, last.begin() + 64 * (j + 1)), 64, 1.0) - 1.0) <
+               test::kMassRoundoff);
+  const std::string analyze = std::string(NORMDYN_BINARY) + " analyze " + out.string() + " --json " +
+                              scratch("causal.json").string() + " >/dev/null 2>" + scratch("stderr.txt").string();
+  BOOST_TEST(std::system(analyze.c_str()) == 0, stderr_text());
+  std::ifstream in(scratch("causal.json"));
+  const std::string report(std::istreambuf_iterator<char>(in), {});
+  BOOST_TEST(report.find("causal mean field") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(weighted_particles_store_their_masses) {
   const std::string config = std::string(NORMDYN_SOURCE_DIR) + "/data/configs/default.toml";
   const fs::path out = scratch("weighted.h5");

@@ -39,6 +39,33 @@ def test_density_with_a_moving_radial_grid(tmp_path):
         assert "units" in ds[v].attrs and "long_name" in ds[v].attrs, v
 
 
+def test_causal_density_on_the_sigma_phi_grid(tmp_path):
+    config = {"model": {"kind": "meanfield", "scheme": "post", "beta": 1.0},
+              "attention": {"mask": "causal", "bias": "alibi", "alibi_slope": 1.0, "normalizer": "uniform"},
+              "meanfield": {"grid": 32, "cursor_grid": 6, "method": "semi_lagrangian"},
+              "init": {"kind": "von_mises", "centers": [0.5, 3.0], "kappa": [4.0]},
+              "solver": {"method": "split", "dt": 0.05, "t_end": 2.0}, "output": {"samples": 3}}
+    ds = normdyn.run(config, output=tmp_path / "causal.h5")
+    assert ds.attrs["status"] == "ok"
+    assert ds.density.dims == ("time", "sigma", "phi") and ds.density.shape == (3, 6, 32)
+    assert np.allclose(ds.sigma.values, (np.arange(6) + 0.5) / 6, rtol=0, atol=1e-15)
+    assert ds.angular_density.dims == ("time", "phi")
+    assert np.allclose(ds.angular_density.values, ds.density.mean("sigma").values, rtol=0, atol=1e-13)
+    # Every cursor slice keeps its mass; the first one does not move.
+    mass = ds.density.sum("phi").values * 2 * np.pi / 32
+    assert np.allclose(mass, 1.0, rtol=0, atol=1e-12)
+    assert np.array_equal(ds.density.values[-1, 0], ds.density.values[0, 0])
+    assert not np.allclose(ds.density.values[-1, -1], ds.density.values[0, -1])
+    with normdyn.load(tmp_path / "causal.h5") as loaded:
+        assert loaded.density.dims == ("time", "sigma", "phi")
+        assert loaded.density.values.tobytes() == ds.density.values.tobytes()
+        assert loaded.sigma.attrs["long_name"]
+    # The figure shows the density over (sigma, phi) of the last frame.
+    from normdyn import plots
+    fig = plots.meanfield_figure(plots.load_meanfield(tmp_path / "causal.h5"))
+    assert any("sigma" in ax.get_xlabel() for ax in fig.axes)
+
+
 def test_weighted_particles_carry_their_masses(tmp_path):
     config = {"model": {"n": 16, "d": 2}, "init": {"kind": "von_mises", "sampling": "weighted"},
               "solver": {"t_end": 1.0}, "output": {"samples": 3}}

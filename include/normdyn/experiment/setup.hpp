@@ -9,6 +9,7 @@
 #include "normdyn/density.hpp"
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/io/run_file.hpp"
+#include "normdyn/solvers/meanfield_causal.hpp"
 #include "normdyn/solvers/meanfield_circle.hpp"
 
 namespace normdyn {
@@ -20,6 +21,9 @@ std::vector<CircleAttention> circle_layers(const ModelConfig& model);
 // The initial angular density of a mean-field run: cell averages per radian on meanfield.grid cells.
 std::vector<double> initial_angular_density(const RunConfig& config);
 
+// The solver's specification from the configuration (the circle; the slices of the causal mean field).
+MeanFieldSpec meanfield_spec(const RunConfig& config);
+
 struct MeanFieldSetup {
   std::unique_ptr<MeanFieldCircle> system;
   std::vector<double> x0;
@@ -29,6 +33,16 @@ MeanFieldSetup make_meanfield(const RunConfig& config);
 
 // The /fields layout of a mean-field run.
 std::vector<FieldSpec> field_layout(const RunConfig& config, const MeanFieldCircle& system);
+
+// The causal mean field (attention.mask = "causal" or "strictly_causal"): its solver and /fields layout
+// (the density on the (sigma, phi) grid, its angular marginal, the resolution), and its runs.
+bool is_causal_meanfield(const RunConfig& config);
+std::unique_ptr<MeanFieldCausal> make_meanfield_causal(const RunConfig& config);
+std::vector<FieldSpec> causal_field_layout(const RunConfig& config, const MeanFieldCausal& system);
+RunSummary run_meanfield_causal(const RunConfig& config, const ExperimentOptions& options,
+                                const std::vector<Recorder*>& recorders);
+RunSummary resume_meanfield_causal(const std::filesystem::path& path, const RunConfig& config,
+                                   const ExperimentOptions& options);
 
 // The mean-field entries of run_experiment / resume_experiment.
 RunSummary run_meanfield(const RunConfig& config, const ExperimentOptions& options,

@@ -141,7 +141,12 @@ class MeanFieldCircle final : public OdeSystem {
   Field attention_at_centres(const std::vector<double>& rho, double t_regime);
 
  private:
+  // The causal mean field (meanfield_causal.hpp) drives one MeanFieldCircle slice by slice: the field of
+  // a slice comes from another density (its cursor average) than the one it transports.
+  friend class MeanFieldCausal;
   struct Fft;
+  // The finite-volume flux divergence of angular cell averages `rho` with the face velocities face_u_.
+  void face_flux_divergence(const double* rho, double* dxdt);
   std::size_t layer_at(double t_regime) const;
   void convolve(const double* rho, std::size_t layer, bool centres, bool faces);
   template <class S>

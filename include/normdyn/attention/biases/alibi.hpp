@@ -19,10 +19,11 @@ struct Alibi {
     return -lambda * static_cast<double>(std::abs(i - j)) / static_cast<double>(n);
   }
   // Symmetric in (i, j), so an energy exists (the biased interaction energy), but normdyn's energy
-  // observable does not include the bias: has_energy is off until it does.
+  // observable does not include the bias: has_energy is off until it does. The mean field: with a
+  // causal mask (the kernel k_lambda of solvers/meanfield_causal; the configuration refuses it alone).
   Traits traits() const {
     Traits t;
-    t.exchangeable = t.has_energy = t.meanfield = false;
+    t.exchangeable = t.has_energy = false;
     return t;
   }
 };

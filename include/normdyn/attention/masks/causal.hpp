@@ -12,11 +12,12 @@ struct CausalMask {
   static constexpr std::array<ParamSpec<CausalMask>, 0> params{};
 
   KeyRange keys(Index i, Index) const { return {0, i + 1}; }
-  // Positions break the exchangeability and the symmetry of the scores, hence the energy; the mean-field
-  // solver has no positions. Rows need only the keys before them: shardable.
+  // Positions break the exchangeability and the symmetry of the scores, hence the energy; the mean field
+  // is the kinetic equation over the cursor (solvers/meanfield_causal). Rows need only the keys before
+  // them: shardable.
   Traits traits() const {
     Traits t;
-    t.exchangeable = t.symmetric = t.has_energy = t.meanfield = false;
+    t.exchangeable = t.symmetric = t.has_energy = false;
     return t;
   }
 };

@@ -11,9 +11,10 @@ struct StrictlyCausalMask {
   static constexpr std::array<ParamSpec<StrictlyCausalMask>, 0> params{};
 
   KeyRange keys(Index i, Index) const { return {0, i}; }
+  // The mean field: the kinetic equation over the cursor (solvers/meanfield_causal).
   Traits traits() const {
     Traits t;
-    t.exchangeable = t.symmetric = t.has_energy = t.meanfield = false;
+    t.exchangeable = t.symmetric = t.has_energy = false;
     return t;
   }
 };

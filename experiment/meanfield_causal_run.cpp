@@ -1,0 +1,168 @@
+// Runs of the causal mean field (model.kind = "meanfield" with attention.mask = "causal" or
+// "strictly_causal"): the density on the (sigma, phi) grid, its angular marginal (the density of all
+// tokens, which analyze and the plots read) and the resolution of the narrowest cluster of any slice.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "meanfield_resolution.hpp"
+#include "normdyn/errors.hpp"
+#include "normdyn/experiment/recorder.hpp"
+#include "normdyn/experiment/setup.hpp"
+#include "normdyn/io/run_file.hpp"
+#include "normdyn/solvers/integrator.hpp"
+#include "session.hpp"
+
+namespace normdyn {
+
+bool is_causal_meanfield(const RunConfig& config) {
+  return config.model.kind == ModelKind::meanfield && !std::holds_alternative<NoMask>(config.attention.mask);
+}
+
+std::unique_ptr<MeanFieldCausal> make_meanfield_causal(const RunConfig& config) {
+  CursorSpec cursor;
+  cursor.cells = config.meanfield.cursor_grid;
+  if (const auto* alibi = std::get_if<Alibi>(&config.attention.bias)) cursor.alibi_slope = alibi->lambda;
+  return std::make_unique<MeanFieldCausal>(meanfield_spec(config), cursor);
+}
+
+std::vector<FieldSpec> causal_field_layout(const RunConfig& config, const MeanFieldCausal& system) {
+  const auto m = static_cast<std::size_t>(system.cells());
+  const auto slices = static_cast<std::size_t>(system.cursor_cells());
+  const FieldAxis phi{"phi", "rad", "cell centres (i + 1/2) 2 pi / M of the angle phi = atan2(theta_2, theta_1); "
+                                    "cell i is [i, i + 1) 2 pi / M",
+                      m, system.phi(), false};
+  const FieldAxis sigma{"sigma", "1",
+                        "cell centres (j - 1/2) / M_sigma of the cursor sigma (token i of n at i / n); cell j is "
+                        "((j - 1) / M_sigma, j / M_sigma]",
+                        slices, system.sigma(), false};
+  const std::string mask(alternative_key(config.attention.mask));
+  return {FieldSpec{"density",
+                    "cell averages of the density of tokens in phi at each cursor sigma (attention.mask = " + mask +
+                        "); every slice integrates to 1 over phi",
+                    "1/rad", {sigma, phi}},
+          FieldSpec{"angular_density",
+                    "cell averages of the density of all tokens in phi (the mean over sigma of /fields/density)",
+                    "1/rad", {phi}},
+          FieldSpec{kResolutionField,
+                    "second-moment width, in grid cells, of the narrowest cluster of any slice of the density (an arc "
+                    "above twice the uniform density holding at least 1 % of the slice's mass); +inf without "
+                    "clusters; below 1 the cluster is under-resolved",
+                    "1", {}}};
+}
+
+namespace {
+
+// Records the frames with the checkpoint; tracks the mass of every slice, positivity and resolution.
+class CausalFieldSession final : public Session {
+ public:
+  CausalFieldSession(Recorder* recorder, const MeanFieldCausal& system, const ExperimentOptions& options,
+                     const SessionClock& clock, ClusterResolution& resolution)
+      : Session(recorder, options, clock), system_(system), resolution_(resolution) {}
+
+  std::optional<RunStatus> on_sample(std::size_t index, double t, std::int64_t step, std::span<const double> x,
+                                     const CheckpointView& checkpoint) override {
+    const auto start = Clock::now();
+    const std::vector<double> angular = system_.angular_density(x.data());
+    const double narrowest = resolution_.add(t, x, static_cast<std::size_t>(system_.cursor_cells()));
+    std::vector<std::span<const double>> values{x, angular};
+    std::vector<std::span<const double>> moving{{}, {}};
+    if (resolution_.recorded()) {
+      values.emplace_back(&narrowest, 1);
+      moving.emplace_back();
+    }
+    if (recorder_) recorder_->field_frame(t, step, values, moving, checkpoint, integration_seconds());
+    const std::vector<double> masses = system_.slice_masses(x.data());
+    if (initial_masses_.empty()) initial_masses_ = masses;
+    for (std::size_t j = 0; j < masses.size(); ++j)
+      mass_drift_ = std::max(mass_drift_, std::abs(masses[j] - initial_masses_[j]));
+    min_density_ = std::min(min_density_, *std::min_element(x.begin(), x.end()));
+    sampled(index);
+    own_seconds_ += seconds_since(start);
+    return std::nullopt;
+  }
+
+  double mass_drift() const { return mass_drift_; }
+  double min_density() const { return min_density_; }
+
+ private:
+  const MeanFieldCausal& system_;
+  ClusterResolution& resolution_;
+  std::vector<double> initial_masses_;
+  double mass_drift_ = 0.0;
+  double min_density_ = std::numeric_limits<double>::infinity();
+};
+
+RunSummary integrate_causal(Recorder* recorder, const RunConfig& config, MeanFieldCausal& system,
+                            const std::vector<double>& x0, const Checkpoint* resume, double earlier_wall_seconds,
+                            const ExperimentOptions& options, ClusterResolution resolution = ClusterResolution()) {
+  const std::vector<double> samples = config.output.sample_times(config.solver.t_end, config.solver.t_start);
+  CausalFieldSession session(recorder, system, options,
+                             SessionClock::of(samples, config.solver.t_start, resume, earlier_wall_seconds), resolution);
+  const IntegrationResult result =
+      integrate(system, x0, config.solver.t_start, samples, integrator_options(config.solver), session, resume);
+  RunSummary summary = session.summarize(result, config);
+  summary.max_norm_drift = 0.0;
+  // mass_drift: the largest change of any slice's mass (each is conserved).
+  summary.extra = {{"mass_drift", session.mass_drift()},
+                   {"min_density", session.min_density()},
+                   {"max_negative_density", result.counters.max_constraint_drift}};
+  resolution.summarize(summary, config.meanfield.grid);
+  if (recorder) recorder->end(summary);
+  return summary;
+}
+
+RunFileOptions causal_contents(const RunConfig& config, const MeanFieldCausal& system) {
+  RunFileOptions contents;
+  contents.particles = false;
+  contents.fields = causal_field_layout(config, system);
+  contents.state_size = system.size();
+  return contents;
+}
+
+}  // namespace
+
+RunSummary run_meanfield_causal(const RunConfig& config, const ExperimentOptions& options,
+                                const std::vector<Recorder*>& recorders) {
+  const std::unique_ptr<MeanFieldCausal> system = make_meanfield_causal(config);
+  const std::vector<double> x0 = system->initial_state(initial_angular_density(config));
+  Recorders out(fresh_file(config, options), recorders);
+  if (Recorder* r = out.get())
+    r->begin(RunLayout{&config, Provenance{options.command_line, 1}, causal_contents(config, *system),
+                       config.output.sample_times(config.solver.t_end, config.solver.t_start)});
+  return integrate_causal(out.get(), config, *system, x0, nullptr, 0.0, options);
+}
+
+RunSummary resume_meanfield_causal(const std::filesystem::path& path, const RunConfig& config,
+                                   const ExperimentOptions& options) {
+  const std::unique_ptr<MeanFieldCausal> system = make_meanfield_causal(config);
+  const std::vector<double> x0 = system->initial_state(initial_angular_density(config));
+  // The resolution of the frames the file holds, read before it is reopened for writing (none if they
+  // cannot be read now: it then covers the resumed frames only).
+  std::vector<double> times;
+  std::vector<std::vector<double>> stored;
+  try {
+    const RunReader reader(path);
+    times = reader.times();
+    for (std::size_t i = 0; i < std::min(reader.frames(), times.size()); ++i)
+      stored.push_back(reader.field_frame("density", i));
+  } catch (const std::exception&) {
+    stored.clear();
+  }
+  ResumeState state;
+  auto file = RunFileRecorder::reopen(path, Provenance{options.command_line, 1}, state);
+  ClusterResolution resolution;
+  if (state.checkpoint)
+    for (std::size_t i = 0; i < std::min(state.checkpoint->next_sample, stored.size()); ++i)
+      resolution.add(times[i], stored[i], static_cast<std::size_t>(system->cursor_cells()));
+  if (state.checkpoint && state.checkpoint->x.size() != system->size())
+    throw IoError(path.string() + ": checkpoint state has the wrong size");
+  file->begin(RunLayout{&config, Provenance{options.command_line, 1}, causal_contents(config, *system),
+                        config.output.sample_times(config.solver.t_end, config.solver.t_start)});
+  if (!state.checkpoint)
+    return integrate_causal(file.get(), config, *system, x0, nullptr, 0.0, options, std::move(resolution));
+  return integrate_causal(file.get(), config, *system, state.checkpoint->x, &*state.checkpoint, state.wall_seconds,
+                          options, std::move(resolution));
+}
+
+}  // namespace normdyn
