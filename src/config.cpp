@@ -108,6 +108,13 @@ struct EnumNames<NoiseCalculus> {
   }};
 };
 template <>
+struct EnumNames<NoiseIncrements> {
+  static constexpr std::array<std::pair<NoiseIncrements, std::string_view>, 2> values{{
+      {NoiseIncrements::counter, "counter"},
+      {NoiseIncrements::tree, "tree"},
+  }};
+};
+template <>
 struct EnumNames<TermsBlock> {
   static constexpr std::array<std::pair<TermsBlock, std::string_view>, 2> values{{
       {TermsBlock::parallel, "parallel"},
@@ -1026,6 +1033,18 @@ const std::vector<Key>& keys() {
                       "to the same flow) | ito, the noise's coefficient at the start of each step with retraction "
                       "(euler_maruyama; the depth limit of model.qkv = \"gaussian_per_map_layer\")",
                       {}, with_noise));
+    k.push_back(field("noise.increments", &C::noise, &NoiseSpec::increment_draws,
+                      "counter, each step's normals keyed by (seed, step number, token) | tree, the increment over "
+                      "each step's interval of one Brownian path per token (a Brownian tree of unit cells bisected "
+                      "to 2^-40), so that runs at h and h/2 follow the same path (strong errors, refinement studies; "
+                      "solver.dt >= 2^-20)",
+                      {}, [with_noise](const C& c) {
+                        if (std::string why = with_noise(c); !why.empty()) return why;
+                        if (c.model.kind == ModelKind::meanfield)
+                          return std::string("applies only to particles (the mean field's Fokker-Planck equation draws "
+                                             "no increments)");
+                        return std::string();
+                      }));
 
     const std::vector<Key> rest{
         // ---- [meanfield]
@@ -1308,6 +1327,11 @@ void validate_noise(const RunConfig& c, const std::map<std::string, const toml::
   if (c.noise.needs_means() && c.model.heads > 1)
     throw InputError("model.heads", noise + " is defined for one attention head; model.heads = " +
                                         std::to_string(c.model.heads));
+  // Below this the tree's last level (2^-40) is no longer small against a step: the variance of an
+  // increment would fall short of h by more than 2^-21 h.
+  if (c.noise.increment_draws == NoiseIncrements::tree && c.solver.dt < std::ldexp(1.0, -20))
+    throw InputError("solver.dt", format_number(c.solver.dt) + " is below 2^-20, the finest step that noise.increments = "
+                                  "\"tree\" resolves");
 }
 
 void validate_densities(RunConfig& c, const std::map<std::string, const toml::node*>& present) {
