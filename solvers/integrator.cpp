@@ -270,7 +270,8 @@ void run_controlled(Run& run, Controlled controlled) {
 }
 
 // Fixed steps of at most dt, dividing every interval between sample times and breakpoints evenly.
-// `step(run, t, h)` leaves the state after the step from (run.x_, t) in run.x_new_.
+// `step(run, t, h, t_next)` leaves the state after the step from (run.x_, t) in run.x_new_; t_next
+// is the time the step lands on, the next step's t bit for bit.
 template <class Step>
 void run_equal_steps(Run& run, Step step) {
   if (!run.emit_samples_at_current_time({run.t_, run.dt_, run.x_, run.counters_, 0})) return;
@@ -283,8 +284,8 @@ void run_equal_steps(Run& run, Step step) {
     const auto steps = static_cast<std::int64_t>(std::max(1.0, std::ceil(span / run.options_.dt * (1.0 - 1e-12))));
     const double h = span / static_cast<double>(steps);
     for (std::int64_t k = 0; k < steps; ++k) {
-      step(run, begin + static_cast<double>(k) * h, h);
       const double t_new = k + 1 == steps ? end : begin + static_cast<double>(k + 1) * h;
+      step(run, begin + static_cast<double>(k) * h, h, t_new);
       if (!run.accept(t_new)) return;
       std::swap(run.x_, run.x_new_);
       run.t_ = t_new;
@@ -296,17 +297,19 @@ void run_equal_steps(Run& run, Step step) {
 
 template <class Stepper>
 void run_fixed(Run& run, Stepper stepper) {
-  run_equal_steps(run, [&](Run& r, double t, double h) {
+  run_equal_steps(run, [&](Run& r, double t, double h, double) {
     r.x_new_ = r.x_;
     stepper.do_step(r.counting(), r.x_new_, t, h);
   });
 }
 
 // Stochastic methods draw the noise of a step from its number (accepted steps since the start of the
-// run), so that a resumed run or another process takes the same increments.
+// run) or its interval, so that a resumed run or another process takes the same increments.
 template <class Stepper>
 void run_stochastic(Run& run, Stepper stepper) {
-  run_equal_steps(run, [&](Run& r, double t, double h) { stepper.step(r, t, h, r.counters_.accepted_steps); });
+  run_equal_steps(run, [&](Run& r, double t, double h, double t_next) {
+    stepper.step(r, t, h, NoiseStep{r.counters_.accepted_steps, t, t_next});
+  });
 }
 
 // x_{k+1} = x_k + f(x_k) h + G(x_k) ΔN_k, retracted (by accept()). The retraction supplies the
@@ -314,9 +317,9 @@ void run_stochastic(Run& run, Stepper stepper) {
 // the Stratonovich flow when G depends on a token through P_θ alone (independent noise, a speed
 // factor free of the attention); the configuration refuses it otherwise.
 struct EulerMaruyama {
-  void step(Run& run, double t, double h, std::int64_t number) const {
+  void step(Run& run, double t, double h, const NoiseStep& noise) const {
     ++run.counters_.rhs_evaluations;
-    run.system_.increment(run.x_.data(), t, h, number, run.dxdt_.data());
+    run.system_.increment(run.x_.data(), t, h, noise, run.dxdt_.data());
     for (std::size_t i = 0; i < run.x_.size(); ++i) run.x_new_[i] = run.x_[i] + run.dxdt_[i];
   }
 };
@@ -326,12 +329,12 @@ struct EulerMaruyama {
 // Stratonovich SDE (strong order 1 for commutative noise); without noise it is Heun's second-order
 // Runge-Kutta method.
 struct StratonovichHeun {
-  void step(Run& run, double t, double h, std::int64_t number) const {
+  void step(Run& run, double t, double h, const NoiseStep& noise) const {
     run.counters_.rhs_evaluations += 2;
-    run.system_.increment(run.x_.data(), t, h, number, run.dxdt_.data());
+    run.system_.increment(run.x_.data(), t, h, noise, run.dxdt_.data());
     for (std::size_t i = 0; i < run.x_.size(); ++i) run.sample_[i] = run.x_[i] + run.dxdt_[i];
     if (run.options_.retract) run.system_.retract(run.sample_.data());
-    run.system_.increment(run.sample_.data(), t + h, h, number, run.dxdt_new_.data());
+    run.system_.increment(run.sample_.data(), t + h, h, noise, run.dxdt_new_.data());
     for (std::size_t i = 0; i < run.x_.size(); ++i)
       run.x_new_[i] = run.x_[i] + 0.5 * (run.dxdt_[i] + run.dxdt_new_[i]);
   }
@@ -387,7 +390,7 @@ template <Method M>
 void run_method(Run& run) {
   constexpr MethodInfo info = method_info(M);
   if constexpr (M == Method::split) {  // the system's own step (OdeSystem::own_step)
-    run_equal_steps(run, [](Run& r, double t, double h) {
+    run_equal_steps(run, [](Run& r, double t, double h, double) {
       r.counters_.rhs_evaluations += r.system_.own_step(r.x_.data(), t, h, r.x_new_.data());
     });
   } else if constexpr (info.control == StepControl::layers) {

@@ -140,31 +140,34 @@ const RowMatrix& AttentionDynamics::attention_and_means(Eigen::Ref<const RowMatr
   return means_;
 }
 
-void AttentionDynamics::draw_noise(Eigen::Ref<const RowMatrix> means, double h, std::int64_t step, Index begin) {
+void AttentionDynamics::draw_noise(Eigen::Ref<const RowMatrix> means, double h, const NoiseStep& step, Index begin) {
   const Index count = means.rows();
+  const auto draw = [&](Index first) {
+    return NoiseDraw{spec_.noise.seed, step.number, h, first, spec_.noise.increment_draws, step.t0, step.t1};
+  };
   noise_.resize(count, layout_.d);
   if (!spec_.noise.needs_means()) {
-    // Row by row the draws are pure functions of (seed, step, token): blocks of rows on the kernel's
+    // Row by row the draws are pure functions of (seed, step or interval, token): blocks of rows on the kernel's
     // threads give the same numbers as one block.
     constexpr Index kBlock = 64;
     const Index blocks = (count + kBlock - 1) / kBlock;
 #pragma omp parallel for num_threads(kernel_.threads()) schedule(static) if (blocks > 1)
     for (Index b = 0; b < blocks; ++b) {
       const Index first = b * kBlock, rows = std::min(kBlock, count - first);
-      spec_.noise.increments(NoiseDraw{spec_.noise.seed, step, h, begin + first}, means.middleRows(first, rows),
+      spec_.noise.increments(draw(begin + first), means.middleRows(first, rows),
                              noise_.middleRows(first, rows));
     }
     return;
   }
-  spec_.noise.increments(NoiseDraw{spec_.noise.seed, step, h, begin}, means, noise_);
+  spec_.noise.increments(draw(begin), means, noise_);
 }
 
 // Every row is computed as a process of a sharded run computes its own (same bits).
-void AttentionDynamics::increment(const double* x, double t, double h, std::int64_t step, double* dx) {
+void AttentionDynamics::increment(const double* x, double t, double h, const NoiseStep& step, double* dx) {
   increment_rows(x, t, h, step, dx, 0, layout_.n);
 }
 
-void AttentionDynamics::increment_rows(const double* x, double t, double h, std::int64_t step, double* dx, Index begin,
+void AttentionDynamics::increment_rows(const double* x, double t, double h, const NoiseStep& step, double* dx, Index begin,
                                        Index end) {
   const double t_regime = in_piece_ ? piece_middle_ : t;
   const Index count = end - begin;

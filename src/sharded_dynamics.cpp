@@ -49,7 +49,7 @@ void ShardedDynamics::rhs(const double* x, double* dxdt, double t) {
   gather(dxdt);
 }
 
-void ShardedDynamics::increment(const double* x, double t, double h, std::int64_t step, double* dx) {
+void ShardedDynamics::increment(const double* x, double t, double h, const NoiseStep& step, double* dx) {
   dynamics_.increment_rows(x, t, h, step, dx, rows_.begin, rows_.end);
   gather(dx);
 }

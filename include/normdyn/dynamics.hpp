@@ -54,9 +54,9 @@ class AttentionDynamics final : public OdeSystem {
   double retract(double* x) const override;
   // With noise: dθ_j = (P_θj (A_j h + σ ΔN_j)) / s_j, dr_j = ρ_j h (noise.hpp), s_j and ρ_j from A_j.
   bool noisy() const override { return spec_.noise.active(); }
-  void increment(const double* x, double t, double h, std::int64_t step, double* dx) override;
+  void increment(const double* x, double t, double h, const NoiseStep& step, double* dx) override;
   // The increment of tokens [begin, end) only, at their places in dx (as rhs_rows).
-  void increment_rows(const double* x, double t, double h, std::int64_t step, double* dx, Index begin, Index end);
+  void increment_rows(const double* x, double t, double h, const NoiseStep& step, double* dx, Index begin, Index end);
 
   const StateLayout& layout() const { return layout_; }
   const DynamicsSpec& spec() const { return spec_; }
@@ -86,7 +86,7 @@ class AttentionDynamics final : public OdeSystem {
   void add_terms(double t, Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, Index begin, Index end,
                  Eigen::Ref<RowMatrix> out);
   // σ ΔN_j of rows [begin, end) at step `step`, into noise_, from the means of value noise.
-  void draw_noise(Eigen::Ref<const RowMatrix> means, double h, std::int64_t step, Index begin);
+  void draw_noise(Eigen::Ref<const RowMatrix> means, double h, const NoiseStep& step, Index begin);
 
   DynamicsSpec spec_;
   QkvSource qkv_;

@@ -12,7 +12,8 @@
 //   void increments(const NoiseDraw&, means, dn) const
 //                                          σ ΔN_i of the rows [draw.begin, draw.begin + dn.rows())
 //                                          over one step, a pure function of (seed, step, token or
-//                                          matrix entry) (counter_random.hpp)
+//                                          matrix entry), or with tree increments of (seed, token or
+//                                          matrix entry, the step's interval) (counter_random.hpp)
 //
 // and the traits it breaks (every noise: `deterministic`).
 #include <cstdint>
@@ -39,6 +40,7 @@ struct NoiseSpec {
   NoiseKind kind = NoNoise{};
   std::uint64_t seed = 1;  // noise.seed (defaults to init.seed)
   NoiseCalculus calculus = NoiseCalculus::stratonovich;
+  NoiseIncrements increment_draws = NoiseIncrements::counter;  // noise.increments
 
   bool active() const { return !std::holds_alternative<NoNoise>(kind); }
   Traits traits() const { return alternative_traits(kind); }

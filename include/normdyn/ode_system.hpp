@@ -9,6 +9,13 @@
 
 namespace normdyn {
 
+// A step of a stochastic method: its number (accepted steps since the start of the run) and its
+// interval [t0, t1], the same for every evaluation within the step; t1 is the next step's t0 bit for bit.
+struct NoiseStep {
+  std::int64_t number = 0;
+  double t0 = 0.0, t1 = 0.0;
+};
+
 // Thrown by a system whose evaluation failed for a reason that is not a numerical outcome of the
 // integration (a user's term raised, or returned NaN or the wrong shape): the step loop ends the
 // run with status user_term_failed and this message, keeping every frame recorded before.
@@ -41,12 +48,12 @@ class OdeSystem {
   virtual int own_step(const double* /*x*/, double /*t*/, double /*h*/, double* /*out*/) { return 0; }
 
   // Stochastic systems, dx = f(x, t) dt + G(x, t) ∘ dN (Stratonovich): whether there is noise, and
-  // the increment f(x, t) h + G(x, t) ΔN_step of step number `step` (counted from the start of the
-  // run) of length h. ΔN_step is a pure function of the system's seed and `step`, so that a step
-  // evaluated twice (Heun's corrector, a resumed run, another process) sees the same noise. Without
-  // noise, the Euler increment f(x, t) h.
+  // the increment f(x, t) h + G(x, t) ΔN_step of step `step` of length h. ΔN_step is a pure function
+  // of the system's seed and the step (its number, or its interval with tree increments), so that a
+  // step evaluated twice (Heun's corrector, a resumed run, another process) sees the same noise.
+  // Without noise, the Euler increment f(x, t) h.
   virtual bool noisy() const { return false; }
-  virtual void increment(const double* x, double t, double h, std::int64_t /*step*/, double* dx) {
+  virtual void increment(const double* x, double t, double h, const NoiseStep& /*step*/, double* dx) {
     rhs(x, dx, t);
     for (std::size_t k = 0; k < size(); ++k) dx[k] *= h;
   }

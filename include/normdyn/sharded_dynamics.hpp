@@ -57,7 +57,7 @@ class ShardedDynamics final : public OdeSystem {
   double retract(double* x) const override { return dynamics_.retract(x); }
   // The noise of a row is drawn from its token's number, so each process draws its own rows.
   bool noisy() const override { return dynamics_.noisy(); }
-  void increment(const double* x, double t, double h, std::int64_t step, double* dx) override;
+  void increment(const double* x, double t, double h, const NoiseStep& step, double* dx) override;
 
   RowRange rows() const { return rows_; }
 

@@ -112,6 +112,13 @@ struct EnumNames<NoiseCalculus> {
   }};
 };
 template <>
+struct EnumNames<NoiseIncrements> {
+  static constexpr std::array<std::pair<NoiseIncrements, std::string_view>, 2> values{{
+      {NoiseIncrements::counter, "counter"},
+      {NoiseIncrements::tree, "tree"},
+  }};
+};
+template <>
 struct EnumNames<TermsBlock> {
   static constexpr std::array<std::pair<TermsBlock, std::string_view>, 2> values{{
       {TermsBlock::parallel, "parallel"},

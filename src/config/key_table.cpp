@@ -65,6 +65,18 @@ const std::vector<Key>& keys() {
                       "to the same flow) | ito, the noise's coefficient at the start of each step with retraction "
                       "(euler_maruyama; the depth limit of model.qkv = \"gaussian_per_map_layer\")",
                       {}, with_noise));
+    k.push_back(field("noise.increments", &C::noise, &NoiseSpec::increment_draws,
+                      "counter, each step's normals keyed by (seed, step number, token) | tree, the increment over "
+                      "each step's interval of one Brownian path per token (a Brownian tree of unit cells bisected "
+                      "to 2^-40), so that runs at h and h/2 follow the same path (strong errors, refinement studies; "
+                      "solver.dt >= 2^-20)",
+                      {}, [with_noise](const C& c) {
+                        if (std::string why = with_noise(c); !why.empty()) return why;
+                        if (c.model.kind == ModelKind::meanfield)
+                          return std::string("applies only to particles (the mean field's Fokker-Planck equation draws "
+                                             "no increments)");
+                        return std::string();
+                      }));
 
     const std::vector<Key> rest{
         // ---- [meanfield]

@@ -80,6 +80,11 @@ void validate_noise(const RunConfig& c, const std::map<std::string, const toml::
   if (c.noise.needs_means() && c.model.heads > 1)
     throw InputError("model.heads", noise + " is defined for one attention head; model.heads = " +
                                         std::to_string(c.model.heads));
+  // Below this the tree's last level (2^-40) is no longer small against a step: the variance of an
+  // increment would fall short of h by more than 2^-21 h.
+  if (c.noise.increment_draws == NoiseIncrements::tree && c.solver.dt < std::ldexp(1.0, -20))
+    throw InputError("solver.dt", format_number(c.solver.dt) + " is below 2^-20, the finest step that noise.increments = "
+                                  "\"tree\" resolves");
 }
 
 void validate_densities(RunConfig& c, const std::map<std::string, const toml::node*>& present) {

@@ -70,7 +70,11 @@ BOOST_AUTO_TEST_CASE(a_sharded_run_equals_the_single_process_run) {
   s.write("shard.toml", kShard);
   for (const std::string set : {" --set model.qkv=identity", " --set model.qkv=gaussian_per_layer",
                                  " --set noise.kind:=value --set noise.sigma=0.3 --set solver.dt=0.02 --set model.qkv=gaussian",
-                                 " --set noise.kind:=independent --set noise.sigma=0.3 --set solver.dt=0.02"}) {
+                                 " --set noise.kind:=independent --set noise.sigma=0.3 --set solver.dt=0.02",
+                                 " --set noise.kind:=value --set noise.sigma=0.3 --set solver.dt=0.02 --set model.qkv=gaussian"
+                                 " --set noise.increments=tree",
+                                 " --set noise.kind:=independent --set noise.sigma=0.3 --set solver.dt=0.02"
+                                 " --set noise.increments=tree"}) {
     BOOST_REQUIRE_EQUAL(s.normdyn("run shard.toml -q --threads 1 -o one.h5 --force" + set).exit_code, 0);
     const auto r = s.shell(mpirun(2) + NORMDYN_BINARY + " run shard.toml -q -o two.h5 --force" + set);
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);

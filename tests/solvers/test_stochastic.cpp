@@ -31,14 +31,16 @@ struct Recorder final : SampleObserver {
 };
 
 // Pre-LN (a radius) with random Q, K, V, so that the value noise's means differ from the attention.
-DynamicsSpec noisy_spec(const NoiseKind& kind, int threads) {
+DynamicsSpec noisy_spec(const NoiseKind& kind, int threads, NoiseIncrements increments = NoiseIncrements::counter) {
   DynamicsSpec spec;
   spec.scheme = PreLN{};
   spec.beta = 2.0;
   spec.kernel.threads = threads;
   spec.noise = NoiseSpec{kind, 9};
+  spec.noise.increment_draws = increments;
   return spec;
 }
+const std::vector<NoiseIncrements> kIncrements{NoiseIncrements::counter, NoiseIncrements::tree};
 
 AttentionMatrices random_qkv(Index d) {
   AttentionMatrices m;
@@ -95,7 +97,7 @@ BOOST_AUTO_TEST_CASE(the_increment_without_noise_is_the_drift_times_h) {
     std::vector<double> state(sys.layout().size()), rate(state.size()), step(state.size());
     sys.layout().pack(x, state.data());
     sys.rhs(state.data(), rate.data(), 0.3);
-    sys.increment(state.data(), 0.3, 0.01, 4, step.data());
+    sys.increment(state.data(), 0.3, 0.01, NoiseStep{4, 0.3, 0.31}, step.data());
     for (std::size_t i = 0; i < state.size(); ++i)
       BOOST_TEST(step[i] == 0.01 * rate[i], boost::test_tools::tolerance(test::kRoundoff));
   }
@@ -114,7 +116,7 @@ BOOST_AUTO_TEST_CASE(value_noise_draws_from_the_means_not_from_the_attention) {
   AttentionDynamics sys(spec, QkvSource::layers({qkv}), n, d);
   std::vector<double> state(sys.layout().size()), step(state.size());
   sys.layout().pack(x, state.data());
-  sys.increment(state.data(), 0.0, h, 11, step.data());
+  sys.increment(state.data(), 0.0, h, NoiseStep{11, 0.0, h}, step.data());
 
   RowMatrix weights(n, n);
   for (Index i = 0; i < n; ++i) {
@@ -138,13 +140,14 @@ BOOST_AUTO_TEST_CASE(a_noisy_run_resumed_from_a_sample_repeats_it_bit_for_bit) {
   const Index n = 10, d = 4;
   std::vector<double> times;
   for (int i = 0; i <= 10; ++i) times.push_back(0.1 * i);
+  for (const NoiseIncrements increments : kIncrements)
   for (const NoiseKind& kind : kNoises)
     for (const Method method : {Method::stratonovich_heun, Method::euler_maruyama}) {
       if (method == Method::euler_maruyama && std::holds_alternative<ValueNoise>(kind)) continue;  // refused by the configuration
       IntegratorOptions o;
       o.method = method;
       o.dt = 0.013;  // not a divisor of the sample interval: uneven pieces
-      AttentionDynamics whole(noisy_spec(kind, 1), QkvSource::layers({random_qkv(d)}), n, d);
+      AttentionDynamics whole(noisy_spec(kind, 1, increments), QkvSource::layers({random_qkv(d)}), n, d);
       std::vector<double> x0(whole.layout().size());
       whole.layout().pack(test::random_tokens(n, d, 2), x0.data());
       Recorder full;
@@ -156,10 +159,11 @@ BOOST_AUTO_TEST_CASE(a_noisy_run_resumed_from_a_sample_repeats_it_bit_for_bit) {
       integrate(quiet, x0, 0.0, times, o, deterministic);
       BOOST_TEST(std::abs(deterministic.states.back()[0] - full.states.back()[0]) > 1e-3);
       for (const std::size_t from : {std::size_t{3}, std::size_t{7}}) {
-        AttentionDynamics sys(noisy_spec(kind, 1), QkvSource::layers({random_qkv(d)}), n, d);
+        AttentionDynamics sys(noisy_spec(kind, 1, increments), QkvSource::layers({random_qkv(d)}), n, d);
         Recorder rest;
         const IntegrationResult b = integrate(sys, x0, 0.0, times, o, rest, &full.checkpoints[from]);
-        BOOST_TEST_INFO("noise " << alternative_key(kind) << ", " << to_string(method) << ", from sample " << from);
+        BOOST_TEST_INFO("noise " << alternative_key(kind) << ", " << to_string(method) << ", from sample " << from
+                                 << (increments == NoiseIncrements::tree ? ", tree increments" : ""));
         BOOST_REQUIRE(b.status == RunStatus::ok);
         BOOST_REQUIRE_EQUAL(rest.states.size(), times.size() - from - 1);
         for (std::size_t i = 0; i < rest.states.size(); ++i) BOOST_TEST(rest.states[i] == full.states[from + 1 + i]);
@@ -171,10 +175,11 @@ BOOST_AUTO_TEST_CASE(a_noisy_run_resumed_from_a_sample_repeats_it_bit_for_bit) {
 BOOST_AUTO_TEST_CASE(the_thread_count_does_not_change_a_noisy_run) {
   const Index n = 300, d = 8;
   const std::vector<double> times{0.0, 0.5, 1.0};
+  for (const NoiseIncrements increments : kIncrements)
   for (const NoiseKind& kind : kNoises) {
     std::vector<std::vector<double>> ends;
     for (const int threads : {1, 2, 3}) {
-      AttentionDynamics sys(noisy_spec(kind, threads), QkvSource::layers({random_qkv(d)}), n, d);
+      AttentionDynamics sys(noisy_spec(kind, threads, increments), QkvSource::layers({random_qkv(d)}), n, d);
       std::vector<double> x0(sys.layout().size());
       sys.layout().pack(test::random_tokens(n, d, 8), x0.data());
       IntegratorOptions o;
@@ -184,7 +189,7 @@ BOOST_AUTO_TEST_CASE(the_thread_count_does_not_change_a_noisy_run) {
       BOOST_REQUIRE(integrate(sys, x0, 0.0, times, o, rec).status == RunStatus::ok);
       ends.push_back(rec.states.back());
     }
-    BOOST_TEST_INFO("noise " << alternative_key(kind));
+    BOOST_TEST_INFO("noise " << alternative_key(kind) << (increments == NoiseIncrements::tree ? ", tree increments" : ""));
     BOOST_TEST(test::same_bits(ends[0].data(), ends[1].data(), ends[0].size()));
     BOOST_TEST(test::same_bits(ends[0].data(), ends[2].data(), ends[0].size()));
   }

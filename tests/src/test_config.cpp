@@ -308,6 +308,11 @@ BOOST_AUTO_TEST_CASE(noise_keys_resolve_and_refuse_what_they_cannot_honour) {
        "solver.method: \"stratonovich_heun\" converges to the Stratonovich flow; noise.calculus = \"ito\" needs"},
       {"[model]\nkind = \"meanfield\"\n[noise]\nkind = \"value\"\nsigma = 0.5\n",
        "noise.kind: \"value\" does not apply to model.kind = \"meanfield\""},
+      {"[noise]\nincrements = \"tree\"\n", "noise.increments: applies only with noise"},
+      {independent + "increments = \"brownian\"\n", "noise.increments: unknown value \"brownian\""},
+      {"[model]\nkind = \"meanfield\"\n" + independent + "increments = \"tree\"\n",
+       "noise.increments: applies only to particles"},
+      {independent + "increments = \"tree\"\n[solver]\ndt = 1e-7\n", "solver.dt: "},
   };
   for (const auto& [text, expected] : cases) {
     BOOST_TEST_INFO(text);
@@ -326,6 +331,16 @@ BOOST_AUTO_TEST_CASE(noise_keys_resolve_and_refuse_what_they_cannot_honour) {
   BOOST_TEST((parse_config(to_toml(ito), "round trip").noise.calculus == NoiseCalculus::ito));
   BOOST_TEST(describe(ito.noise).find("noise.calculus = \"ito\"") != std::string::npos);
   BOOST_TEST(describe(parse_config(independent, "test").noise).find("calculus") == std::string::npos);
+  // Tree increments: stored in the configuration, named with the noise; counter streams by default.
+  const RunConfig tree = parse_config(independent + "increments = \"tree\"\n", "test");
+  BOOST_TEST((tree.noise.increment_draws == NoiseIncrements::tree));
+  BOOST_TEST(to_toml(tree).find("increments = \"tree\"") != std::string::npos);
+  BOOST_TEST((parse_config(to_toml(tree), "round trip").noise.increment_draws == NoiseIncrements::tree));
+  BOOST_TEST(describe(tree.noise).find("noise.increments = \"tree\"") != std::string::npos);
+  BOOST_TEST((parse_config(independent, "test").noise.increment_draws == NoiseIncrements::counter));
+  BOOST_TEST(error_of(independent + "increments = \"tree\"\n[solver]\ndt = 1e-7\n")
+                 .find("is below 2^-20, the finest step that noise.increments = \"tree\" resolves") != std::string::npos);
+  BOOST_TEST(parse_config(independent + "increments = \"tree\"\n[solver]\ndt = 0.0009765625\n", "test").solver.dt == 0.0009765625);
   BOOST_TEST(error_of("[noise]\nkind = \"value\"\nsigma = 0.5\n[solver]\nmethod = \"euler_maruyama\"\n")
                  .find("or noise.calculus = \"ito\" for the Ito flow") != std::string::npos);
   // Euler-Maruyama where it converges to the Stratonovich flow: independent noise, a speed free of the attention.

@@ -113,3 +113,116 @@ BOOST_AUTO_TEST_CASE(fresh_values_per_map_layer_are_keyed_by_the_layer) {
   BOOST_TEST((s.at(t0 + 0.5 * h).Q.array() == RowMatrix::Identity(d, d).array()).all());
   BOOST_TEST((s.breakpoints(t0, t0 + 3.5 * h) == std::vector<double>{t0 + h, t0 + 2 * h, t0 + 3 * h}));
 }
+
+// ---- Tree increments (noise.increments = "tree"): one Brownian path per key, whose increments over
+// adjacent intervals add up to the increment over their union, with the law of Brownian motion.
+
+BOOST_AUTO_TEST_CASE(tree_increments_are_a_pure_function_of_key_and_interval) {
+  std::vector<double> a(7), b(7), prefix(3), other_index(7), other_seed(7), other_stream(7);
+  tree_increments(5, CounterStream::independent_noise_tree, 3, 0.3, 0.7, a);
+  tree_increments(5, CounterStream::independent_noise_tree, 3, 0.3, 0.7, b);
+  tree_increments(5, CounterStream::independent_noise_tree, 3, 0.3, 0.7, prefix);
+  tree_increments(5, CounterStream::independent_noise_tree, 4, 0.3, 0.7, other_index);
+  tree_increments(6, CounterStream::independent_noise_tree, 3, 0.3, 0.7, other_seed);
+  tree_increments(5, CounterStream::value_noise_tree, 3, 0.3, 0.7, other_stream);
+  BOOST_TEST(a == b);
+  for (std::size_t i = 0; i < prefix.size(); ++i) BOOST_TEST(prefix[i] == a[i]);
+  BOOST_TEST(a != other_index);
+  BOOST_TEST(a != other_seed);
+  BOOST_TEST(a != other_stream);
+  std::vector<double> empty(7, 1.0);
+  tree_increments(5, CounterStream::independent_noise_tree, 3, 0.4, 0.4, empty);
+  BOOST_TEST((empty == std::vector<double>(7, 0.0)));
+}
+
+// Refining the steps keeps the path: the increment over a coarse step is the sum of those over its
+// fine steps, for dyadic steps, for steps of a third and for uneven ones, across cell boundaries.
+BOOST_AUTO_TEST_CASE(tree_increments_over_a_coarse_step_are_the_sum_of_the_fine_ones) {
+  const std::size_t m = 6;
+  for (const auto& [t0, t1] : {std::pair{0.0, 1.0}, std::pair{0.3, 0.7}, std::pair{0.9, 3.2}, std::pair{-1.25, 0.5}}) {
+    std::vector<double> coarse(m);
+    tree_increments(11, CounterStream::independent_noise_tree, 2, t0, t1, coarse);
+    for (const int parts : {2, 3, 64, 1000}) {
+      std::vector<double> sum(m, 0.0), piece(m);
+      double begin = t0;
+      for (int k = 1; k <= parts; ++k) {
+        // Uneven parts for 1000: the k-th ends at t0 + (t1 - t0) (k/parts)^2.
+        const double f = parts == 1000 ? double(k) * k / (double(parts) * parts) : double(k) / parts;
+        const double end = k == parts ? t1 : t0 + (t1 - t0) * f;
+        tree_increments(11, CounterStream::independent_noise_tree, 2, begin, end, piece);
+        for (std::size_t c = 0; c < m; ++c) sum[c] += piece[c];
+        begin = end;
+      }
+      for (std::size_t c = 0; c < m; ++c) {
+        BOOST_TEST_INFO("[" << t0 << ", " << t1 << "] in " << parts << " parts, component " << c);
+        BOOST_TEST(std::abs(sum[c] - coarse[c]) <= 1e-12);
+      }
+    }
+  }
+}
+
+// Mean 0 and variance t1 - t0 over many independent paths (the indices), for intervals on the
+// dyadic grid, off it, within a cell and across cells, down to 1e-5; no correlation between
+// disjoint intervals of one path, between components, or between a step and the next. Five
+// standard errors each (a bridge spread 10 % too wide fails the variances).
+BOOST_AUTO_TEST_CASE(tree_increments_have_the_law_of_brownian_motion) {
+  const std::uint64_t paths = 16000;
+  const std::vector<std::pair<double, double>> intervals{{0.0, 0.25}, {0.25, 0.6}, {0.6, 1.35}, {1.35, 1.35 + 1e-5},
+                                                         {2.1, 2.1 + 3e-3}, {-0.75, -0.5}, {3.0, 7.0}};
+  const std::size_t k = intervals.size();
+  std::vector<double> sum(k, 0.0), sum2(k, 0.0), cross(k, 0.0), components(k, 0.0);
+  std::vector<double> w(2);
+  std::vector<double> prev(2);
+  for (std::uint64_t p = 0; p < paths; ++p)
+    for (std::size_t i = 0; i < k; ++i) {
+      const auto [t0, t1] = intervals[i];
+      tree_increments(3, CounterStream::independent_noise_tree, p, t0, t1, w);
+      const double z = w[0] / std::sqrt(t1 - t0), z1 = w[1] / std::sqrt(t1 - t0);
+      sum[i] += z;
+      sum2[i] += z * z;
+      components[i] += z * z1;
+      if (i > 0) cross[i] += z * prev[0];
+      prev[0] = z;
+    }
+  const double n = static_cast<double>(paths);
+  for (std::size_t i = 0; i < k; ++i) {
+    BOOST_TEST_INFO("[" << intervals[i].first << ", " << intervals[i].second << "]");
+    BOOST_TEST(std::abs(sum[i] / n) < 5.0 / std::sqrt(n));
+    BOOST_TEST(std::abs(sum2[i] / n - 1.0) < 5.0 * std::sqrt(2.0 / n));
+    BOOST_TEST(std::abs(components[i] / n) < 5.0 / std::sqrt(n));
+    if (i > 0) BOOST_TEST(std::abs(cross[i] / n) < 5.0 / std::sqrt(n));
+  }
+}
+
+// The noises draw the tree of (seed, token) or (seed) over the step's interval, scaled by sigma
+// alone, and blocks of rows get the rows of the whole.
+BOOST_AUTO_TEST_CASE(noises_with_tree_increments_draw_the_interval) {
+  const Index n = 9, d = 5;
+  RowMatrix means = RowMatrix::Random(n, d);
+  for (const NoiseKind& kind : {NoiseKind{IndependentNoise{0.7}}, NoiseKind{ValueNoise{0.7}}}) {
+    NoiseSpec noise{kind, 42};
+    noise.increment_draws = NoiseIncrements::tree;
+    const NoiseDraw all{42, 17, 0.25, 0, NoiseIncrements::tree, 0.5, 0.75};
+    NoiseDraw rows = all;
+    rows.begin = 3;
+    RowMatrix whole(n, d), block(4, d);
+    noise.increments(all, means, whole);
+    noise.increments(rows, means.middleRows(3, 4), block);
+    BOOST_TEST_INFO("noise " << alternative_key(kind));
+    BOOST_TEST((block.array() == whole.middleRows(3, 4).array()).all());
+    // The step's number does not enter; its interval does.
+    NoiseDraw renumbered = all, later = all;
+    renumbered.step = 3;
+    later.t0 += 0.25, later.t1 += 0.25;
+    RowMatrix again(n, d), moved(n, d);
+    noise.increments(renumbered, means, again);
+    noise.increments(later, means, moved);
+    BOOST_TEST((again.array() == whole.array()).all());
+    BOOST_TEST((moved.array() != whole.array()).all());
+  }
+  std::vector<double> w(static_cast<std::size_t>(d));
+  RowMatrix dn(n, d);
+  IndependentNoise{0.7}.increments(NoiseDraw{42, 0, 0.25, 0, NoiseIncrements::tree, 0.5, 0.75}, means, dn);
+  tree_increments(42, CounterStream::independent_noise_tree, 4, 0.5, 0.75, w);
+  for (Index c = 0; c < d; ++c) BOOST_TEST(dn(4, c) == 0.7 * w[static_cast<std::size_t>(c)]);
+}

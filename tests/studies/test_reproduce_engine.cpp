@@ -37,7 +37,7 @@ class MutatedDynamics final : public OdeSystem {
   double retract(double* x) const override { return inner_.retract(x); }
   // With noise, the mutation applies to a step's increment (linear mutations scale drift and noise alike).
   bool noisy() const override { return inner_.noisy(); }
-  void increment(const double* x, double t, double h, std::int64_t step, double* dx) override {
+  void increment(const double* x, double t, double h, const NoiseStep& step, double* dx) override {
     inner_.increment(x, t, h, step, dx);
     mutate_(layout_, x, dx);
   }

@@ -2,7 +2,8 @@
 // Independent Brownian motions, one per token (the noisy transformer of Geshkovski, Letrouit,
 // Polyanskiy, Rigollet, "A mathematical perspective on transformers"; at beta = 0 the noisy Kuramoto
 // model): dN_i = dW_i, W_i a standard d-dimensional Brownian motion. Over a step of length h,
-// σ ΔN_i = σ √h Z_i with Z_i the normals of (noise.seed, step, token i).
+// σ ΔN_i = σ √h Z_i with Z_i the normals of (noise.seed, step, token i); with tree increments,
+// σ (W_i(t1) − W_i(t0)) with W_i the tree of (noise.seed, token i).
 #include <array>
 #include <cmath>
 #include <span>
@@ -24,6 +25,13 @@ struct IndependentNoise {
   static constexpr bool needs_means = false;
 
   void increments(const NoiseDraw& draw, Eigen::Ref<const RowMatrix>, Eigen::Ref<RowMatrix> dn) const {
+    if (draw.increments == NoiseIncrements::tree) {
+      for (Index r = 0; r < dn.rows(); ++r)
+        tree_increments(draw.seed, CounterStream::independent_noise_tree, static_cast<std::uint64_t>(draw.begin + r),
+                        draw.t0, draw.t1, std::span<double>(dn.row(r).data(), static_cast<std::size_t>(dn.cols())));
+      dn *= sigma;
+      return;
+    }
     const double scale = sigma * std::sqrt(draw.h);
     for (Index r = 0; r < dn.rows(); ++r) {
       counter_normals(draw.seed, CounterStream::independent_noise, static_cast<std::uint64_t>(draw.step),
