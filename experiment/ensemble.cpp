@@ -134,19 +134,27 @@ void put_runs(std::vector<char>& b, const std::vector<double>& v) {
   }
 }
 
-std::vector<char> framed(std::uint64_t mark, const std::vector<char>& payload) {
+// A record is built in place: the head of its frame (mark, payload length filled in at the end), the
+// payload, then the digest and the mark. A group's record holds every member's figures of the group:
+// built apart and then framed, it was held twice at the group's end, the largest moment of an
+// ensemble's memory.
+std::vector<char> begin_frame(std::uint64_t mark, std::size_t payload_bytes) {
   std::vector<char> out;
-  out.reserve(payload.size() + 4 * sizeof mark);
+  out.reserve(payload_bytes + 4 * sizeof mark);
   put(out, mark);
-  put(out, static_cast<std::uint64_t>(payload.size()));
-  out.insert(out.end(), payload.begin(), payload.end());
-  put(out, fnv1a(payload.data(), payload.size()));
-  put(out, mark);
+  put(out, std::uint64_t{0});
   return out;
+}
+void end_frame(std::vector<char>& out, std::uint64_t mark) {
+  constexpr std::size_t head = 2 * sizeof(std::uint64_t);
+  const std::uint64_t size = out.size() - head;
+  std::memcpy(out.data() + sizeof(std::uint64_t), &size, sizeof size);
+  put(out, fnv1a(out.data() + head, size));
+  put(out, mark);
 }
 
 std::vector<char> serialize(std::size_t point, const EnsembleRecord& r) {
-  std::vector<char> payload;
+  std::vector<char> payload = begin_frame(kRecordMark, 8 * (5 + 2 * r.frames() + r.direction.size() + r.radius.size()));
   put(payload, static_cast<std::uint64_t>(point));
   put(payload, static_cast<std::int64_t>(r.status));
   put(payload, r.t_reached);
@@ -154,7 +162,8 @@ std::vector<char> serialize(std::size_t point, const EnsembleRecord& r) {
   put(payload, r.rhs_evaluations);
   for (const auto* v : {&r.pair_fraction, &r.cluster_count, &r.mean_radius}) put_runs(payload, *v);
   for (const auto* v : {&r.one_minus_mean_cosine, &r.direction, &r.radius}) put(payload, *v);
-  return framed(kRecordMark, payload);
+  end_frame(payload, kRecordMark);
+  return payload;
 }
 
 // The slices of group g in the result, in the order its record stores them: the statistics
@@ -182,10 +191,13 @@ void for_each_group_slice(EnsembleResult& r, std::size_t g, const std::vector<st
 }
 
 std::vector<char> serialize_group(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept) {
-  std::vector<char> payload;
+  std::size_t bytes = sizeof(std::uint64_t);
+  for_each_group_slice(r, g, kept, [&](auto s) { bytes += s.size_bytes(); });
+  std::vector<char> payload = begin_frame(kGroupMark, bytes);
   put(payload, static_cast<std::uint64_t>(g));
   for_each_group_slice(r, g, kept, [&](auto s) { put(payload, s.data(), s.size_bytes()); });
-  return framed(kGroupMark, payload);
+  end_frame(payload, kGroupMark);
+  return payload;
 }
 
 // Copies a group record's payload (after its group index) into the result; false, and nothing
@@ -381,14 +393,14 @@ class Journal {
   }
   // Replaces the journal by `records` (after the header) at once: a crash leaves the old journal
   // or the new one, whole.
-  void rewrite(const std::vector<char>& records) {
+  void rewrite(const std::vector<std::vector<char>>& records) {
     const std::filesystem::path tmp = rewritten_path();
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw IoError(tmp.string() + ": cannot create the journal: " + std::strerror(errno));
     const std::string header = header_text();
     try {
       write_all(fd, std::vector<char>(header.begin(), header.end()));
-      write_all(fd, records);
+      for (const auto& r : records) write_all(fd, r);
       if (::fsync(fd) != 0 || ::rename(tmp.c_str(), path_.c_str()) != 0)
         throw IoError(path_.string() + ": cannot rewrite the journal: " + std::strerror(errno));
     } catch (...) {
@@ -399,7 +411,8 @@ class Journal {
     }
     ::close(fd_);
     fd_ = fd;  // the new journal, at its end
-    size_ = header.size() + records.size();
+    size_ = header.size();
+    for (const auto& r : records) size_ += r.size();
   }
   std::size_t size() const { return size_; }
   void sync() {
@@ -1122,18 +1135,18 @@ void EnsembleRun::rewrite_journal(std::unique_lock<std::mutex>& lock) {
   if (groups_done_since_rewrite_ == 0 || (options_.journal_rewrite_bytes > 0 && journal_->size() < rewrite_at_)) return;
   for (std::size_t g = 0; g < G_; ++g)
     if (remaining_[g] == 0 && !group_done_[g]) return;
-  std::vector<char> bytes;
+  // Every group complete: the file is written next and the journal removed, so a rewrite would only
+  // hold every group's record in memory at once (as much again as the members' figures).
+  if (std::find(group_done_.begin(), group_done_.end(), char{0}) == group_done_.end()) return;
+  // The records one by one, never concatenated (a growing buffer held up to twice them all).
+  std::vector<std::vector<char>> bytes;
   for (std::size_t g = 0; g < G_; ++g) {
     if (group_done_[g]) {
-      const std::vector<char> b = serialize_group(res_, g, trajectories_of_[g]);
-      bytes.insert(bytes.end(), b.begin(), b.end());
+      bytes.push_back(serialize_group(res_, g, trajectories_of_[g]));
       continue;
     }
     for (std::size_t p : members_of_[g])
-      if (done_[p]) {
-        const std::vector<char> b = serialize(p, records_[p]);
-        bytes.insert(bytes.end(), b.begin(), b.end());
-      }
+      if (done_[p]) bytes.push_back(serialize(p, records_[p]));
   }
   pending_.clear();
   groups_done_since_rewrite_ = 0;
@@ -1379,6 +1392,11 @@ EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& optio
 }
 
 GridFile ensemble_grid(const EnsembleResult& r) {
+  // The grid borrows the result's arrays: a copy would hold the members' figures twice while the file
+  // is written.
+  const auto view = [](const auto& v) {
+    return GridValues(std::span<const typename std::decay_t<decltype(v)>::value_type>(v));
+  };
   using A = std::vector<std::pair<std::string, TableAttribute>>;
   std::string set_text, set_flags;
   for (const auto& o : r.set) {
@@ -1421,17 +1439,17 @@ GridFile ensemble_grid(const EnsembleResult& r) {
   auto add = [&](const std::string& name, std::vector<std::string> d, GridValues v, const std::string& long_name) {
     f.variables.push_back(GridVariable{name, std::move(d), std::move(v), A{{"long_name", long_name}}});
   };
-  add("pair_fraction", with({"time"}), r.pair_fraction, "mean fraction of token pairs with cosine > pair_cosine");
-  add("sync_probability", with({"time"}), r.sync_probability, "fraction of the members synchronized (every pair) by t");
-  add("cluster_count", with({"time"}), r.cluster_count, "mean number of clusters (cosine > 1 - cluster_epsilon)");
-  add("one_minus_mean_cosine", with({"time"}), r.one_minus_mean_cosine, "mean of 1 - mean pairwise cosine");
-  add("mean_radius", with({"time"}), r.mean_radius, "mean of the mean token radius");
-  add("members_at", with({"time"}), r.members_at, "members contributing at t");
-  add("one_minus_mean_cosine_quantiles", with({"quantile", "time"}), r.one_minus_mean_cosine_quantiles,
+  add("pair_fraction", with({"time"}), view(r.pair_fraction), "mean fraction of token pairs with cosine > pair_cosine");
+  add("sync_probability", with({"time"}), view(r.sync_probability), "fraction of the members synchronized (every pair) by t");
+  add("cluster_count", with({"time"}), view(r.cluster_count), "mean number of clusters (cosine > 1 - cluster_epsilon)");
+  add("one_minus_mean_cosine", with({"time"}), view(r.one_minus_mean_cosine), "mean of 1 - mean pairwise cosine");
+  add("mean_radius", with({"time"}), view(r.mean_radius), "mean of the mean token radius");
+  add("members_at", with({"time"}), view(r.members_at), "members contributing at t");
+  add("one_minus_mean_cosine_quantiles", with({"quantile", "time"}), view(r.one_minus_mean_cosine_quantiles),
       "quantiles of 1 - mean pairwise cosine over the members");
-  add("mean_radius_quantiles", with({"quantile", "time"}), r.mean_radius_quantiles,
+  add("mean_radius_quantiles", with({"quantile", "time"}), view(r.mean_radius_quantiles),
       "quantiles of the mean token radius over the members");
-  add("status", with({r.over.dimension}), r.status, "how the member ended");
+  add("status", with({r.over.dimension}), view(r.status), "how the member ended");
   std::string meanings;
   std::vector<std::int64_t> flags;
   for (int s = 0; s <= static_cast<int>(RunStatus::interrupted); ++s) {
@@ -1440,38 +1458,38 @@ GridFile ensemble_grid(const EnsembleResult& r) {
   }
   f.variables.back().attributes.emplace_back("flag_meanings", meanings);
   f.variables.back().attributes.emplace_back("flag_values", "0.." + std::to_string(flags.back()));
-  add("t_sync", with({r.over.dimension}), r.t_sync, "first sample time with every pair synchronized (NaN: never)");
-  add("final_cluster_count", with({r.over.dimension}), r.final_cluster_count, "clusters at the member's last frame");
+  add("t_sync", with({r.over.dimension}), view(r.t_sync), "first sample time with every pair synchronized (NaN: never)");
+  add("final_cluster_count", with({r.over.dimension}), view(r.final_cluster_count), "clusters at the member's last frame");
   {
     std::string laws = "none";
     for (auto law : {analysis::DecayLaw::exponential, analysis::DecayLaw::power, analysis::DecayLaw::stretched_exponential})
       laws += " " + std::string(analysis::to_string(law));
-    add("rate_law", with({r.over.dimension}), r.rate_law,
+    add("rate_law", with({r.over.dimension}), view(r.rate_law),
         "law of the late-time fit of 1 - mean cosine (as normdyn analyze)");
     f.variables.back().attributes.emplace_back("flag_meanings", laws);
     f.variables.back().attributes.emplace_back("flag_values", std::string("-1..2"));
-    add("rate_parameter", with({r.over.dimension}), r.rate_parameter,
+    add("rate_parameter", with({r.over.dimension}), view(r.rate_parameter),
         "rate of the fitted law (lambda, p or kappa; NaN: no fit; cite only where rate_problem is citable)");
-    add("rate_stderr", with({r.over.dimension}), r.rate_stderr, "standard error of rate_parameter");
+    add("rate_stderr", with({r.over.dimension}), view(r.rate_stderr), "standard error of rate_parameter");
     std::string problems = "citable";
     for (auto token : analysis::kProblemTokens) problems += " " + std::string(token);
-    add("rate_problem", with({r.over.dimension}), r.rate_problem,
+    add("rate_problem", with({r.over.dimension}), view(r.rate_problem),
         "why the fit is not citable as it is (citable: nothing against it)");
     f.variables.back().attributes.emplace_back("flag_meanings", problems);
     f.variables.back().attributes.emplace_back("flag_values", "0.." + std::to_string(std::size(analysis::kProblemTokens)));
   }
-  add("t_reached", with({r.over.dimension}), r.t_reached, "time reached");
+  add("t_reached", with({r.over.dimension}), view(r.t_reached), "time reached");
   // What a later ensemble needs to reuse the members: their figures per frame, compressed (they
   // repeat for long stretches), and the digests of their configurations.
-  add("member_frames", with({r.over.dimension}), r.member_frames, "frames the member recorded");
-  add("member_config", with({r.over.dimension}), r.member_config,
+  add("member_frames", with({r.over.dimension}), view(r.member_frames), "frames the member recorded");
+  add("member_config", with({r.over.dimension}), view(r.member_config),
       "digest (64-bit FNV-1a, as a signed integer) of the member's resolved configuration and the figure options");
   const std::pair<const std::vector<double>*, const char*> member_series[] = {
       {&r.member_pair_fraction, "pair_fraction"}, {&r.member_cluster_count, "cluster_count"},
       {&r.member_one_minus_mean_cosine, "one_minus_mean_cosine"}, {&r.member_mean_radius, "mean_radius"}};
   for (const auto& [values, figure] : member_series) {
     if (!r.member_figures) break;
-    add(std::string("member_") + figure, with({r.over.dimension, "time"}), *values,
+    add(std::string("member_") + figure, with({r.over.dimension, "time"}), view(*values),
         std::string("the member's ") + figure + " per sample time (NaN after its last frame)");
     f.variables.back().deflate_level = 4;
   }
@@ -1505,8 +1523,8 @@ GridFile ensemble_grid(const EnsembleResult& r) {
         std::vector<double>(given->rows.data(), given->rows.data() + given->rows.size()),
         "given initial tokens x_j = r_j theta_j (init.kind = \"given\")");
   }
-  add("accepted_steps", with({r.over.dimension}), r.accepted_steps, "accepted steps");
-  add("rhs_evaluations", with({r.over.dimension}), r.rhs_evaluations, "right-hand side evaluations");
+  add("accepted_steps", with({r.over.dimension}), view(r.accepted_steps), "accepted steps");
+  add("rhs_evaluations", with({r.over.dimension}), view(r.rhs_evaluations), "right-hand side evaluations");
   if (!r.trajectory_points.empty()) {
     std::vector<std::int64_t> pts(r.trajectory_points.begin(), r.trajectory_points.end());
     std::vector<std::int64_t> tokens(static_cast<std::size_t>(r.n)), components(static_cast<std::size_t>(r.d));
@@ -1515,10 +1533,10 @@ GridFile ensemble_grid(const EnsembleResult& r) {
     f.dimensions.push_back(GridDimension{"trajectory", pts, A{{"long_name", std::string("point index (sweep order)")}}});
     f.dimensions.push_back(GridDimension{"token", tokens, A{}});
     f.dimensions.push_back(GridDimension{"component", components, A{}});
-    add("direction", {"trajectory", "time", "token", "component"}, r.trajectory_direction,
+    add("direction", {"trajectory", "time", "token", "component"}, view(r.trajectory_direction),
         "token directions of the kept members (NaN after a member's end)");
-    add("radius", {"trajectory", "time", "token"}, r.trajectory_radius, "token radii of the kept members");
-    add("trajectory_config", {"trajectory"}, r.trajectory_config, "member_config of the kept member");
+    add("radius", {"trajectory", "time", "token"}, view(r.trajectory_radius), "token radii of the kept members");
+    add("trajectory_config", {"trajectory"}, view(r.trajectory_config), "member_config of the kept member");
   }
   return f;
 }
