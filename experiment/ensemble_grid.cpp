@@ -209,6 +209,11 @@ std::string identity_of(const SweepSpec& spec, const std::vector<SweepPoint>& po
 namespace normdyn {
 
 GridFile ensemble_grid(const EnsembleResult& r) {
+  // The grid borrows the result's arrays: a copy would hold the members' figures twice while the file
+  // is written.
+  const auto view = [](const auto& v) {
+    return GridValues(std::span<const typename std::decay_t<decltype(v)>::value_type>(v));
+  };
   using A = std::vector<std::pair<std::string, TableAttribute>>;
   std::string set_text, set_flags;
   for (const auto& o : r.set) {
@@ -251,17 +256,17 @@ GridFile ensemble_grid(const EnsembleResult& r) {
   auto add = [&](const std::string& name, std::vector<std::string> d, GridValues v, const std::string& long_name) {
     f.variables.push_back(GridVariable{name, std::move(d), std::move(v), A{{"long_name", long_name}}});
   };
-  add("pair_fraction", with({"time"}), r.pair_fraction, "mean fraction of token pairs with cosine > pair_cosine");
-  add("sync_probability", with({"time"}), r.sync_probability, "fraction of the members synchronized (every pair) by t");
-  add("cluster_count", with({"time"}), r.cluster_count, "mean number of clusters (cosine > 1 - cluster_epsilon)");
-  add("one_minus_mean_cosine", with({"time"}), r.one_minus_mean_cosine, "mean of 1 - mean pairwise cosine");
-  add("mean_radius", with({"time"}), r.mean_radius, "mean of the mean token radius");
-  add("members_at", with({"time"}), r.members_at, "members contributing at t");
-  add("one_minus_mean_cosine_quantiles", with({"quantile", "time"}), r.one_minus_mean_cosine_quantiles,
+  add("pair_fraction", with({"time"}), view(r.pair_fraction), "mean fraction of token pairs with cosine > pair_cosine");
+  add("sync_probability", with({"time"}), view(r.sync_probability), "fraction of the members synchronized (every pair) by t");
+  add("cluster_count", with({"time"}), view(r.cluster_count), "mean number of clusters (cosine > 1 - cluster_epsilon)");
+  add("one_minus_mean_cosine", with({"time"}), view(r.one_minus_mean_cosine), "mean of 1 - mean pairwise cosine");
+  add("mean_radius", with({"time"}), view(r.mean_radius), "mean of the mean token radius");
+  add("members_at", with({"time"}), view(r.members_at), "members contributing at t");
+  add("one_minus_mean_cosine_quantiles", with({"quantile", "time"}), view(r.one_minus_mean_cosine_quantiles),
       "quantiles of 1 - mean pairwise cosine over the members");
-  add("mean_radius_quantiles", with({"quantile", "time"}), r.mean_radius_quantiles,
+  add("mean_radius_quantiles", with({"quantile", "time"}), view(r.mean_radius_quantiles),
       "quantiles of the mean token radius over the members");
-  add("status", with({r.over.dimension}), r.status, "how the member ended");
+  add("status", with({r.over.dimension}), view(r.status), "how the member ended");
   std::string meanings;
   std::vector<std::int64_t> flags;
   for (int s = 0; s <= static_cast<int>(RunStatus::interrupted); ++s) {
@@ -270,38 +275,38 @@ GridFile ensemble_grid(const EnsembleResult& r) {
   }
   f.variables.back().attributes.emplace_back("flag_meanings", meanings);
   f.variables.back().attributes.emplace_back("flag_values", "0.." + std::to_string(flags.back()));
-  add("t_sync", with({r.over.dimension}), r.t_sync, "first sample time with every pair synchronized (NaN: never)");
-  add("final_cluster_count", with({r.over.dimension}), r.final_cluster_count, "clusters at the member's last frame");
+  add("t_sync", with({r.over.dimension}), view(r.t_sync), "first sample time with every pair synchronized (NaN: never)");
+  add("final_cluster_count", with({r.over.dimension}), view(r.final_cluster_count), "clusters at the member's last frame");
   {
     std::string laws = "none";
     for (auto law : {analysis::DecayLaw::exponential, analysis::DecayLaw::power, analysis::DecayLaw::stretched_exponential})
       laws += " " + std::string(analysis::to_string(law));
-    add("rate_law", with({r.over.dimension}), r.rate_law,
+    add("rate_law", with({r.over.dimension}), view(r.rate_law),
         "law of the late-time fit of 1 - mean cosine (as normdyn analyze)");
     f.variables.back().attributes.emplace_back("flag_meanings", laws);
     f.variables.back().attributes.emplace_back("flag_values", std::string("-1..2"));
-    add("rate_parameter", with({r.over.dimension}), r.rate_parameter,
+    add("rate_parameter", with({r.over.dimension}), view(r.rate_parameter),
         "rate of the fitted law (lambda, p or kappa; NaN: no fit; cite only where rate_problem is citable)");
-    add("rate_stderr", with({r.over.dimension}), r.rate_stderr, "standard error of rate_parameter");
+    add("rate_stderr", with({r.over.dimension}), view(r.rate_stderr), "standard error of rate_parameter");
     std::string problems = "citable";
     for (auto token : analysis::kProblemTokens) problems += " " + std::string(token);
-    add("rate_problem", with({r.over.dimension}), r.rate_problem,
+    add("rate_problem", with({r.over.dimension}), view(r.rate_problem),
         "why the fit is not citable as it is (citable: nothing against it)");
     f.variables.back().attributes.emplace_back("flag_meanings", problems);
     f.variables.back().attributes.emplace_back("flag_values", "0.." + std::to_string(std::size(analysis::kProblemTokens)));
   }
-  add("t_reached", with({r.over.dimension}), r.t_reached, "time reached");
+  add("t_reached", with({r.over.dimension}), view(r.t_reached), "time reached");
   // What a later ensemble needs to reuse the members: their figures per frame, compressed (they
   // repeat for long stretches), and the digests of their configurations.
-  add("member_frames", with({r.over.dimension}), r.member_frames, "frames the member recorded");
-  add("member_config", with({r.over.dimension}), r.member_config,
+  add("member_frames", with({r.over.dimension}), view(r.member_frames), "frames the member recorded");
+  add("member_config", with({r.over.dimension}), view(r.member_config),
       "digest (64-bit FNV-1a, as a signed integer) of the member's resolved configuration and the figure options");
   const std::pair<const std::vector<double>*, const char*> member_series[] = {
       {&r.member_pair_fraction, "pair_fraction"}, {&r.member_cluster_count, "cluster_count"},
       {&r.member_one_minus_mean_cosine, "one_minus_mean_cosine"}, {&r.member_mean_radius, "mean_radius"}};
   for (const auto& [values, figure] : member_series) {
     if (!r.member_figures) break;
-    add(std::string("member_") + figure, with({r.over.dimension, "time"}), *values,
+    add(std::string("member_") + figure, with({r.over.dimension, "time"}), view(*values),
         std::string("the member's ") + figure + " per sample time (NaN after its last frame)");
     f.variables.back().deflate_level = 4;
   }
@@ -335,8 +340,8 @@ GridFile ensemble_grid(const EnsembleResult& r) {
         std::vector<double>(given->rows.data(), given->rows.data() + given->rows.size()),
         "given initial tokens x_j = r_j theta_j (init.kind = \"given\")");
   }
-  add("accepted_steps", with({r.over.dimension}), r.accepted_steps, "accepted steps");
-  add("rhs_evaluations", with({r.over.dimension}), r.rhs_evaluations, "right-hand side evaluations");
+  add("accepted_steps", with({r.over.dimension}), view(r.accepted_steps), "accepted steps");
+  add("rhs_evaluations", with({r.over.dimension}), view(r.rhs_evaluations), "right-hand side evaluations");
   if (!r.trajectory_points.empty()) {
     std::vector<std::int64_t> pts(r.trajectory_points.begin(), r.trajectory_points.end());
     std::vector<std::int64_t> tokens(static_cast<std::size_t>(r.n)), components(static_cast<std::size_t>(r.d));
@@ -345,10 +350,10 @@ GridFile ensemble_grid(const EnsembleResult& r) {
     f.dimensions.push_back(GridDimension{"trajectory", pts, A{{"long_name", std::string("point index (sweep order)")}}});
     f.dimensions.push_back(GridDimension{"token", tokens, A{}});
     f.dimensions.push_back(GridDimension{"component", components, A{}});
-    add("direction", {"trajectory", "time", "token", "component"}, r.trajectory_direction,
+    add("direction", {"trajectory", "time", "token", "component"}, view(r.trajectory_direction),
         "token directions of the kept members (NaN after a member's end)");
-    add("radius", {"trajectory", "time", "token"}, r.trajectory_radius, "token radii of the kept members");
-    add("trajectory_config", {"trajectory"}, r.trajectory_config, "member_config of the kept member");
+    add("radius", {"trajectory", "time", "token"}, view(r.trajectory_radius), "token radii of the kept members");
+    add("trajectory_config", {"trajectory"}, view(r.trajectory_config), "member_config of the kept member");
   }
   return f;
 }

@@ -152,14 +152,14 @@ class Journal {
   }
   // Replaces the journal by `records` (after the header) at once: a crash leaves the old journal
   // or the new one, whole.
-  void rewrite(const std::vector<char>& records) {
+  void rewrite(const std::vector<std::vector<char>>& records) {
     const std::filesystem::path tmp = rewritten_path();
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw IoError(tmp.string() + ": cannot create the journal: " + std::strerror(errno));
     const std::string header = header_text();
     try {
       write_all(fd, std::vector<char>(header.begin(), header.end()));
-      write_all(fd, records);
+      for (const auto& r : records) write_all(fd, r);
       if (::fsync(fd) != 0 || ::rename(tmp.c_str(), path_.c_str()) != 0)
         throw IoError(path_.string() + ": cannot rewrite the journal: " + std::strerror(errno));
     } catch (...) {
@@ -170,7 +170,8 @@ class Journal {
     }
     ::close(fd_);
     fd_ = fd;  // the new journal, at its end
-    size_ = header.size() + records.size();
+    size_ = header.size();
+    for (const auto& r : records) size_ += r.size();
   }
   std::size_t size() const { return size_; }
   void sync() {

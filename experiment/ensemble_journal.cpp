@@ -42,19 +42,27 @@ void put_runs(std::vector<char>& b, const std::vector<double>& v) {
   }
 }
 
-std::vector<char> framed(std::uint64_t mark, const std::vector<char>& payload) {
+// A record is built in place: the head of its frame (mark, payload length filled in at the end), the
+// payload, then the digest and the mark. A group's record holds every member's figures of the group:
+// built apart and then framed, it was held twice at the group's end, the largest moment of an
+// ensemble's memory.
+std::vector<char> begin_frame(std::uint64_t mark, std::size_t payload_bytes) {
   std::vector<char> out;
-  out.reserve(payload.size() + 4 * sizeof mark);
+  out.reserve(payload_bytes + 4 * sizeof mark);
   put(out, mark);
-  put(out, static_cast<std::uint64_t>(payload.size()));
-  out.insert(out.end(), payload.begin(), payload.end());
-  put(out, fnv1a(payload.data(), payload.size()));
-  put(out, mark);
+  put(out, std::uint64_t{0});
   return out;
+}
+void end_frame(std::vector<char>& out, std::uint64_t mark) {
+  constexpr std::size_t head = 2 * sizeof(std::uint64_t);
+  const std::uint64_t size = out.size() - head;
+  std::memcpy(out.data() + sizeof(std::uint64_t), &size, sizeof size);
+  put(out, fnv1a(out.data() + head, size));
+  put(out, mark);
 }
 
 std::vector<char> serialize(std::size_t point, const EnsembleRecord& r) {
-  std::vector<char> payload;
+  std::vector<char> payload = begin_frame(kRecordMark, 8 * (5 + 2 * r.frames() + r.direction.size() + r.radius.size()));
   put(payload, static_cast<std::uint64_t>(point));
   put(payload, static_cast<std::int64_t>(r.status));
   put(payload, r.t_reached);
@@ -62,7 +70,8 @@ std::vector<char> serialize(std::size_t point, const EnsembleRecord& r) {
   put(payload, r.rhs_evaluations);
   for (const auto* v : {&r.pair_fraction, &r.cluster_count, &r.mean_radius}) put_runs(payload, *v);
   for (const auto* v : {&r.one_minus_mean_cosine, &r.direction, &r.radius}) put(payload, *v);
-  return framed(kRecordMark, payload);
+  end_frame(payload, kRecordMark);
+  return payload;
 }
 
 // The slices of group g in the result, in the order its record stores them: the statistics
@@ -90,10 +99,13 @@ void for_each_group_slice(EnsembleResult& r, std::size_t g, const std::vector<st
 }
 
 std::vector<char> serialize_group(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept) {
-  std::vector<char> payload;
+  std::size_t bytes = sizeof(std::uint64_t);
+  for_each_group_slice(r, g, kept, [&](auto s) { bytes += s.size_bytes(); });
+  std::vector<char> payload = begin_frame(kGroupMark, bytes);
   put(payload, static_cast<std::uint64_t>(g));
   for_each_group_slice(r, g, kept, [&](auto s) { put(payload, s.data(), s.size_bytes()); });
-  return framed(kGroupMark, payload);
+  end_frame(payload, kGroupMark);
+  return payload;
 }
 
 // Copies a group record's payload (after its group index) into the result; false, and nothing

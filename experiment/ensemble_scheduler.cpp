@@ -111,18 +111,18 @@ void EnsembleRun::rewrite_journal(std::unique_lock<std::mutex>& lock) {
   if (groups_done_since_rewrite_ == 0 || (options_.journal_rewrite_bytes > 0 && journal_->size() < rewrite_at_)) return;
   for (std::size_t g = 0; g < G_; ++g)
     if (remaining_[g] == 0 && !group_done_[g]) return;
-  std::vector<char> bytes;
+  // Every group complete: the file is written next and the journal removed, so a rewrite would only
+  // hold every group's record in memory at once (as much again as the members' figures).
+  if (std::find(group_done_.begin(), group_done_.end(), char{0}) == group_done_.end()) return;
+  // The records one by one, never concatenated (a growing buffer held up to twice them all).
+  std::vector<std::vector<char>> bytes;
   for (std::size_t g = 0; g < G_; ++g) {
     if (group_done_[g]) {
-      const std::vector<char> b = serialize_group(res_, g, trajectories_of_[g]);
-      bytes.insert(bytes.end(), b.begin(), b.end());
+      bytes.push_back(serialize_group(res_, g, trajectories_of_[g]));
       continue;
     }
     for (std::size_t p : members_of_[g])
-      if (done_[p]) {
-        const std::vector<char> b = serialize(p, records_[p]);
-        bytes.insert(bytes.end(), b.begin(), b.end());
-      }
+      if (done_[p]) bytes.push_back(serialize(p, records_[p]));
   }
   pending_.clear();
   groups_done_since_rewrite_ = 0;

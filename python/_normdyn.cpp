@@ -314,7 +314,7 @@ py::object grid_values(const GridValues& v, std::vector<py::ssize_t> shape) {
           for (const auto& s : values) out.append(s);
           return out;
         } else {
-          auto copy = values;
+          std::vector<typename T::value_type> copy(values.begin(), values.end());  // owned or borrowed
           return adopt(std::move(copy), std::move(shape));
         }
       },

@@ -40,8 +40,9 @@ development=(
   libbenchmark-dev clang libclang-rt-14-dev libsleef-dev time
   # Python helpers: peer benchmarks, tests of the package and of its example notebooks
   python3-scipy python3-threadpoolctl python3-pytest
-  # compiled user terms in the tests, the tutorial and bench/ (the package itself does not need it)
-  python3-numba
+  # compiled user terms in the tests, the tutorial and bench/ (the package itself does not need it);
+  # numba and torch are also the peers of bench/table.py
+  python3-numba python3-torch
   python3-nbclient python3-nbformat python3-ipykernel
   # progress bars as notebook widgets (74 packages of the Jupyter stack: not in the quickstart's
   # set; without them a notebook shows the bar as a line)

@@ -24,6 +24,12 @@ namespace {
 constexpr Index kSerialWork = Index{1} << 18;
 // The general path keeps about this many scores (4 MiB) per block.
 constexpr Index kScoreBudget = Index{1} << 19;
+constexpr Index kMinBlock = 8, kMaxGeneralBlock = 256;
+// A mask's blocks may score at most this fraction more entries than the mask allows (each block
+// scores its rows against the union of their key ranges): the block size follows the mask's shape.
+constexpr double kMaskedExcess = 1.0 / 16.0;
+// ... but no block smaller than this: below it a block's two GEMMs are too thin to run at speed.
+constexpr Index kMinMaskedBlock = 16;
 // The symmetric path's tiles: at most this side (a 512 KiB tile stays in L2 with its operands); up
 // to kSingleTile tokens one tile covers everything, which is cheaper than any schedule.
 constexpr Index kMaxTile = 256;
@@ -59,12 +65,52 @@ AttentionKernel::AttentionKernel(KernelOptions options, AttentionSpec spec)
 
 Index AttentionKernel::block_rows(Index n, KernelPath path) const {
   if (options_.block_rows > 0) return options_.block_rows;
-  if (path == KernelPath::general) return std::clamp<Index>(kScoreBudget / std::max<Index>(n, 1), 8, 256);
+  if (path == KernelPath::general) {
+    const Index unmasked = std::clamp<Index>(kScoreBudget / std::max<Index>(n, 1), kMinBlock, kMaxGeneralBlock);
+    if (is_first_alternative(spec_.mask) || spec_.matrix_normalizer()) return unmasked;
+    return masked_block_rows(n, unmasked);
+  }
   if (n <= kSingleTile) return std::max<Index>(n, 1);
   // A multiple of 4 blocks: every round of the schedule then has an even number of tiles, which
   // keeps two threads equally busy. Depends on n only, so that the result never depends on threads.
   const Index blocks = 4 * ((n + 4 * kMaxTile - 1) / (4 * kMaxTile));
   return (n + blocks - 1) / blocks;
+}
+
+// Entries a mask's blocks of `block` rows score (each block's rows against the union of their key
+// ranges), and (block = 1) the entries the mask allows.
+Index AttentionKernel::masked_scored(Index n, Index block) const {
+  Index scored = 0;
+  for (Index first = 0; first < n; first += block) {
+    const Index rows = std::min(block, n - first);
+    Index lo = n, hi = 0;
+    for (Index i = first; i < first + rows; ++i) {
+      const KeyRange k = std::visit([&](const auto& m) { return m.keys(i, n); }, spec_.mask);
+      if (k.first < k.last) {
+        lo = std::min(lo, k.first);
+        hi = std::max(hi, k.last);
+      }
+    }
+    if (lo < hi) scored += rows * (hi - lo);
+  }
+  return scored;
+}
+
+// The largest block, halving from the unmasked path's, whose blocks score at most kMaskedExcess more
+// entries than the mask allows: a causal mask at n = 1024 gets blocks of 64 rows (16 blocks whose work
+// grows with their index, instead of 4), a sliding window of w keys blocks of about 16 w rows, so that
+// its cost is O(n w d) rather than O(n block d). Depends on n and the mask alone, never on the threads
+// or the rows asked for: every process of a sharded run cuts the same blocks. Kept per n.
+Index AttentionKernel::masked_block_rows(Index n, Index unmasked) const {
+  if (n == masked_block_n_) return masked_block_;
+  const double allowed = static_cast<double>(masked_scored(n, 1));
+  Index block = unmasked;
+  while (block / 2 >= kMinMaskedBlock &&
+         static_cast<double>(masked_scored(n, block)) > (1.0 + kMaskedExcess) * allowed)
+    block /= 2;
+  masked_block_n_ = n;
+  masked_block_ = block;
+  return block;
 }
 
 int AttentionKernel::threads_for(Index rows, Index n, Index d, Index parallel_tasks) const {
@@ -114,11 +160,13 @@ void AttentionKernel::compute_head(Eigen::Ref<const RowMatrix> theta, const Atte
     half_norms_.noalias() = (0.5 * beta) * theta.rowwise().squaredNorm();
     if (half_norms_.maxCoeff() - half_norms_.minCoeff() <= kMaxHalfNormSpread) {
       last_path_ = KernelPath::symmetric;
+      last_scored_ = 0;
       compute_symmetric(theta, beta, masses, begin, end, attention);
       return;
     }
   }
   last_path_ = KernelPath::general;
+  last_scored_ = 0;
   compute_general(theta, qkv, beta, masses, begin, end, attention);
 }
 
@@ -178,6 +226,7 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
   const Index first_block = begin / block;
   const Index blocks = (end + block - 1) / block - first_block;
   const int threads = threads_for(end - begin, n, d, blocks);
+  last_scored_ = (std::min(n, (first_block + blocks) * block) - first_block * block) * n;
   // Identity: queries and keys are θ itself, read through a map.
   const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> theta_map(theta.data(), n, d,
                                                                        Eigen::OuterStride<>(theta.outerStride()));
@@ -241,29 +290,46 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
   const Index block = block_rows(n, KernelPath::general);
   const Index first_block = begin / block;
   const Index blocks = (end + block - 1) / block - first_block;
+  // Each block's keys (the union of its rows' ranges), then the blocks by decreasing work: under a
+  // causal mask the last blocks cost the most, and taken first they leave the cheap ones to balance
+  // the threads. The order decides only which thread computes a block, never its bits.
+  block_keys_.resize(static_cast<std::size_t>(blocks));
+  block_order_.resize(static_cast<std::size_t>(blocks));
+  Index scored = 0;
+  for (Index b = 0; b < blocks; ++b) {
+    const Index first = (first_block + b) * block;
+    KeyRange& u = block_keys_[static_cast<std::size_t>(b)];
+    u = {n, 0};
+    for (Index i = first; i < std::min(first + block, n); ++i) {
+      const KeyRange k = range(i);
+      if (k.first < k.last) u = {std::min(u.first, k.first), std::max(u.last, k.last)};
+    }
+    if (u.first >= u.last) u = {0, 0};
+    scored += std::min(block, n - first) * (u.last - u.first);
+    block_order_[static_cast<std::size_t>(b)] = b;
+  }
+  last_scored_ = scored;
+  std::stable_sort(block_order_.begin(), block_order_.end(), [&](Index a, Index c) {
+    const KeyRange &ka = block_keys_[static_cast<std::size_t>(a)], &kc = block_keys_[static_cast<std::size_t>(c)];
+    return ka.last - ka.first > kc.last - kc.first;
+  });
   const int threads = threads_for(end - begin, n, d, blocks);
   const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> theta_map(theta.data(), n, d,
                                                                        Eigen::OuterStride<>(theta.outerStride()));
 
   auto run_blocks = [&] {
 #pragma omp for schedule(dynamic, 1)
-  for (Index b = 0; b < blocks; ++b) {
+  for (Index task = 0; task < blocks; ++task) {
+    const Index b = block_order_[static_cast<std::size_t>(task)];
     const Index first = (first_block + b) * block;  // a row of the whole matrix, as in compute_general
     const Index rows = std::min(block, n - first);
     const Index keep_first = std::max(first, begin), keep_last = std::min(first + rows, end);
-    Index key_first = n, key_last = 0;
-    for (Index i = 0; i < rows; ++i) {
-      const KeyRange k = range(first + i);
-      if (k.first < k.last) {
-        key_first = std::min(key_first, k.first);
-        key_last = std::max(key_last, k.last);
-      }
-    }
-    if (key_first >= key_last) {  // no row of the block has a key
+    const Index key_first = block_keys_[static_cast<std::size_t>(b)].first;
+    const Index keys = block_keys_[static_cast<std::size_t>(b)].last - key_first;
+    if (keys == 0) {  // no row of the block has a key
       attention.middleRows(keep_first - begin, keep_last - keep_first).setZero();
       continue;
     }
-    const Index keys = key_last - key_first;
     const auto thread = static_cast<std::size_t>(omp_get_thread_num());
     Vector& buffer = scratch_[thread];
     if (buffer.size() < block * n) buffer.resize(block * n);
@@ -275,33 +341,7 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
     // Each row's maximum score, kept for the normalizer after the product.
     Vector& row_max = row_scratch_[thread];
     row_max.resize(rows);
-    for (Index i = 0; i < rows; ++i) {
-      const Index g = first + i;
-      const KeyRange k = range(g);
-      const Index lo = std::max(k.first, key_first) - key_first, hi = std::min(k.last, key_last) - key_first;
-      auto row = scores.row(i);
-      if (lo >= hi) {
-        row.setZero();
-        continue;
-      }
-      double top = -std::numeric_limits<double>::infinity();
-      for (Index j = lo; j < hi; ++j) {
-        row(j) = beta * row(j) + (biased ? bias(g, key_first + j) : 0.0);
-        top = std::max(top, row(j));
-      }
-      row.head(lo).setZero();
-      row.segment(hi, keys - hi).setZero();
-      row_max(i) = top;
-      if (top == -std::numeric_limits<double>::infinity()) {  // a bias masked every allowed key
-        row.setZero();
-        continue;
-      }
-      std::visit(
-          [&](const auto& z) {
-            if constexpr (RowNormalizer<std::decay_t<decltype(z)>>) z.numerators(row.segment(lo, hi - lo), top);
-          },
-          spec_.normalizer);
-    }
+    for (Index i = 0; i < rows; ++i) row_max(i) = composed_row(scores.row(i), first + i, key_first, n, beta);
     RowMatrix& sums = block_sums_[thread];
     sums.noalias() = scores * values_.middleRows(key_first, keys);
     for (Index g = keep_first; g < keep_last; ++g) {
@@ -326,6 +366,50 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
   run_in_team(threads, run_blocks);
 }
 
+// Row g of a composed block, whose scores against keys [key_first, key_first + row.size()) are in
+// `row`: the scores of g's own keys become beta <q, k> + b_gj and then the normalizer's numerators,
+// the other entries 0. Returns the row's largest score (-inf when g has no key, or a bias masked
+// them all: the row is then 0). The bias is looked up once per row, so that its formula inlines into
+// the loop; without a bias the row is scaled as a vector.
+double AttentionKernel::composed_row(Eigen::Ref<Eigen::RowVectorXd> row, Index g, Index key_first, Index n,
+                                     double beta) const {
+  const KeyRange k = std::visit([&](const auto& m) { return m.keys(g, n); }, spec_.mask);
+  const Index keys = row.size();
+  const Index lo = std::clamp<Index>(k.first - key_first, 0, keys), hi = std::clamp<Index>(k.last - key_first, 0, keys);
+  constexpr double none = -std::numeric_limits<double>::infinity();
+  if (lo >= hi) {
+    row.setZero();
+    return none;
+  }
+  auto own = row.segment(lo, hi - lo);
+  double top = none;
+  if (is_first_alternative(spec_.bias)) {
+    own *= beta;
+    top = own.maxCoeff();
+  } else {
+    std::visit(
+        [&](const auto& b) {
+          for (Index j = lo; j < hi; ++j) {
+            row(j) = beta * row(j) + b.bias(g, key_first + j, n);
+            top = std::max(top, row(j));
+          }
+        },
+        spec_.bias);
+  }
+  row.head(lo).setZero();
+  row.tail(keys - hi).setZero();
+  if (top == none) {  // a bias masked every allowed key
+    row.setZero();
+    return none;
+  }
+  std::visit(
+      [&](const auto& z) {
+        if constexpr (RowNormalizer<std::decay_t<decltype(z)>>) z.numerators(own, top);
+      },
+      spec_.normalizer);
+  return top;
+}
+
 // A normalizer of the whole matrix (Sinkhorn): the whole matrix of kernel weights (each row scaled by
 // its largest entry, which a row scaling absorbs), scaled by the normalizer (Sinkhorn: to a doubly
 // stochastic matrix), times the values. The token masses are absorbed by a column scaling, so they are
@@ -337,6 +421,7 @@ void AttentionKernel::matrix_attention(Eigen::Ref<const RowMatrix> theta, bool s
   const Index d = theta.cols();
   const bool biased = !is_first_alternative(spec_.bias);
   weights_.resize(n, n);
+  last_scored_ = n * n;
   if (scores_from_theta) weights_.noalias() = theta * theta.transpose();
   else weights_.noalias() = queries_ * keys_.transpose();
   for (Index i = 0; i < n; ++i) {

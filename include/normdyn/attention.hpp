@@ -29,7 +29,10 @@
 // encoding, another normalizer) takes the general path, which then rotates queries and keys by
 // position, computes each row block's scores only against the keys its rows may attend to (the union
 // of their ranges: a causal block skips the later keys, about half the work), adds the bias, and
-// applies the normalizer's factor. The Sinkhorn normalizer forms the whole n×n matrix instead.
+// applies the normalizer's factor. Under a mask the blocks are sized for its shape (the largest whose
+// union ranges score at most 1/16 more than the mask allows: a sliding window of w keys costs
+// O(n w d)) and taken by decreasing work, which balances the threads. The Sinkhorn normalizer forms
+// the whole n×n matrix instead.
 #include <vector>
 
 #include "normdyn/attention_matrices.hpp"
@@ -77,6 +80,9 @@ class AttentionKernel {
   Index block_rows(Index n, KernelPath path) const;
   // The path compute() takes for these matrices (the symmetric one only if the tokens' norms allow).
   KernelPath path_for(const AttentionMatrices& qkv) const;
+  // Score entries the last call of the general path formed (per head: its blocks' rows times the keys
+  // each block scores); 0 after the symmetric path. A measure of the work that a mask leaves.
+  Index last_scored() const { return last_scored_; }
 
  private:
   // Adds the heads after the first to `attention`, each computed by head(matrices, out).
@@ -93,6 +99,11 @@ class AttentionKernel {
   // queries and keys are θ itself (Q = K = I, no positional encoding).
   void composed_blocks(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta, const Vector& masses,
                        Index begin, Index end, Eigen::Ref<RowMatrix> attention);
+  // Row g of a composed block: scores to numerators in place; returns the row's largest score.
+  double composed_row(Eigen::Ref<Eigen::RowVectorXd> row, Index g, Index key_first, Index n, double beta) const;
+  // Under a mask: the entries blocks of `block` rows score, and the block size chosen for the mask.
+  Index masked_scored(Index n, Index block) const;
+  Index masked_block_rows(Index n, Index unmasked) const;
   void matrix_attention(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta,
                         Eigen::Ref<RowMatrix> attention);
   void fused_tile(Index b0, Index rb, Index c0, Index rc, bool both, double beta, Vector& buffer);
@@ -110,6 +121,10 @@ class AttentionKernel {
   AttentionSpec spec_;
   int threads_;
   KernelPath last_path_ = KernelPath::general;
+  Index last_scored_ = 0;
+  mutable Index masked_block_n_ = -1, masked_block_ = 0;  // masked_block_rows for this n
+  std::vector<KeyRange> block_keys_;  // composed path: each block's keys (the union of its rows')
+  std::vector<Index> block_order_;    // composed path: the blocks by decreasing work
   RowMatrix weights_;              // Sinkhorn: the whole n×n matrix of weights
   RowMatrix head_;                 // several heads: one head's attention before it is added
   RowMatrix queries_, keys_;       // ΘQᵀ, ΘKᵀ (all rows) when the matrices are not the identity

@@ -100,6 +100,25 @@ BOOST_AUTO_TEST_CASE(the_kernel_applies_the_new_mask) {
   }
 }
 
+// A sliding window of w keys costs O(n w d): its blocks score at most max(1/16 more than the n w
+// entries it allows, n (w + 15)) entries, the same count per token at n = 1024 and at 4096.
+BOOST_AUTO_TEST_CASE(a_window_scores_entries_in_proportion_to_its_width) {
+  for (const Index n : {Index{1024}, Index{4096}})
+    for (std::int64_t width : {1, 3, 40, 300}) {
+      const RowMatrix x = test::random_tokens(n, 2, 23).theta;
+      AttentionSpec spec;
+      spec.mask = WindowMask{width};
+      AttentionKernel kernel({}, spec);
+      RowMatrix a(n, 2);
+      kernel.compute(x, AttentionMatrices::identity_matrices(), 2.0, Vector(), a);
+      double allowed = 0.0;
+      for (Index i = 0; i < n; ++i) allowed += static_cast<double>(std::min<Index>(i + 1, width));
+      const double bound = std::max((1.0 + 1.0 / 16.0) * allowed, static_cast<double>(n * (width + 15)));
+      BOOST_TEST(static_cast<double>(kernel.last_scored()) >= allowed, n << " " << width);
+      BOOST_TEST(static_cast<double>(kernel.last_scored()) <= bound, n << " " << width);
+    }
+}
+
 // Top-k against a loop that sorts each row's scores: the softmax over the k largest, nothing of the rest.
 BOOST_AUTO_TEST_CASE(the_kernel_applies_the_new_normalizer) {
   const Index n = 300, d = 4;

@@ -419,6 +419,30 @@ BOOST_AUTO_TEST_CASE(later_tokens_do_not_move_earlier_ones_under_a_causal_mask) 
   BOOST_TEST(a.row(0).cwiseAbs().maxCoeff() == 0.0);
 }
 
+// The work follows the mask: a causal kernel scores at most 1/16 more entries than the n (n + 1) / 2
+// it allows (the blocks are sized for that), the unmasked general path all n^2; its rows asked in a
+// range that does not start on a block boundary are still those of the whole, bit for bit.
+BOOST_AUTO_TEST_CASE(a_causal_mask_scores_about_half_the_entries) {
+  const Index n = 1024, d = 8;
+  const RowMatrix x = test::random_tokens(n, d, 9).theta;
+  AttentionKernel causal({}, spec("causal", 0.0, "softmax"));
+  RowMatrix a(n, d);
+  causal.compute(x, AttentionMatrices::identity_matrices(), 2.0, Vector(), a);
+  const double allowed = 0.5 * static_cast<double>(n * (n + 1));
+  BOOST_TEST(static_cast<double>(causal.last_scored()) >= allowed);
+  BOOST_TEST(static_cast<double>(causal.last_scored()) <= (1.0 + 1.0 / 16.0) * allowed);
+  BOOST_TEST(causal.block_rows(n, KernelPath::general) < AttentionKernel().block_rows(n, KernelPath::general));
+  KernelOptions general;
+  general.symmetric = false;
+  AttentionKernel unmasked(general);
+  unmasked.compute(x, AttentionMatrices::identity_matrices(), 2.0, Vector(), a);
+  BOOST_TEST(unmasked.last_scored() == n * n);
+  RowMatrix part(n - 333, d);
+  causal.compute_rows(x, AttentionMatrices::identity_matrices(), 2.0, Vector(), 333, n, part);
+  const RowMatrix whole = kernel_attention(x, AttentionMatrices::identity_matrices(), 2.0, spec("causal", 0.0, "softmax"));
+  BOOST_TEST((part - whole.bottomRows(n - 333)).cwiseAbs().maxCoeff() == 0.0);
+}
+
 BOOST_AUTO_TEST_CASE(rows_of_a_shard_are_the_rows_of_the_whole) {
   const Index n = 150, d = 3;
   const RowMatrix x = test::random_tokens(n, d, 7).theta;

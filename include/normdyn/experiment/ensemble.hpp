@@ -173,7 +173,8 @@ struct EnsembleOutcome {
 EnsembleOutcome run_ensemble(const SweepSpec& spec, const EnsembleOptions& options);
 
 // The ensemble as a grid file: dimensions = the group axes, `over`, quantile, time (and trajectory,
-// token, component when trajectories are kept); provenance as root attributes.
+// token, component when trajectories are kept); provenance as root attributes. The grid borrows the
+// result's arrays (spans): `result` must outlive it.
 GridFile ensemble_grid(const EnsembleResult& result);
 
 }  // namespace normdyn

@@ -5,6 +5,7 @@
 // file (`normdyn ensemble`) is one. No HDF5 type crosses this interface.
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <utility>
 #include <variant>
@@ -14,7 +15,10 @@
 
 namespace normdyn {
 
-using GridValues = std::variant<std::vector<double>, std::vector<std::int64_t>, std::vector<std::string>>;
+// Values owned, or borrowed (the spans: a view of arrays that outlive the GridFile, so that a large
+// file is written without a second copy of its arrays). read_grid_file returns owned values.
+using GridValues = std::variant<std::vector<double>, std::vector<std::int64_t>, std::vector<std::string>,
+                                std::span<const double>, std::span<const std::int64_t>>;
 
 struct GridDimension {
   std::string name;
