@@ -49,7 +49,7 @@ inline constexpr StudyEntry kReproductionStudies[] = {
     {"theorem-4.2", false, theorem_4_2},
     {"random-weights", false, random_weights},
     {"metastability", false, metastability},
-    {"continuum-depth", false, continuum_depth},
+    {"continuum-depth", true, continuum_depth},
     {"continuum-mean-field", false, continuum_mean_field},
     {"continuum-grid", false, continuum_grid},
     {"attention-models", true, attention_models},
