@@ -28,6 +28,10 @@ void attention_models(Builder& b);      // attention_models.cpp
 void long_context(Builder& b);          // long_context.cpp
 void noise(Builder& b);                 // noise.cpp
 void terms(Builder& b);                 // terms.cpp
+void causal_atlas(Builder& b);          // causal_atlas.cpp
+void usa_circle_negative_beta(Builder& b);  // usa_circle.cpp
+void multihead(Builder& b);             // multihead.cpp
+void perceptron_localization(Builder& b);  // perceptron_localization.cpp
 
 // A group of rows: its key (ReproduceOptions::only), whether its rows integrate the engine
 // (ReproduceOptions::engine), and its function.
@@ -56,6 +60,10 @@ inline constexpr StudyEntry kReproductionStudies[] = {
     {"long-context", true, long_context},
     {"noise", true, noise},
     {"terms", true, terms},
+    {"causal-atlas", true, causal_atlas},
+    {"usa-circle-negative-beta", true, usa_circle_negative_beta},
+    {"multihead", true, multihead},
+    {"perceptron-localization", true, perceptron_localization},
 };
 
 }  // namespace normdyn::studies
