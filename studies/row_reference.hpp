@@ -48,11 +48,11 @@ inline RowMatrix weights(const Head& head, const RowMatrix& x) {
     if (head.weights != Weights::sinkhorn) w.row(i) /= z;
   }
   if (head.weights == Weights::sinkhorn)
-    // Alternate column and row normalization until every column sum is within 1e-15 of 1 (rows are then
+    // Alternate column and row normalization until every column sum is within 1e-14 of 1 (rows are then
     // exact to round-off); a symmetric positive kernel converges in a few dozen sweeps.
     for (int sweep = 0; sweep < 100000; ++sweep) {
       const Eigen::RowVectorXd columns = w.colwise().sum();
-      if ((columns.array() - 1.0).abs().maxCoeff() <= 1e-15 && sweep > 0) break;
+      if ((columns.array() - 1.0).abs().maxCoeff() <= 1e-14 && sweep > 0) break;
       for (Index j = 0; j < n; ++j) w.col(j) /= columns(j);
       for (Index i = 0; i < n; ++i) w.row(i) /= w.row(i).sum();
     }

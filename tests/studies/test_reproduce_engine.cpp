@@ -400,6 +400,6 @@ BOOST_AUTO_TEST_CASE(perceptron_localization_rows_catch_a_wrong_activation) {
   const Verdicts& good = reference({"perceptron-localization"}, true);
   BOOST_TEST(good.size() == 2u);
   expect_failing(activation_one_percent_large(), "perceptron-localization",
-                 {"perceptron-localization-relu-beta9", "perceptron-localization-tanh-beta9"});
-  expect_failing(activation_ignored(), "perceptron-localization", {"perceptron-localization-tanh-beta9"});
+                 {"perceptron-localization-relu-beta4", "perceptron-localization-tanh-beta4"});
+  expect_failing(activation_ignored(), "perceptron-localization", {"perceptron-localization-tanh-beta4"});
 }
