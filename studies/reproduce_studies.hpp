@@ -30,6 +30,10 @@ void noise(Builder& b);                 // noise.cpp
 void terms(Builder& b);                 // terms.cpp
 void renyi(Builder& b);                 // renyi.cpp
 void lost_in_the_middle(Builder& b);    // lost_in_the_middle.cpp
+void causal_atlas(Builder& b);          // causal_atlas.cpp
+void usa_circle_negative_beta(Builder& b);  // usa_circle.cpp
+void multihead(Builder& b);             // multihead.cpp
+void perceptron_localization(Builder& b);  // perceptron_localization.cpp
 
 // A group of rows: its key (ReproduceOptions::only), whether its rows integrate the engine
 // (ReproduceOptions::engine), and its function.
@@ -51,7 +55,7 @@ inline constexpr StudyEntry kReproductionStudies[] = {
     {"theorem-4.2", false, theorem_4_2},
     {"random-weights", false, random_weights},
     {"metastability", false, metastability},
-    {"continuum-depth", false, continuum_depth},
+    {"continuum-depth", true, continuum_depth},
     {"continuum-mean-field", false, continuum_mean_field},
     {"continuum-grid", false, continuum_grid},
     {"attention-models", true, attention_models},
@@ -60,6 +64,10 @@ inline constexpr StudyEntry kReproductionStudies[] = {
     {"terms", true, terms},
     {"renyi", true, renyi},
     {"lost-in-the-middle", true, lost_in_the_middle},
+    {"causal-atlas", true, causal_atlas},
+    {"usa-circle-negative-beta", true, usa_circle_negative_beta},
+    {"multihead", true, multihead},
+    {"perceptron-localization", true, perceptron_localization},
 };
 
 }  // namespace normdyn::studies
