@@ -496,6 +496,12 @@ std::string particles_only(const RunConfig& c) {
                            "its resolution is meanfield.grid)");
 }
 std::string meanfield_only(const RunConfig& c) { return only_for("model.kind", c.model.kind, {ModelKind::meanfield}); }
+// The keys of the mean field on the circle (model.d resolved: 2 unless given).
+std::string circle_meanfield_only(const RunConfig& c) {
+  if (std::string why = meanfield_only(c); !why.empty()) return why;
+  return c.model.d == 2 ? std::string()
+                        : std::string("applies only to model.d = 2 (the circle); the sphere's resolution is meanfield.degree");
+}
 Applies init_kind_is(std::vector<InitKind> kinds) {
   return [kinds](const RunConfig& c) { return only_for("init.kind", c.init.kind, kinds); };
 }
@@ -972,10 +978,18 @@ const std::vector<Key>& keys() {
         scheme_key_row(),
         selector(field("model.kind", &C::model, &ModelConfig::kind,
                        "what is simulated: particles (n tokens, possibly weighted) | meanfield (density on the "
-                       "circle, d = 2)")),
+                       "circle, d = 2, or on the sphere S^2, model.d = 3)")),
         field("model.n", &C::model, &ModelConfig::n, "number of tokens n >= 1", {at_least(1)}, particles_only),
-        field("model.d", &C::model, &ModelConfig::d, "dimension d >= 2 of the token space (tokens live on S^{d-1})",
-              {at_least(2)}, particles_only),
+        field("model.d", &C::model, &ModelConfig::d,
+              "dimension d >= 2 of the token space (tokens live on S^{d-1}); meanfield: 2 (the circle, default) or 3 "
+              "(the sphere S^2)",
+              {at_least(2)},
+              [](const C& c) {
+                // Written back only where it is not the circle's implied d = 2.
+                if (c.model.kind == ModelKind::particles || c.model.d >= 3) return std::string();
+                return std::string("does not apply to model.kind = \"meanfield\" on the circle (its default); "
+                                   "model.d = 3 puts it on the sphere S^2");
+              }),
         field("model.beta", &C::model, &ModelConfig::beta,
               "inverse temperature beta >= 0 of the softmax (0: every key weighs the same)", {at_least(0)}),
         beta_rule_row(),
@@ -1030,26 +1044,34 @@ const std::vector<Key>& keys() {
     const std::vector<Key> rest{
         // ---- [meanfield]
         field("meanfield.grid", &C::meanfield, &MeanFieldConfig::grid, "cells M >= 8 of the uniform grid in the angle phi",
-              {in_range(8, true, double(std::int64_t{1} << 24), true, {}, "2^24")}, meanfield_only),
+              {in_range(8, true, double(std::int64_t{1} << 24), true, {}, "2^24")}, circle_meanfield_only),
         field("meanfield.radial_grid", &C::meanfield, &MeanFieldConfig::radial_grid,
               "cells >= 4 of the radial grid, which moves with the support of the radii (schemes with a radius)",
               {in_range(4, true, 65536, true)},
               [](const C& c) {
-                if (std::string why = meanfield_only(c); !why.empty()) return why;
+                if (std::string why = circle_meanfield_only(c); !why.empty()) return why;
                 if (scheme_has_radius(c.model.scheme)) return std::string();
                 return "applies only to schemes with a radius (pre, mix, peri); model.scheme is " +
                        in_quotes(scheme_key(c.model.scheme));
               }),
+        field("meanfield.degree", &C::meanfield, &MeanFieldConfig::degree,
+              "model.d = 3: the largest degree L >= 1 of the spherical harmonics (grid: ceil((3L+1)/2) Gauss-Legendre "
+              "rings x twice as many longitudes)",
+              {in_range(1, true, 4096, true)},
+              [](const C& c) {
+                if (std::string why = meanfield_only(c); !why.empty()) return why;
+                return c.model.d == 3 ? std::string() : std::string("applies only to model.d = 3 (the sphere)");
+              }),
         field("meanfield.limiter", &C::meanfield, &MeanFieldConfig::limiter,
               "slope limiter of the fluxes: van_leer (2nd order) | minmod (2nd order) | upwind (1st order)", {},
-              meanfield_only),
+              circle_meanfield_only),
         field("meanfield.method", &C::meanfield, &MeanFieldConfig::method,
               "transport of the split step (solver.method = \"split\"): finite_volume (the finite volumes by SSP-RK3; "
               "steps need h |v| < 2 pi / M) | semi_lagrangian (flux-form semi-Lagrangian; steps need h |d v / d phi| "
               "< 1 whatever M; schemes without a radius; solver.method = \"auto\" takes split)",
               {},
               [](const C& c) {
-                if (std::string why = meanfield_only(c); !why.empty()) return why;
+                if (std::string why = circle_meanfield_only(c); !why.empty()) return why;
                 if (c.meanfield.method == MeanFieldMethod::semi_lagrangian && scheme_has_radius(c.model.scheme))
                   return "\"semi_lagrangian\" applies only to schemes without a radius (post, cod); model.scheme is " +
                          in_quotes(scheme_key(c.model.scheme));
@@ -1310,6 +1332,33 @@ void validate_noise(const RunConfig& c, const std::map<std::string, const toml::
                                         std::to_string(c.model.heads));
 }
 
+// model.kind = "meanfield" with model.d = 3: the spectral solver on S^2 (solvers/meanfield_sphere.hpp) is
+// written for Post-LN with rotation-invariant attention (Q^T K, V multiples of I, checked when the
+// matrices are read), without noise, masks, biases or positions, and softmax or uniform normalizer.
+void validate_sphere_meanfield(const RunConfig& c) {
+  const std::string on_sphere = " on the sphere (model.kind = \"meanfield\", model.d = 3)";
+  if (!std::holds_alternative<PostLN>(c.model.scheme))
+    throw InputError("model.scheme", in_quotes(scheme_key(c.model.scheme)) + " does not apply" + on_sphere +
+                                         "; valid: post");
+  if (c.noise.active())
+    throw InputError("noise.kind", in_quotes(alternative_key(c.noise.kind)) + " does not apply" + on_sphere);
+  if (!is_first_alternative(c.attention.mask))
+    throw InputError("attention.mask", in_quotes(alternative_key(c.attention.mask)) + " does not apply" + on_sphere);
+  if (!is_first_alternative(c.attention.bias))
+    throw InputError("attention.bias", in_quotes(alternative_key(c.attention.bias)) + " does not apply" + on_sphere);
+  if (!is_first_alternative(c.attention.positions))
+    throw InputError("attention.positions",
+                     in_quotes(alternative_key(c.attention.positions)) + " does not apply" + on_sphere);
+  if (!std::holds_alternative<Softmax>(c.attention.normalizer) && !std::holds_alternative<Uniform>(c.attention.normalizer))
+    throw InputError("attention.normalizer", in_quotes(alternative_key(c.attention.normalizer)) + " does not apply" +
+                                                 on_sphere + "; valid: softmax, uniform");
+  if (c.init.kind == InitKind::file)
+    throw InputError("init.kind", "\"file\" does not apply" + on_sphere + "; valid: uniform, perturbed_uniform, von_mises");
+  if (c.solver.method == Method::split)
+    throw InputError("solver.method", "\"split\" does not apply" + on_sphere +
+                                          " (no diffusion to split off); use an adaptive method or \"auto\"");
+}
+
 void validate_densities(RunConfig& c, const std::map<std::string, const toml::node*>& present) {
   const InitConfig& i = c.init;
   if (c.init.kind == InitKind::von_mises) {
@@ -1334,8 +1383,15 @@ void validate_densities(RunConfig& c, const std::map<std::string, const toml::no
       throw InputError("init.sampling", "\"grid\" needs model.d = 2 (got " + std::to_string(c.model.d) + ")");
     return;
   }
-  // model.kind = "meanfield": a density on the circle.
-  c.model.d = 2;
+  // model.kind = "meanfield": a density on the circle, or on the sphere S^2 with model.d = 3.
+  if (!present.count("model.d")) c.model.d = 2;
+  if (c.model.d > 3)
+    throw InputError("model.d", "must be 2 (the circle) or 3 (the sphere S^2) for model.kind = \"meanfield\", got " +
+                                    std::to_string(c.model.d));
+  if (c.model.d == 3) validate_sphere_meanfield(c);
+  if (c.model.d == 2 && present.count("meanfield.degree"))
+    throw InputError("meanfield.degree", "applies only to model.d = 3 (the sphere); the circle's resolution is "
+                                         "meanfield.grid");
   if (!is_density_kind(c.init.kind) && c.init.kind != InitKind::file)
     throw InputError("init.kind", "\"" + std::string(enum_name(c.init.kind)) +
                                       "\" does not apply to model.kind = \"meanfield\"; valid: uniform, "
@@ -1491,6 +1547,8 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
   for (const auto& k : keys())
     if (!k.selector && present.count(k.path)) k.read(*present[k.path], c, k.path);
   if (c.solver.method_auto) c.solver.method = resolve_auto_method(c);
+  // The mean field is on the circle unless model.d says otherwise (before the keys that depend on it).
+  if (c.model.kind == ModelKind::meanfield && !present.count("model.d")) c.model.d = 2;
   for (const auto& k : keys()) {
     if (!present.count(k.path)) continue;
     if (std::string why = k.why_not(c); !why.empty()) {
