@@ -64,6 +64,10 @@ MeanFieldAnalysis analyze_meanfield(const FrameSource& source, const AnalyzeOpti
   a.t = source.times();
   a.step = source.steps();
   if (source.has_particles()) throw InputError("run", "a particle run has no density (analyze_particles reads it)");
+  if (a.config.model.d == 3)
+    throw InputError("run", (source.file() ? source.file()->string() + ": " : std::string()) +
+                                "the density analysis is on the circle; a mean-field run on the sphere (model.d = 3) "
+                                "is read with normdyn.load and drawn with normdyn.plots.sphere_figure");
   const analysis::DensityOptions& density = options.density;
   // The causal mean field stores the density per cursor slice beside the angular density of all tokens.
   const bool causal = !std::holds_alternative<NoMask>(a.config.attention.mask);

@@ -69,6 +69,15 @@ ResourceEstimate estimate_resources(const RunConfig& c) {
   const double frames = c.output.samples ? static_cast<double>(*c.output.samples) : static_cast<double>(c.output.times.size());
   e.disk_key = c.output.samples ? "output.samples" : "output.times";
   const double threads = std::max<double>(1.0, static_cast<double>(c.solver.threads));
+  if (c.model.kind == ModelKind::meanfield && c.model.d == 3) {
+    // The sphere: (L + 1)² coefficients and a grid of 2 ⌈(3L+1)/2⌉² points (solvers/meanfield_sphere.hpp).
+    const double L = static_cast<double>(c.meanfield.degree), rings = std::floor((3.0 * L + 2.0) / 2.0);
+    const double points = 2.0 * rings * rings, coefficients = (L + 1.0) * (L + 1.0);
+    e.memory_key = "meanfield.degree";
+    e.memory_bytes = kBaseBytes + kWriterBuffer + 8.0 * coefficients * (kStateCopies + 4.0) + 8.0 * points * 12.0;
+    e.disk_bytes = frames * 8.0 * (points + 4.0);
+    return e;
+  }
   if (c.model.kind == ModelKind::meanfield) {
     // A causal mask: one slice of the grid per cursor cell.
     const double cursor = std::holds_alternative<NoMask>(c.attention.mask) ? 1.0 : static_cast<double>(c.meanfield.cursor_grid);

@@ -35,6 +35,11 @@ inline constexpr double kLinearRate = 1e-2;
 inline constexpr double kFokkerPlanckRate = 1e-6;
 // Total mass of the finite-volume solver: round-off of sums over up to ~10^5 cells.
 inline constexpr double kMassRoundoff = 1e-13;
+// The mean field on S^2: growth rates of degree-l harmonics against Funk–Hecke (the linearized
+// right-hand side is exact up to O(ε²) and round-off; in time, rtol 1e-12), relative.
+inline constexpr double kSphereRate = 1e-6;
+// Spherical-harmonic transforms of band-limited fields (synthesis, analysis, gradients): round-off.
+inline constexpr double kSphereTransform = 1e-12;
 
 // ---- Sweeps and sharded runs. A run sharded over MPI processes is compared with the same run on
 // one process bit for bit: no tolerance.

@@ -108,10 +108,11 @@ struct FeedForwardConfig {
   bool active() const { return weights != FeedForwardWeights::none; }
 };
 
-// The mean-field solver on the circle (model.kind = "meanfield").
+// The mean-field solvers on the circle and on the sphere S^2 (model.kind = "meanfield").
 struct MeanFieldConfig {
   std::int64_t grid = 512;        // cells M in φ
   std::int64_t radial_grid = 32;  // cells in r (schemes with a radius)
+  std::int64_t degree = 32;       // model.d = 3: the largest degree L of the spherical harmonics
   Limiter limiter = Limiter::van_leer;
   MeanFieldMethod method = MeanFieldMethod::finite_volume;  // the transport of solver.method = "split"
   std::int64_t cursor_grid = 32;  // cells M_σ in the cursor σ (causal masks: solvers/meanfield_causal)

@@ -513,6 +513,8 @@ class MeanField:
             if "fields/density/sigma" in f:
                 self.sigma = f["fields/density/sigma"][:]
                 self.cursor = f["fields/density/value"][len(self.t) - 1]
+            # On the sphere S^2 (model.d = 3): the density per steradian [frames, theta, phi].
+            self.theta = f[name + "/theta"][:] if name + "/theta" in f else None
             model = f["parameters/model"].attrs
             self.scheme = _text(model["scheme"])
             self.beta = float(model["beta"])
@@ -561,10 +563,48 @@ def _cursor_map(fig, ax1, mf, floor):
 
 
 @styled
+def sphere_figure(mf, frames=(), width=None):
+    """The density on the sphere S^2 of a mean-field run with model.d = 3, at `frames` (indices; default
+    the first, two in between and the last), in the Mollweide projection (equal-area: a cluster's
+    area on the page is proportional to its solid angle). width: "page" (default), "column" or inches."""
+    if mf.theta is None:
+        raise InputProblem(f"{mf.path}: not a mean-field run on the sphere (no theta axis)")
+    n = len(mf.t)
+    picks = list(frames) or sorted({0, n // 3, (2 * n) // 3, n - 1})
+    picks = [i % n for i in picks]
+    fig = new_figure(width_inches(width, "page"), 0.28 * ((len(picks) + 1) // 2))
+    # Longitudes in (-pi, pi], latitudes pi/2 - theta; the grid closed in longitude for the mesh.
+    lon = np.where(mf.phi >= np.pi, mf.phi - 2 * np.pi, mf.phi)
+    order = np.argsort(lon)
+    lon = np.concatenate([lon[order], [lon[order][0] + 2 * np.pi]])
+    # The poles, which no Gauss-Legendre ring reaches, take the mean of the nearest ring.
+    lat = np.concatenate([[np.pi / 2], np.pi / 2 - mf.theta, [-np.pi / 2]])
+    top = max(float(np.max(mf.rho[picks])), 1e-12)
+    for k, i in enumerate(picks):
+        ax = fig.add_subplot((len(picks) + 1) // 2, 2, k + 1, projection="mollweide")
+        values = mf.rho[i][:, order]
+        values = np.concatenate([values, values[:, :1]], axis=1)
+        values = np.concatenate([np.full((1, values.shape[1]), values[0].mean()), values,
+                                 np.full((1, values.shape[1]), values[-1].mean())])
+        im = ax.pcolormesh(lon, lat, np.maximum(values, 0.0), shading="gouraud", cmap="magma", vmin=0.0,
+                           vmax=top, rasterized=True)
+        ax.set_xticklabels([])
+        ax.set_yticklabels([])
+        ax.grid(True, lw=0.3, alpha=0.5)
+        ax.set_title(rf"$t={_math(mf.t[i])}$")
+    fig.colorbar(im, ax=fig.axes, label=r"$\mu$ (per sr)", shrink=0.8)
+    fig.suptitle(rf"{scheme_name(mf.scheme)} mean field on $S^2$, $\beta={_math(mf.beta)}$ (Mollweide, equal-area)")
+    return fig
+
+
+@styled
 def meanfield_figure(mf, modes=4, width=None):
     """Space-time map of the angular density and snapshots; with the analysis also the Fourier
     modes (with the linear rates of the uniform state), the cluster count and W1 to uniform.
+    A run on the sphere S^2 is drawn by :func:`sphere_figure`.
     width: "page" (default), "column" or inches."""
+    if mf.theta is not None:
+        return sphere_figure(mf, width=width)
     analyzed = "mode_amplitude" in mf.obs
     fig = new_figure(width_inches(width, "page"), 0.62 if analyzed else 0.32)
     grid = fig.add_gridspec(2 if analyzed else 1, 2, width_ratios=[1.3, 1])

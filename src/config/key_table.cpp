@@ -11,10 +11,18 @@ const std::vector<Key>& keys() {
         scheme_key_row(),
         selector(field("model.kind", &C::model, &ModelConfig::kind,
                        "what is simulated: particles (n tokens, possibly weighted) | meanfield (density on the "
-                       "circle, d = 2)")),
+                       "circle, d = 2, or on the sphere S^2, model.d = 3)")),
         field("model.n", &C::model, &ModelConfig::n, "number of tokens n >= 1", {at_least(1)}, particles_only),
-        field("model.d", &C::model, &ModelConfig::d, "dimension d >= 2 of the token space (tokens live on S^{d-1})",
-              {at_least(2)}, particles_only),
+        field("model.d", &C::model, &ModelConfig::d,
+              "dimension d >= 2 of the token space (tokens live on S^{d-1}); meanfield: 2 (the circle, default) or 3 "
+              "(the sphere S^2)",
+              {at_least(2)},
+              [](const C& c) {
+                // Written back only where it is not the circle's implied d = 2.
+                if (c.model.kind == ModelKind::particles || c.model.d >= 3) return std::string();
+                return std::string("does not apply to model.kind = \"meanfield\" on the circle (its default); "
+                                   "model.d = 3 puts it on the sphere S^2");
+              }),
         field("model.beta", &C::model, &ModelConfig::beta,
               "inverse temperature beta >= 0 of the softmax (0: every key weighs the same)", {at_least(0)}),
         beta_rule_row(),
@@ -81,26 +89,34 @@ const std::vector<Key>& keys() {
     const std::vector<Key> rest{
         // ---- [meanfield]
         field("meanfield.grid", &C::meanfield, &MeanFieldConfig::grid, "cells M >= 8 of the uniform grid in the angle phi",
-              {in_range(8, true, double(std::int64_t{1} << 24), true, {}, "2^24")}, meanfield_only),
+              {in_range(8, true, double(std::int64_t{1} << 24), true, {}, "2^24")}, circle_meanfield_only),
         field("meanfield.radial_grid", &C::meanfield, &MeanFieldConfig::radial_grid,
               "cells >= 4 of the radial grid, which moves with the support of the radii (schemes with a radius)",
               {in_range(4, true, 65536, true)},
               [](const C& c) {
-                if (std::string why = meanfield_only(c); !why.empty()) return why;
+                if (std::string why = circle_meanfield_only(c); !why.empty()) return why;
                 if (scheme_has_radius(c.model.scheme)) return std::string();
                 return "applies only to schemes with a radius (pre, mix, peri); model.scheme is " +
                        in_quotes(scheme_key(c.model.scheme));
               }),
+        field("meanfield.degree", &C::meanfield, &MeanFieldConfig::degree,
+              "model.d = 3: the largest degree L >= 1 of the spherical harmonics (grid: ceil((3L+1)/2) Gauss-Legendre "
+              "rings x twice as many longitudes)",
+              {in_range(1, true, 4096, true)},
+              [](const C& c) {
+                if (std::string why = meanfield_only(c); !why.empty()) return why;
+                return c.model.d == 3 ? std::string() : std::string("applies only to model.d = 3 (the sphere)");
+              }),
         field("meanfield.limiter", &C::meanfield, &MeanFieldConfig::limiter,
               "slope limiter of the fluxes: van_leer (2nd order) | minmod (2nd order) | upwind (1st order)", {},
-              meanfield_only),
+              circle_meanfield_only),
         field("meanfield.method", &C::meanfield, &MeanFieldConfig::method,
               "transport of the split step (solver.method = \"split\"): finite_volume (the finite volumes by SSP-RK3; "
               "steps need h |v| < 2 pi / M) | semi_lagrangian (flux-form semi-Lagrangian; steps need h |d v / d phi| "
               "< 1 whatever M; schemes without a radius; solver.method = \"auto\" takes split)",
               {},
               [](const C& c) {
-                if (std::string why = meanfield_only(c); !why.empty()) return why;
+                if (std::string why = circle_meanfield_only(c); !why.empty()) return why;
                 if (c.meanfield.method == MeanFieldMethod::semi_lagrangian && scheme_has_radius(c.model.scheme))
                   return "\"semi_lagrangian\" applies only to schemes without a radius (post, cod); model.scheme is " +
                          in_quotes(scheme_key(c.model.scheme));

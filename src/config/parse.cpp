@@ -115,6 +115,8 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
   for (const auto& k : keys())
     if (!k.selector && present.count(k.path)) k.read(*present[k.path], c, k.path);
   if (c.solver.method_auto) c.solver.method = resolve_auto_method(c);
+  // The mean field is on the circle unless model.d says otherwise (before the keys that depend on it).
+  if (c.model.kind == ModelKind::meanfield && !present.count("model.d")) c.model.d = 2;
   for (const auto& k : keys()) {
     if (!present.count(k.path)) continue;
     if (std::string why = k.why_not(c); !why.empty()) {

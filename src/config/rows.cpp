@@ -18,6 +18,12 @@ std::string particles_only(const RunConfig& c) {
                            "its resolution is meanfield.grid)");
 }
 std::string meanfield_only(const RunConfig& c) { return only_for("model.kind", c.model.kind, {ModelKind::meanfield}); }
+// The keys of the mean field on the circle (model.d resolved: 2 unless given).
+std::string circle_meanfield_only(const RunConfig& c) {
+  if (std::string why = meanfield_only(c); !why.empty()) return why;
+  return c.model.d == 2 ? std::string()
+                        : std::string("applies only to model.d = 2 (the circle); the sphere's resolution is meanfield.degree");
+}
 Applies init_kind_is(std::vector<InitKind> kinds) {
   return [kinds](const RunConfig& c) { return only_for("init.kind", c.init.kind, kinds); };
 }

@@ -87,6 +87,33 @@ void validate_noise(const RunConfig& c, const std::map<std::string, const toml::
                                   "\"tree\" resolves");
 }
 
+// model.kind = "meanfield" with model.d = 3: the spectral solver on S^2 (solvers/meanfield_sphere.hpp) is
+// written for Post-LN with rotation-invariant attention (Q^T K, V multiples of I, checked when the
+// matrices are read), without noise, masks, biases or positions, and softmax or uniform normalizer.
+void validate_sphere_meanfield(const RunConfig& c) {
+  const std::string on_sphere = " on the sphere (model.kind = \"meanfield\", model.d = 3)";
+  if (!std::holds_alternative<PostLN>(c.model.scheme))
+    throw InputError("model.scheme", in_quotes(scheme_key(c.model.scheme)) + " does not apply" + on_sphere +
+                                         "; valid: post");
+  if (c.noise.active())
+    throw InputError("noise.kind", in_quotes(alternative_key(c.noise.kind)) + " does not apply" + on_sphere);
+  if (!is_first_alternative(c.attention.mask))
+    throw InputError("attention.mask", in_quotes(alternative_key(c.attention.mask)) + " does not apply" + on_sphere);
+  if (!is_first_alternative(c.attention.bias))
+    throw InputError("attention.bias", in_quotes(alternative_key(c.attention.bias)) + " does not apply" + on_sphere);
+  if (!is_first_alternative(c.attention.positions))
+    throw InputError("attention.positions",
+                     in_quotes(alternative_key(c.attention.positions)) + " does not apply" + on_sphere);
+  if (!std::holds_alternative<Softmax>(c.attention.normalizer) && !std::holds_alternative<Uniform>(c.attention.normalizer))
+    throw InputError("attention.normalizer", in_quotes(alternative_key(c.attention.normalizer)) + " does not apply" +
+                                                 on_sphere + "; valid: softmax, uniform");
+  if (c.init.kind == InitKind::file)
+    throw InputError("init.kind", "\"file\" does not apply" + on_sphere + "; valid: uniform, perturbed_uniform, von_mises");
+  if (c.solver.method == Method::split)
+    throw InputError("solver.method", "\"split\" does not apply" + on_sphere +
+                                          " (no diffusion to split off); use an adaptive method or \"auto\"");
+}
+
 void validate_densities(RunConfig& c, const std::map<std::string, const toml::node*>& present) {
   const InitConfig& i = c.init;
   if (c.init.kind == InitKind::von_mises) {
@@ -111,8 +138,15 @@ void validate_densities(RunConfig& c, const std::map<std::string, const toml::no
       throw InputError("init.sampling", "\"grid\" needs model.d = 2 (got " + std::to_string(c.model.d) + ")");
     return;
   }
-  // model.kind = "meanfield": a density on the circle.
-  c.model.d = 2;
+  // model.kind = "meanfield": a density on the circle, or on the sphere S^2 with model.d = 3.
+  if (!present.count("model.d")) c.model.d = 2;
+  if (c.model.d > 3)
+    throw InputError("model.d", "must be 2 (the circle) or 3 (the sphere S^2) for model.kind = \"meanfield\", got " +
+                                    std::to_string(c.model.d));
+  if (c.model.d == 3) validate_sphere_meanfield(c);
+  if (c.model.d == 2 && present.count("meanfield.degree"))
+    throw InputError("meanfield.degree", "applies only to model.d = 3 (the sphere); the circle's resolution is "
+                                         "meanfield.grid");
   // The causal mean field is the kinetic equation over the cursor (solvers/meanfield_causal).
   const bool causal = !std::holds_alternative<NoMask>(c.attention.mask);
   if (!causal && !std::holds_alternative<NoBias>(c.attention.bias))

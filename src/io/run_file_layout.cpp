@@ -469,9 +469,15 @@ void validate_layout(const std::filesystem::path& path, const h5::File& file, co
     if (names.empty()) damaged(path, kFields, "lists no fields (@order)");
     // A frame of a field holds at most the cells of the configuration's grid (meanfield.grid in the
     // angle, times meanfield.radial_grid in the radius or meanfield.cursor_grid in the cursor).
-    const std::uint64_t max_cells =
+    std::uint64_t max_cells =
         static_cast<std::uint64_t>(std::max<std::int64_t>(config.meanfield.grid, 1)) *
         static_cast<std::uint64_t>(std::max({config.meanfield.radial_grid, config.meanfield.cursor_grid, std::int64_t{1}}));
+    // On the sphere (model.d = 3): the Gauss–Legendre grid of meanfield.degree L, ⌈(3L+1)/2⌉ rings of
+    // twice as many points (solvers/meanfield_sphere.cpp).
+    if (config.model.kind == ModelKind::meanfield && config.model.d == 3) {
+      const auto rings = static_cast<std::uint64_t>((3 * std::max<std::int64_t>(config.meanfield.degree, 1) + 2) / 2);
+      max_cells = 2 * rings * rings;
+    }
     for (const auto& name : names) {
       const std::string base = std::string(kFields) + "/" + name;
       if (!file.contains(base + "/value")) damaged(path, base + "/value", "is missing");

@@ -3,6 +3,7 @@
 // onto another grid, and the masses of weighted tokens.
 #define BOOST_TEST_MODULE meanfield_run
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -144,4 +145,52 @@ BOOST_AUTO_TEST_CASE(weighted_particles_store_their_masses) {
   BOOST_TEST(run(config + " -o " + bad.string() + " --set model.kind=meanfield") != 0);
   BOOST_TEST(stderr_text().find("model.n: does not apply to model.kind = \"meanfield\"") != std::string::npos);
   BOOST_TEST(!fs::exists(bad));
+}
+
+BOOST_AUTO_TEST_CASE(sphere_run_file_is_self_described_and_refusals_name_their_keys) {
+  const std::string config = std::string(NORMDYN_SOURCE_DIR) + "/data/configs/meanfield_sphere.toml";
+  const fs::path out = scratch("sphere.h5");
+  BOOST_REQUIRE_EQUAL(run(config + " -o " + out.string() + " --set meanfield.degree=12 --set solver.t_end=1 "
+                                                             "--set output.samples=3"),
+                      0);
+  {
+    h5::File f = h5::File::open(out, h5::OpenMode::read_only);
+    const h5::Dataset value = f.open_dataset("/fields/density/value");
+    const std::uint64_t rings = (3 * 12 + 2) / 2;
+    BOOST_TEST((value.shape() == std::vector<std::uint64_t>{3, rings, 2 * rings}));
+    BOOST_TEST(value.attribute_string("unit").value_or("") == "1/sr");
+    const auto theta = f.open_dataset("/fields/density/theta").read_doubles();
+    BOOST_TEST(theta.size() == rings);
+    BOOST_TEST(std::is_sorted(theta.begin(), theta.end()));  // north to south
+    BOOST_TEST(f.open_dataset("/fields/density/phi").read_doubles().size() == 2 * rings);
+    BOOST_TEST(f.open_dataset("/fields/spectral_tail/value").shape().size() == 1u);
+    const h5::Group summary = f.open_group("summary");
+    BOOST_TEST(summary.attribute_string("status").value_or("") == "ok");
+    BOOST_TEST(summary.attribute_double("mass_drift").value_or(1.0) < test::kMassRoundoff);
+    BOOST_TEST(f.open_group("parameters/model").attribute_int("d").value_or(0) == 3);
+    BOOST_TEST(f.open_group("parameters/meanfield").attribute_int("degree").value_or(0) == 12);
+  }
+  // Q^T K not a multiple of the identity: refused before anything is written, naming the file's key.
+  const fs::path qkv = scratch("qkv_sphere.h5");
+  fs::remove(qkv);
+  {
+    auto f = h5::File::create(qkv, h5::CreateMode::exclusive);
+    const std::vector<double> eye{1, 0, 0, 0, 1, 0, 0, 0, 1}, skew{1, 0, 0, 0, 2, 0, 0, 0, 1};
+    const std::uint64_t dims[2] = {3, 3};
+    f.create_dataset("Q", dims, std::span<const double>(skew));
+    f.create_dataset("K", dims, std::span<const double>(eye));
+    f.create_dataset("V", dims, std::span<const double>(eye));
+  }
+  const fs::path refused = scratch("sphere_refused.h5");
+  fs::remove(refused);
+  BOOST_TEST(run(config + " -o " + refused.string() + " --set model.qkv=file --set model.qkv_file=" + qkv.string()) / 256 == 2);
+  BOOST_TEST(stderr_text().find("model.qkv_file") != std::string::npos, stderr_text());
+  BOOST_TEST(!fs::exists(refused));
+  BOOST_TEST(run(config + " -o " + refused.string() + " --set model.d=4") / 256 == 2);
+  BOOST_TEST(stderr_text().find("model.d") != std::string::npos, stderr_text());
+  // The circle's analysis refuses the sphere's file with a one-line reason.
+  const std::string analyze = std::string(NORMDYN_BINARY) + " analyze " + out.string() + " -q 2>" +
+                              scratch("stderr.txt").string();
+  BOOST_TEST(std::system(analyze.c_str()) / 256 == 2);
+  BOOST_TEST(stderr_text().find("sphere") != std::string::npos, stderr_text());
 }

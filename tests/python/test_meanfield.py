@@ -74,3 +74,30 @@ def test_weighted_particles_carry_their_masses(tmp_path):
     with normdyn.load(tmp_path / "w.h5") as loaded:
         assert loaded.mass.values.tobytes() == ds.mass.values.tobytes()
     assert "mass" not in normdyn.run({"model": {"n": 4}, "solver": {"t_end": 1.0}})
+
+
+def test_density_on_the_sphere_loads_and_plots(tmp_path):
+    config = {"model": {"kind": "meanfield", "d": 3, "scheme": "post", "beta": 3.0},
+              "meanfield": {"degree": 12},
+              "init": {"kind": "von_mises", "centers": [0.0, 2.5], "kappa": [3.0]},
+              "solver": {"t_end": 1.0}, "output": {"samples": 3}}
+    ds = normdyn.run(config, output=tmp_path / "s.h5")
+    assert ds.attrs["status"] == "ok"
+    rings = (3 * 12 + 2) // 2
+    assert ds.density.dims == ("time", "theta", "phi") and ds.density.shape == (3, rings, 2 * rings)
+    # The grid is described: Gauss-Legendre colatitudes and equally spaced longitudes; with the
+    # Gauss-Legendre weights the density integrates to 1 in every frame.
+    nodes, weights = np.polynomial.legendre.leggauss(rings)
+    assert np.allclose(np.sort(np.cos(ds.theta.values)), np.sort(nodes), atol=1e-13)
+    assert np.allclose(ds.phi.values, 2 * np.pi * np.arange(2 * rings) / (2 * rings), atol=1e-14)
+    w = weights[np.argsort(nodes)][::-1]  # north (cos theta = 1) to south
+    mass = np.einsum("tij,i->t", ds.density.values, w) * 2 * np.pi / (2 * rings)
+    assert np.allclose(mass, 1.0, atol=1e-12)
+    assert ds.spectral_tail.dims == ("time",) and (ds.spectral_tail.values < 1e-3).all()
+    loaded = normdyn.load(tmp_path / "s.h5")
+    assert loaded.density.values.tobytes() == ds.density.values.tobytes()
+    from normdyn import plots
+    fig = plots.meanfield_figure(plots.load_meanfield(str(tmp_path / "s.h5")))
+    assert any(ax.name == "mollweide" for ax in fig.axes)
+    plots.save(fig, str(tmp_path / "s.png"))
+    assert (tmp_path / "s.png").stat().st_size > 0

@@ -143,7 +143,7 @@ BOOST_AUTO_TEST_CASE(meanfield_keys_are_validated_with_their_names) {
       {mf + "[meanfield]\nradial_grid = 16\n", "meanfield.radial_grid: applies only to schemes with a radius"},
       {mf + "[meanfield]\nlimiter = \"superbee\"\n", "meanfield.limiter: unknown value \"superbee\""},
       {mf + "n = 10\n", "model.n: does not apply to model.kind = \"meanfield\""},
-      {mf + "d = 3\n", "model.d: does not apply to model.kind = \"meanfield\""},
+      {mf + "d = 2\n", "model.d: does not apply to model.kind = \"meanfield\" on the circle"},
       {mf + "qkv = \"gaussian\"\n", "model.qkv: \"gaussian\" does not apply to model.kind = \"meanfield\""},
       {mf + "[init]\nkind = \"cap\"\n", "init.kind: \"cap\" does not apply to model.kind = \"meanfield\""},
       {mf + "[solver]\nmethod = \"discrete\"\n", "solver.method: \"discrete\" applies only to model.kind = \"particles\""},
@@ -168,6 +168,44 @@ BOOST_AUTO_TEST_CASE(meanfield_keys_are_validated_with_their_names) {
     BOOST_TEST_INFO("config: " << text);
     BOOST_TEST(starts_with(got, expected), "got \"" << got << "\"");
   }
+}
+
+BOOST_AUTO_TEST_CASE(sphere_meanfield_refusals_name_their_keys) {
+  const std::string mf = "[model]\nkind = \"meanfield\"\n", sp = mf + "d = 3\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {mf + "d = 4\n", "model.d: must be 2 (the circle) or 3 (the sphere S^2)"},
+      {sp + "scheme = \"pre\"\n", "model.scheme: \"pre\" does not apply on the sphere"},
+      {sp + "scheme = \"ngpt\"\n", "model.scheme: \"ngpt\" does not apply on the sphere"},
+      {sp + "[meanfield]\ngrid = 64\n", "meanfield.grid: applies only to model.d = 2"},
+      {sp + "[meanfield]\nlimiter = \"minmod\"\n", "meanfield.limiter: applies only to model.d = 2"},
+      {sp + "[meanfield]\ndegree = 0\n", "meanfield.degree: must be in [1, 4096]"},
+      {mf + "[meanfield]\ndegree = 8\n", "meanfield.degree: applies only to model.d = 3"},
+      {"[meanfield]\ndegree = 8\n", "meanfield.degree: applies only to model.kind = \"meanfield\""},
+      {sp + "[attention]\nnormalizer = \"sinkhorn\"\n", "attention.normalizer: "},
+      {sp + "[attention]\npositions = \"rope\"\n", "attention.positions: "},
+      {sp + "[attention]\nmask = \"causal\"\n", "attention.mask: "},
+      {sp + "[noise]\nkind = \"independent\"\nsigma = 0.5\n", "noise.kind: \"independent\" does not apply on the sphere"},
+      {sp + "[solver]\nmethod = \"split\"\n", "solver.method: \"split\" does not apply on the sphere"},
+      {sp + "[init]\nkind = \"file\"\nfile = \"x.h5\"\n", "init.kind: \"file\" does not apply on the sphere"},
+  };
+  for (const auto& [text, expected] : cases) {
+    const std::string got = error_of(text);
+    BOOST_TEST_INFO("config: " << text);
+    BOOST_TEST(starts_with(got, expected), "got \"" << got << "\"");
+    BOOST_TEST(got.find('\n') == std::string::npos);  // one line
+  }
+  // Accepted: softmax or uniform, and the resolved configuration keeps d = 3 and the degree.
+  const RunConfig c = parse_config(sp + "beta = 2\n[attention]\nnormalizer = \"uniform\"\n[meanfield]\ndegree = 24\n"
+                                        "[init]\nkind = \"von_mises\"\n", "t");
+  BOOST_TEST(c.model.d == 3);
+  BOOST_TEST(c.meanfield.degree == 24);
+  const std::string resolved = to_toml(c);
+  BOOST_TEST(resolved.find("degree = 24") != std::string::npos);
+  BOOST_TEST(to_toml(parse_config(resolved, "resolved")) == resolved);
+  // The circle's resolved configuration holds neither model.d nor the degree.
+  const std::string circle = to_toml(parse_config(mf, "t"));
+  BOOST_TEST(circle.find("degree") == std::string::npos);
+  BOOST_TEST(circle.find("\nd = ") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(meanfield_configuration_resolves_and_round_trips) {
