@@ -254,6 +254,10 @@ class Reader {
 
 using GroupRecords = std::vector<std::pair<std::size_t, std::vector<char>>>;  // group, payload after its index
 
+// The last status (RunStatus lists it last): a record's status ranges over 0 to it, as the status
+// flags of the file do.
+constexpr RunStatus kLastRunStatusOfRecords = RunStatus::user_term_failed;
+
 // The complete records at the start of `bytes` (members appended to `out`, groups to `groups`;
 // without `groups` a group record is damaged); returns the bytes they take. A torn record, or one
 // whose frame is damaged, ends the reading. A record framed whole whose payload does not match its
@@ -293,7 +297,7 @@ std::size_t parse_records(const char* bytes, std::size_t size, std::size_t max_f
                 p.get(rec.rhs_evaluations);
       for (auto* v : {&rec.pair_fraction, &rec.cluster_count, &rec.mean_radius}) ok = ok && p.get_runs(*v, max_frames);
       for (auto* v : {&rec.one_minus_mean_cosine, &rec.direction, &rec.radius}) ok = ok && p.get(*v);
-      if (!ok || !p.done() || status < 0 || status > static_cast<std::int64_t>(RunStatus::interrupted)) break;
+      if (!ok || !p.done() || status < 0 || status > static_cast<std::int64_t>(kLastRunStatusOfRecords)) break;
       rec.status = static_cast<RunStatus>(status);
       out.emplace_back(static_cast<std::size_t>(point), std::move(rec));
     }
@@ -1434,7 +1438,7 @@ GridFile ensemble_grid(const EnsembleResult& r) {
   add("status", with({r.over.dimension}), r.status, "how the member ended");
   std::string meanings;
   std::vector<std::int64_t> flags;
-  for (int s = 0; s <= static_cast<int>(RunStatus::interrupted); ++s) {
+  for (int s = 0; s <= static_cast<int>(kLastRunStatusOfRecords); ++s) {
     flags.push_back(s);
     meanings += (s ? " " : "") + std::string(to_string(static_cast<RunStatus>(s)));
   }
@@ -1504,6 +1508,12 @@ GridFile ensemble_grid(const EnsembleResult& r) {
     add("initial_tokens", {"token", "component"},
         std::vector<double>(given->rows.data(), given->rows.data() + given->rows.size()),
         "given initial tokens x_j = r_j theta_j (init.kind = \"given\")");
+  }
+  if (const RowMatrix* bias = given_score_bias(r.first_config)) {
+    f.dimensions.push_back(GridDimension{"bias_row", indices(static_cast<std::size_t>(bias->rows())), A{}});
+    f.dimensions.push_back(GridDimension{"bias_column", indices(static_cast<std::size_t>(bias->cols())), A{}});
+    add("score_bias", {"bias_row", "bias_column"}, std::vector<double>(bias->data(), bias->data() + bias->size()),
+        "given score bias B_ij added to the scores (attention.bias = \"matrix\"; -inf: key masked)");
   }
   add("accepted_steps", with({r.over.dimension}), r.accepted_steps, "accepted steps");
   add("rhs_evaluations", with({r.over.dimension}), r.rhs_evaluations, "right-hand side evaluations");

@@ -8,6 +8,7 @@
 // `config_values`), and `normdyn config-reference`. Scheme parameters come from the schemes' own
 // ParamSpec lists, so a new scheme parameter needs no change here.
 #include "normdyn/config.hpp"
+#include "normdyn/utf8.hpp"
 #include "normdyn/random.hpp"
 
 #include <algorithm>
@@ -1619,6 +1620,15 @@ std::string toml_value(const ConfigScalar& value) {
 }
 
 }  // namespace
+
+bool is_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = toml_text::utf8_sequence_length(text.substr(i));
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
 
 std::string to_toml(const RunConfig& c) {
   std::string out;
