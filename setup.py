@@ -10,6 +10,9 @@ Environment:
   NORMDYN_CMAKE_ARGS     extra arguments of the CMake configuration (split on spaces), e.g.
                          "-DNORMDYN_NATIVE=OFF" for a wheel that runs on other x86-64 machines
   CMAKE_BUILD_PARALLEL_LEVEL   jobs of the CMake build (CMake reads it)
+  CMAKE_CXX_COMPILER_LAUNCHER  e.g. ccache (CMake reads it when it configures build-pip-cmake/ first)
+
+The CMake build directory is build-pip-cmake/ in the source tree, kept between installs.
 """
 import glob
 import os
@@ -50,12 +53,18 @@ class CMakeBuild(build_ext):
                 sys.exit(f"NORMDYN_PREBUILT={prebuilt}: no bin/normdyn there (expected a prefix filled by "
                          "cmake --install BUILD --prefix PREFIX)")
             return prefix
-        build = pathlib.Path(self.build_temp).resolve() / "cmake"
+        # The CMake tree beside scripts/build.sh's build/, at the same depth and with the same
+        # generator when Ninja is there: a second `pip install .` or `pip wheel .` rebuilds only what
+        # changed, and with ccache (CMAKE_CXX_COMPILER_LAUNCHER=ccache) the compilations are those of
+        # build/, found in the cache.
+        build = ROOT / "build-pip-cmake"
         prefix = pathlib.Path(self.build_temp).resolve() / "prefix"
         configure = ["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
                      "-DNORMDYN_BUILD_TESTS=OFF", f"-DPython_EXECUTABLE={sys.executable}",
                      # The interpreter's own site folder, relative to the staging prefix.
                      "-DNORMDYN_PYTHON_INSTALL_DIR=python"]
+        if not (build / "CMakeCache.txt").exists() and not os.environ.get("CMAKE_GENERATOR") and shutil.which("ninja"):
+            configure += ["-G", "Ninja"]
         configure += shlex.split(os.environ.get("NORMDYN_CMAKE_ARGS", ""))
         subprocess.run(configure, check=True)
         subprocess.run(["cmake", "--build", str(build)], check=True)

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "normdyn/errors.hpp"
+#include "normdyn/utf8.hpp"
 
 #include "normdyn/experiment/experiment.hpp"
 #include "normdyn/experiment/setup.hpp"
@@ -107,8 +108,14 @@ RunConfig continued_config(const std::filesystem::path& input, double t_end, con
     samples.push_back(t);
   }
   samples.push_back(t_end);
+  // The new run's configuration names the input by its bytes (init.file); TOML text holds UTF-8 only.
+  const std::filesystem::path absolute = std::filesystem::absolute(input);
+  if (!is_utf8(absolute.string()))
+    throw InputError("--continue", absolute.string() +
+                                       ": the name is not valid UTF-8, and the new run's configuration (TOML text) "
+                                       "names its input in init.file; link or copy the run to a UTF-8 name");
   c.init.kind = InitKind::file;
-  c.init.file = std::filesystem::absolute(input);
+  c.init.file = absolute;
   c.init.frame = -1;
   c.init.dataset = "/particles/tokens/direction/value";
   c.init.radius_dataset = "/particles/tokens/radius/value";

@@ -269,7 +269,7 @@ GridFile ensemble_grid(const EnsembleResult& r) {
   add("status", with({r.over.dimension}), view(r.status), "how the member ended");
   std::string meanings;
   std::vector<std::int64_t> flags;
-  for (int s = 0; s <= static_cast<int>(RunStatus::interrupted); ++s) {
+  for (int s = 0; s <= static_cast<int>(kLastRunStatusOfRecords); ++s) {
     flags.push_back(s);
     meanings += (s ? " " : "") + std::string(to_string(static_cast<RunStatus>(s)));
   }
@@ -339,6 +339,12 @@ GridFile ensemble_grid(const EnsembleResult& r) {
     add("initial_tokens", {"token", "component"},
         std::vector<double>(given->rows.data(), given->rows.data() + given->rows.size()),
         "given initial tokens x_j = r_j theta_j (init.kind = \"given\")");
+  }
+  if (const RowMatrix* bias = given_score_bias(r.first_config)) {
+    f.dimensions.push_back(GridDimension{"bias_row", indices(static_cast<std::size_t>(bias->rows())), A{}});
+    f.dimensions.push_back(GridDimension{"bias_column", indices(static_cast<std::size_t>(bias->cols())), A{}});
+    add("score_bias", {"bias_row", "bias_column"}, std::vector<double>(bias->data(), bias->data() + bias->size()),
+        "given score bias B_ij added to the scores (attention.bias = \"matrix\"; -inf: key masked)");
   }
   add("accepted_steps", with({r.over.dimension}), view(r.accepted_steps), "accepted steps");
   add("rhs_evaluations", with({r.over.dimension}), view(r.rhs_evaluations), "right-hand side evaluations");

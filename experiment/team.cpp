@@ -158,6 +158,17 @@ void Team::allgather(double* data, std::span<const int> counts, std::span<const 
   check(mpi_, mpi_->allgather_doubles(data, counts.data(), displs.data()), "MPI_Allgatherv");
 }
 
+std::string Team::first_failure(const std::string& message) {
+  if (size_ == 1) return message;
+  // The lowest failing rank r is the one with the largest size − r.
+  const int top = max(message.empty() ? 0 : size_ - rank_);
+  if (top == 0) return {};
+  const int root = size_ - top;
+  std::string text = rank_ == root ? message + " (MPI rank " + std::to_string(root) + ")" : std::string();
+  broadcast(text, root);
+  return text;
+}
+
 int Team::max(int value) {
   if (size_ == 1) return value;
   int out = value;

@@ -384,6 +384,7 @@ py::object ensemble(const std::string& sweep_text, const std::string& source, st
   options.team = &team;
   if (team.size() > 1 && !team.is_root()) options.progress = nullptr;
   EnsembleOutcome outcome;
+  int raised_on = 0;  // 1 + the lowest rank whose Python term raised (0: none)
   {
     py::gil_scoped_release release;
     // As the command line does: a process that fails before the team has agreed on this ensemble
@@ -402,6 +403,14 @@ py::object ensemble(const std::string& sweep_text, const std::string& source, st
       team.fail_collective(static_cast<int>(ExitCode::io_failure), e.what(), agreements);
       throw;
     }
+    // A Python term that raised in a member on some processes only: every process learns it, so
+    // that all of them raise rather than some returning as if nothing had failed.
+    if (team.size() > 1) {
+      const int top = team.max(errors->first ? team.size() - team.rank() : 0);
+      raised_on = top == 0 ? 0 : team.size() - top + 1;
+    } else if (errors->first) {
+      raised_on = 1;
+    }
   }
   session.rethrow_pending();
   // Stopped without a Python exception pending here: by another process (rank 0's progress callback
@@ -410,7 +419,13 @@ py::object ensemble(const std::string& sweep_text, const std::string& source, st
     PyErr_SetString(PyExc_KeyboardInterrupt, outcome.message.c_str());
     throw py::error_already_set();
   }
-  if (team.size() > 1 && !team.is_root()) return py::none();
+  if (team.size() > 1 && !team.is_root()) {
+    if (raised_on == 0) return py::none();
+    py::dict out;  // no statistics here: they are rank 0's
+    out["term_exception"] = errors->first ? errors->first : py::none();
+    out["term_raised_on"] = raised_on - 1;
+    return out;
+  }
   const GridFile grid = ensemble_grid(outcome.result);
   py::dict out;
   out["attrs"] = grid_attributes(grid.attributes);
@@ -434,6 +449,7 @@ py::object ensemble(const std::string& sweep_text, const std::string& source, st
   out["seconds"] = outcome.seconds;
   out["resumed"] = outcome.resumed;
   out["term_exception"] = errors->first ? errors->first : py::none();
+  out["term_raised_on"] = raised_on == 0 ? py::object(py::none()) : py::object(py::int_(raised_on - 1));
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <cassert>
 #include <limits>
 #include <stdexcept>
+#include <string>
+#include <variant>
 
 namespace normdyn {
 
@@ -36,6 +38,8 @@ ShardedDynamics::ShardedDynamics(AttentionDynamics& dynamics, RowExchange& excha
     r_counts_.push_back(static_cast<int>(s.size()));
     r_displs_.push_back(static_cast<int>(s.begin));
   }
+  for (const Term& term : dynamics_.spec().terms.terms)
+    user_terms_ = user_terms_ || std::holds_alternative<UserTerm>(term);
 }
 
 void ShardedDynamics::gather(double* rows) {
@@ -44,13 +48,29 @@ void ShardedDynamics::gather(double* rows) {
   exchange_.allgather(rows + layout.n * layout.d, r_counts_, r_displs_);
 }
 
+template <class Evaluate>
+void ShardedDynamics::own_rows(Evaluate evaluate) {
+  if (!user_terms_) {
+    evaluate();
+    return;
+  }
+  std::string failure;
+  try {
+    evaluate();
+  } catch (const TermFailure& e) {
+    failure = e.what();
+    if (failure.empty()) failure = "a term of the user's failed";
+  }
+  if (const std::string first = exchange_.first_failure(failure); !first.empty()) throw TermFailure(first);
+}
+
 void ShardedDynamics::rhs(const double* x, double* dxdt, double t) {
-  dynamics_.rhs_rows(x, dxdt, t, rows_.begin, rows_.end);
+  own_rows([&] { dynamics_.rhs_rows(x, dxdt, t, rows_.begin, rows_.end); });
   gather(dxdt);
 }
 
 void ShardedDynamics::increment(const double* x, double t, double h, const NoiseStep& step, double* dx) {
-  dynamics_.increment_rows(x, t, h, step, dx, rows_.begin, rows_.end);
+  own_rows([&] { dynamics_.increment_rows(x, t, h, step, dx, rows_.begin, rows_.end); });
   gather(dx);
 }
 

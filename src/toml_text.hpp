@@ -65,8 +65,9 @@ inline std::size_t utf8_sequence_length(std::string_view v) {
 // A basic TOML string with every character that needs it escaped. TOML text is UTF-8: a byte that
 // is not part of a well-formed sequence (a file name of another encoding, which the OS accepts)
 // is written as U+FFFD, so that the text always reads back. Only output.path can hold one (every
-// other string comes from TOML text), and the stored output.path is never read back as a path: a
-// resume writes to the file it is given.
+// other string comes from TOML text; `run --continue` refuses an input whose name would become
+// init.file, is_utf8), and the stored output.path is never read back as a path: a resume writes to
+// the file it is given.
 inline std::string string_text(std::string_view v) {
   std::string out = "\"";
   for (std::size_t i = 0; i < v.size();) {

@@ -14,6 +14,7 @@
 // The exchange is an interface so that this library does not depend on MPI: the application
 // implements it over MPI_COMM_WORLD (app/mpi.hpp).
 #include <span>
+#include <string>
 #include <vector>
 
 #include "normdyn/dynamics.hpp"
@@ -29,6 +30,10 @@ class RowExchange {
   // In place: before the call process r has filled data[displs[r], displs[r] + counts[r]); after
   // it every process holds every block. Collective: every process calls it with the same counts.
   virtual void allgather(double* data, std::span<const int> counts, std::span<const int> displs) = 0;
+  // Collective: the `message` of the lowest-ranked process whose message is not empty, on every
+  // process (empty when none has one). A user's term that failed on one process ends the step on all
+  // of them, instead of leaving the others waiting in the next exchange.
+  virtual std::string first_failure(const std::string& message) = 0;
 };
 
 // Rows [begin, end) of one process.
@@ -64,10 +69,15 @@ class ShardedDynamics final : public OdeSystem {
  private:
   // Every process's rows of a state-shaped vector (θ rows, then radii) to every process.
   void gather(double* rows);
+  // Own rows through `evaluate`; with the user's terms, whether one failed on any process is
+  // agreed first (TermFailure on every process, with the failing process's message).
+  template <class Evaluate>
+  void own_rows(Evaluate evaluate);
 
   AttentionDynamics& dynamics_;
   RowExchange& exchange_;
   RowRange rows_;
+  bool user_terms_ = false;  // terms that may fail (the agreement costs one reduction per evaluation)
   std::vector<int> theta_counts_, theta_displs_, r_counts_, r_displs_;
 };
 

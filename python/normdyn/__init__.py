@@ -173,7 +173,7 @@ def _given(text, source, overrides, set, qkv, tokens):
             extra["model.heads"] = shape[1]
         elif len(shape) == 3:
             # [heads, d, d] when the configuration has several heads, else [layers, d, d].
-            resolved = _core.resolve_config(text, source, overrides + _overrides(extra))
+            resolved = _core.resolve_config(text, os.fsencode(source), overrides + _overrides(extra))
             import tomllib
             heads = int(tomllib.loads(resolved).get("model", {}).get("heads", 1))
             if heads > 1 and shape[0] != heads:
@@ -343,8 +343,10 @@ def run(config=None, *, set=None, output=None, force=False, threads=None, progre
         config_file = source if isinstance(config, (str, os.PathLike)) and source == os.fspath(config) else ""
         # Paths as bytes: any name the OS accepts (str holds other encodings as surrogates).
         path = None if output is None else os.fsencode(output)
-        result = _core.run(text, source, overrides, path, force, _threads(threads), callback, 0.2,
-                           _main_thread(), _command_line("normdyn.run"), config_file, qkv, tokens, score_bias, entries)
+        # The configuration file's name as bytes too (a name of another encoding holds surrogates).
+        result = _core.run(text, os.fsencode(source), overrides, path, force, _threads(threads), callback, 0.2,
+                           _main_thread(), _command_line("normdyn.run"), os.fsencode(config_file), qkv, tokens,
+                           score_bias, entries)
     finally:
         close()
     ds = _from_core(result, source=output, qkv=qkv, tokens=tokens, score_bias=score_bias)
@@ -412,14 +414,16 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
     score_bias: the score bias matrix B [n, n], as for run(), given to every member.
     terms: your own terms, as for run(), in every member. Compiled callbacks run on the members' threads
       at once; Python callables take the GIL in turn. The first exception a Python term raised is
-      raised here once the ensemble has returned.
+      raised here once the ensemble has returned. Under an MPI launcher the process where it was
+      raised raises it, and the others normdyn.TermError naming that process (rank 0's with the
+      ensemble as `dataset`); the members it ended have status user_term_failed.
     """
     force = _force(force)
     text, source = _config_text(config)
     overrides = _overrides(set) + _feedforward(set, feedforward)
     qkv, tokens, given = _given(text, source, overrides, set, qkv, tokens)
     score_bias = _score_bias(score_bias)
-    resolved = _core.resolve_config(text, source, overrides + given)
+    resolved = _core.resolve_config(text, os.fsencode(source), overrides + given)
     sweep = _ensemble.sweep_text(resolved, axes, over, pair_cosine, cluster_epsilon)
     if output is not None:
         output = os.fspath(output)
@@ -440,7 +444,7 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
             path = None if output is None else os.fsencode(output)
             result = _core.ensemble(sweep, "normdyn.ensemble", path, force, threads, quantiles, points,
                                     bool(member_figures), callback, 0.2, _main_thread(), _command_line("normdyn.ensemble"),
-                                    qkv, tokens, score_bias, config_file, _terms.entries(terms))
+                                    qkv, tokens, score_bias, os.fsencode(config_file), _terms.entries(terms))
     except KeyboardInterrupt as e:
         journal = None if output is None else output + ".journal"
         if journal is None or journal in str(e) or not os.path.exists(journal):
@@ -452,6 +456,12 @@ def ensemble(config=None, *, axes, over="init.seed", set=None, output=None, forc
         close()
     if result is not None and result.get("term_exception") is not None:
         raise result["term_exception"]
+    if result is not None and result.get("term_raised_on") is not None:
+        # Under an MPI launcher: a Python term raised on another process, which raises it.
+        error = _terms.TermError(f"a term of the user's raised on MPI process {result['term_raised_on']} "
+                                 "(its exception is raised there); the members it ended have status user_term_failed")
+        error.dataset = _ensemble.dataset(result) if "variables" in result else None
+        raise error
     return None if result is None else _ensemble.dataset(result)
 
 

@@ -1,5 +1,6 @@
 // The resolved configuration written back: TOML text, the list of values, the reference.
 #include "config/config_internal.hpp"
+#include "normdyn/utf8.hpp"
 
 namespace normdyn::config_internal {
 
@@ -28,6 +29,15 @@ std::string toml_value(const ConfigScalar& value) {
 }  // namespace normdyn::config_internal
 
 namespace normdyn {
+
+bool is_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = toml_text::utf8_sequence_length(text.substr(i));
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
 
 std::string to_toml(const RunConfig& c) {
   std::string out;

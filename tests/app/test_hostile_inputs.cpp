@@ -140,6 +140,26 @@ BOOST_AUTO_TEST_CASE(a_run_under_a_name_that_is_not_utf8_resumes) {
   BOOST_TEST(analyzed.exit_code == 0, analyzed.err);
 }
 
+// `run --continue` names its input in the new run's configuration (init.file), TOML text: a name
+// that is not UTF-8 was stored with U+FFFD in place of its bytes. Refused, naming the flag.
+BOOST_AUTO_TEST_CASE(continue_refuses_an_input_whose_name_is_not_utf8) {
+  Scratch s;
+  s.write("small.toml", kSmall51);
+  s.write("name.sh", "printf 'r\\377\\376.h5'\n");
+  const auto made = s.shell(std::string(kBound) + NORMDYN_BINARY + " run small.toml -q -o \"$(bash name.sh)\"");
+  BOOST_REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  const auto continued =
+      s.shell(std::string(kBound) + NORMDYN_BINARY + " run --continue \"$(bash name.sh)\" --t-end 9 -o more.h5 -q");
+  clean_exit(continued, 2);
+  BOOST_TEST(contains(continued.err, "--continue"), continued.err);
+  BOOST_TEST(contains(continued.err, "not valid UTF-8"), continued.err);
+  BOOST_TEST(!fs::exists(s / "more.h5"));
+  // Under a UTF-8 name the same run continues.
+  BOOST_REQUIRE(s.shell("cp \"$(bash name.sh)\" plain.h5").exit_code == 0);
+  const auto plain = s.shell(std::string(kBound) + NORMDYN_BINARY + " run --continue plain.h5 --t-end 9 -o more.h5 -q");
+  BOOST_TEST(plain.exit_code == 0, plain.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // ---------------------------------------------------------------------------------------------

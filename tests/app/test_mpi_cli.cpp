@@ -6,6 +6,8 @@
 //    sweep on one process;
 //  * `mpirun -n 2 normdyn ensemble`: the members spread over both processes, the file bit for bit
 //    the one-process file; interrupted, it continues from rank 0's journal;
+//  * a user's term failing on one process: every process ends the run (user_term_failed), and an
+//    ensemble records the members it ended;
 //  * bad input: one message (rank 0's), exit code 2;
 //  * without a launcher the program loads neither Open MPI nor (with HDF5's static archives)
 //    libcurl, and a missing MPI module under a launcher is one message and exit code 2.
@@ -135,6 +137,67 @@ params = { strength = 0.2 }
   s.write("plain.toml", kShard);
   BOOST_REQUIRE_EQUAL(s.normdyn("run plain.toml -q --threads 1 -o plain.h5 --force").exit_code, 0);
   BOOST_TEST(max_difference(s / "plain.h5", s / "one.h5") > 1e-3);
+}
+
+namespace {
+
+// A compiled term that fails on the process of rank 1 only (NaN after t = 1), and sleeps on rank 0 at
+// its first call (so that, in an ensemble, rank 1 takes members): a failure no other process sees.
+const char* kFailOnRank1 = R"(#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+static int rank_is(char which) {
+  const char* rank = getenv("OMPI_COMM_WORLD_RANK");
+  if (!rank) rank = getenv("PMIX_RANK");
+  return rank && rank[0] == which && rank[1] == '\0';
+}
+void fail_on_rank_1(double t, const double* theta, const double* r, double* out, int64_t n, int64_t d, void* user) {
+  static int called = 0;
+  if (!called++ && rank_is('0')) usleep(500000);
+  if (t > 1.0 && rank_is('1')) out[0] = NAN;
+}
+)";
+
+}  // namespace
+
+// A sharded run whose term failed on one process ended that process's step alone, and the other
+// waited for it in the next exchange for ever. Every process ends the run with user_term_failed,
+// the message names the term and the rank, and rank 0's file keeps the frames before.
+BOOST_AUTO_TEST_CASE(a_term_failing_on_one_process_ends_the_sharded_run_on_every_process) {
+  Scratch s;
+  s.write("fail.c", kFailOnRank1);
+  const auto cc = s.shell("cc -O2 -shared -fPIC fail.c -o libfail.so");
+  BOOST_REQUIRE_MESSAGE(cc.exit_code == 0, cc.err);
+  s.write("fail.toml", std::string(kShard) + "\n[[terms]]\nlibrary = \"libfail.so\"\nsymbol = \"fail_on_rank_1\"\n");
+  const auto r = s.shell("timeout 300 " + mpirun(2) + NORMDYN_BINARY + " run fail.toml -o two.h5");
+  BOOST_TEST(r.exit_code == static_cast<int>(exit_code(RunStatus::user_term_failed)), r.exit_code << ": " << r.err);
+  BOOST_TEST(contains(r.err, "the term 'fail_on_rank_1' returned a non-finite value"), r.err);
+  BOOST_TEST(contains(r.err, "MPI rank 1"), r.err);
+  const RunReader reader(s / "two.h5");
+  BOOST_REQUIRE(reader.summary());
+  BOOST_TEST(reader.summary()->status == RunStatus::user_term_failed);
+  BOOST_TEST(reader.frames() >= 5u);  // t = 0, 0.2, ..., 0.8 and up to 1 at least
+  BOOST_TEST(reader.times().back() <= 1.0 + 1e-12);
+}
+
+// The same term in an ensemble: the members rank 1 integrated end with user_term_failed, and their
+// records reach rank 0 (which refused them as damaged and aborted every process); the others are ok.
+BOOST_AUTO_TEST_CASE(members_whose_term_failed_on_another_process_are_recorded) {
+  Scratch s;
+  s.write("fail.c", kFailOnRank1);
+  const auto cc = s.shell("cc -O2 -shared -fPIC fail.c -o libfail.so");
+  BOOST_REQUIRE_MESSAGE(cc.exit_code == 0, cc.err);
+  s.write("base.toml", "[model]\nn = 12\nd = 3\n[solver]\nmethod = \"rk4\"\ndt = 0.05\nt_end = 3.0\n[output]\n"
+                       "samples = 7\n[[terms]]\nlibrary = \"libfail.so\"\nsymbol = \"fail_on_rank_1\"\n");
+  s.write("sweep.toml", "base = \"base.toml\"\n[axes]\n\"init.seed\" = [1, 2, 3, 4, 5, 6]\n");
+  const auto r = s.shell("timeout 300 " + mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o two.h5 --threads 1");
+  BOOST_TEST(r.exit_code == 0, r.exit_code << ": " << r.err);
+  const auto statuses = s.shell(std::string(NORMDYN_PYTHON) +
+                                " -c \"import h5py, collections; f = h5py.File('two.h5'); s = f['status']; "
+                                "names = s.attrs['flag_meanings'].split(); "
+                                "print(sorted(collections.Counter(names[v] for v in s[()].ravel()).items()))\"");
+  BOOST_TEST(contains(statuses.out, "('user_term_failed', "), statuses.out << statuses.err);
 }
 
 BOOST_AUTO_TEST_CASE(an_interrupted_sharded_run_resumes_under_mpirun) {

@@ -3,9 +3,11 @@
 # into a venv that sees Debian's packages, then `pip wheel` and the wheel into a second venv, both
 # offline (--no-index: a dependency pip would have to download fails the test). The build is the
 # one CTest made: setup.py takes the installed tree of the fixture normdyn_installed
-# (NORMDYN_PREBUILT) and compiles nothing. Run as root, the steps run as the user `nobody`.
+# (NORMDYN_PREBUILT) and compiles nothing. With --compile instead of PREFIX, setup.py compiles the
+# whole project from a copy of the files git tracks, as a user's `pip install .` does (the test
+# install/pip_compile, label slow). Run as root, the steps run as the user `nobody`.
 #
-#   pip_venv.sh SOURCE_DIR PREFIX PYTHON
+#   pip_venv.sh SOURCE_DIR PREFIX|--compile PYTHON
 set -euo pipefail
 source_dir=$1
 prefix=$2
@@ -13,11 +15,18 @@ python=$3
 
 work=$(mktemp -d /tmp/normdyn-pip-venv.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-# What setup.py reads when the build is given: the package's sources and the project's metadata.
 mkdir -p "$work/src/python"
-cp "$source_dir"/{pyproject.toml,setup.py,README.md,LICENSE,CMakeLists.txt} "$work/src/"
-cp -r "$source_dir/python/normdyn" "$work/src/python/"
-rm -rf "$work/src/python/normdyn/__pycache__"
+if [[ $prefix == --compile ]]; then
+  # The source tree as a clone has it (no build/, no outputs).
+  git -C "$source_dir" ls-files -z | (cd "$source_dir" && tar --null -T - -cf -) | tar -xf - -C "$work/src"
+  given=(CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}")
+else
+  # What setup.py reads when the build is given: the package's sources and the project's metadata.
+  cp "$source_dir"/{pyproject.toml,setup.py,README.md,LICENSE,CMakeLists.txt} "$work/src/"
+  cp -r "$source_dir/python/normdyn" "$work/src/python/"
+  rm -rf "$work/src/python/normdyn/__pycache__"
+  given=(NORMDYN_PREBUILT="$prefix")
+fi
 
 as_user=()
 if [[ $(id -u) -eq 0 ]]; then
@@ -25,7 +34,7 @@ if [[ $(id -u) -eq 0 ]]; then
   as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
 fi
 run() {
-  env -i PATH=/usr/bin:/bin HOME="$work" OMP_WAIT_POLICY=passive NORMDYN_PREBUILT="$prefix" \
+  env -i PATH=/usr/bin:/bin HOME="$work" OMP_WAIT_POLICY=passive "${given[@]}" \
     PIP_NO_INDEX=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 "${as_user[@]}" "$@"
 }
 

@@ -122,3 +122,18 @@ def test_a_run_under_a_name_that_is_not_utf8_resumes(tmp_path):
     assert resumed.attrs["status"] == "ok"
     assert resumed.sizes["time"] == 51
     resumed.close()
+
+
+def test_a_configuration_file_whose_name_is_not_utf8_runs(tmp_path):
+    # Its name reached the core as a str with surrogates, which the binding could not take (TypeError).
+    config = tmp_path / os.fsdecode(b"c\xff\xfe.toml")
+    config.write_text(normdyn.to_toml(SMALL))
+    for given in (config, str(config)):
+        ds = normdyn.run(given, threads=1)
+        assert ds.attrs["status"] == "ok" and ds.sizes["time"] == 51
+    members = normdyn.ensemble(config, axes={"init.seed": [1, 2]}, over=None, threads=1)
+    assert list(members.status.values) == ["ok", "ok"]
+    # Its errors are the configuration's, naming the key.
+    config.write_text("[model]\nn = -1\n")
+    with pytest.raises(ValueError, match="model.n"):
+        normdyn.run(config)

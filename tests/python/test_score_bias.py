@@ -120,6 +120,29 @@ def test_an_ensemble_gives_the_bias_to_every_member():
     assert 'bias = "matrix"' in ds.attrs["config"]
 
 
+def test_an_ensemble_file_keeps_the_bias_and_a_member_repeats_from_it(tmp_path):
+    import xarray as xr
+    x0, bias = start(), window_bias(N)
+    out = tmp_path / "ens.h5"
+    axes = {"model.beta": [1.0, 2.0]}
+    ds = normdyn.ensemble(CONFIG, axes=axes, over=None, tokens=x0, score_bias=bias, threads=1, trajectories=[1],
+                          output=out)
+    assert np.array_equal(ds.score_bias.values, bias)
+    with xr.open_dataset(out, engine="h5netcdf") as f:
+        assert np.array_equal(f.score_bias.values, bias)
+        # The file holds what the members ran: point 1 (beta = 2) repeats from it, bit for bit.
+        again = normdyn.run(f, set={"model.beta": 2.0}, threads=1)
+    assert again.direction.values.tobytes() == ds.direction.values.squeeze().tobytes()
+    # The same call returns the file; another bias is another ensemble, refused without force=True.
+    assert normdyn.ensemble(CONFIG, axes=axes, over=None, tokens=x0, score_bias=bias, threads=1, trajectories=[1],
+                            output=out).attrs["identity"] == ds.attrs["identity"]
+    other = bias.copy()
+    other[0, 0] = -1.0
+    with pytest.raises(ValueError):
+        normdyn.ensemble(CONFIG, axes=axes, over=None, tokens=x0, score_bias=other, threads=1, trajectories=[1],
+                         output=out)
+
+
 def test_the_lists_are_listed():
     lists = normdyn.alternatives()
     assert [a["key"] for a in lists["attention.bias"]] == ["none", "alibi", "matrix"]

@@ -238,6 +238,35 @@ def test_compiled_params_arrive_as_user():
     np.testing.assert_array_equal(a.direction.values, b.direction.values)
 
 
+def test_a_ctypes_pointer_and_a_low_level_callable_with_its_user_data():
+    # The same callback three ways: a ctypes function pointer given params, and a
+    # scipy.LowLevelCallable whose user_data (a pointer to two doubles) arrives as `user`.
+    import ctypes
+    from numba import carray, cfunc, types
+    scipy = pytest.importorskip("scipy")
+
+    @cfunc(types.void(types.float64, types.CPointer(types.float64), types.CPointer(types.float64),
+                      types.CPointer(types.float64), types.int64, types.int64, types.CPointer(types.float64)))
+    def scaled(t, theta, r, out, n, d, user):
+        p = carray(user, 2)
+        for i in range(n):
+            out[i * d] += p[0] * r[i] + p[1]
+
+    def same(t, theta, r):
+        out = np.zeros_like(theta)
+        out[:, 0] = 0.3 * r + 0.1
+        return out
+    expected = normdyn.run(config("post"), terms=[same]).direction.values
+    by_ctypes = normdyn.run(config("post"), terms=[normdyn.Term(scaled.ctypes, name="s", params={"a": 0.3, "b": 0.1})])
+    np.testing.assert_array_equal(by_ctypes.direction.values, expected)
+    values = np.array([0.3, 0.1])
+    low_level = scipy.LowLevelCallable(scaled.ctypes, ctypes.c_void_p(values.ctypes.data))
+    by_capsule = normdyn.run(config("post"), terms=[normdyn.Term(low_level, name="s", params={"a": 9.0, "b": 9.0})])
+    # user_data wins over params, which are recorded only.
+    np.testing.assert_array_equal(by_capsule.direction.values, expected)
+    assert json.loads(by_capsule.attrs["terms"])[0]["kind"] == "compiled"
+
+
 def interrupted(tmp_path, terms):
     out = tmp_path / "long.h5"
     # 80 000 calls of the term (about a second and a half): the progress callback, called every 0.2 s,
@@ -361,3 +390,58 @@ def test_an_ensemble_file_without_the_term_is_not_taken_for_one_with_it(tmp_path
         normdyn.ensemble(config("post"), axes=axes, output=out, threads=1, terms=[drift])
     with_term = normdyn.ensemble(config("post"), axes=axes, output=out, threads=1, terms=[drift], force=True)
     assert not np.array_equal(with_term.member_config.values, plain.member_config.values)
+
+
+# Under `mpirun -n 2`: the term raises on rank 1 only (and sleeps on rank 0 at its first call, so that
+# rank 1 takes members). Each process writes its outcome to a file of its own (mpirun interleaves
+# the processes' output).
+MPI_RAISES = """
+import os, sys, time
+import numpy as np
+import normdyn
+rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMIX_RANK", "0")))
+calls = []
+def flaky(t, theta, r):
+    calls.append(t)
+    if rank == 0 and len(calls) == 1:
+        time.sleep(0.5)
+    if rank == 1 and t > 0.5:
+        raise RuntimeError("flaky failed on rank 1")
+    return np.zeros_like(theta)
+config = {"model": {"n": 8, "d": 3}, "solver": {"method": "rk4", "dt": 0.05, "t_end": 2.0}, "output": {"samples": 5}}
+try:
+    ds = normdyn.ensemble(config, axes={"init.seed": range(1, 7)}, over=None, threads=1, terms=[flaky],
+                          output=sys.argv[1])
+    line = "returned " + ("None" if ds is None else str(sorted(set(np.ravel(ds.status.values).tolist()))))
+except normdyn.TermError as e:
+    statuses = None if e.dataset is None else sorted(set(np.ravel(e.dataset.status.values).tolist()))
+    line = f"TermError {e} {statuses}"
+except RuntimeError as e:
+    line = f"RuntimeError {e}"
+with open(os.path.join(sys.argv[2], str(rank)), "w") as f:
+    f.write(line)
+"""
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("NORMDYN_MPIEXEC"), reason="built without MPI (no NORMDYN_MPIEXEC)")
+def test_under_mpirun_a_term_raising_on_one_process_raises_on_every_process(tmp_path):
+    import os
+    import subprocess
+    import sys
+    outcomes = tmp_path / "outcomes"
+    outcomes.mkdir()
+    out = tmp_path / "ens.h5"
+    p = subprocess.run([*os.environ["NORMDYN_MPIEXEC"].split(), "-n", "2", sys.executable, "-c", MPI_RAISES, str(out),
+                        str(outcomes)], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1"))
+    assert p.returncode == 0, p.stderr
+    # Rank 1 raises its own exception; rank 0, which saw none, raises TermError naming rank 1, with
+    # the ensemble (the members rank 1 ran ended with user_term_failed, the others are ok).
+    assert (outcomes / "1").read_text() == "RuntimeError flaky failed on rank 1"
+    zero = (outcomes / "0").read_text()
+    assert zero.startswith("TermError a term of the user's raised on MPI process 1"), zero
+    assert zero.endswith("['ok', 'user_term_failed']"), zero
+    import h5py
+    with h5py.File(out, "r") as f:  # the ensemble's file, written by rank 0
+        names = f["status"].attrs["flag_meanings"].split()
+        assert "user_term_failed" in {names[v] for v in f["status"][()].ravel()}

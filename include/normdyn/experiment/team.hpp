@@ -59,6 +59,9 @@ class Team final : public RowExchange {
 
   // ---- Collectives: every process calls them in the same order.
   void allgather(double* data, std::span<const int> counts, std::span<const int> displs) override;
+  // The lowest failing rank's message, which names that rank (one reduction, and a broadcast when
+  // one failed).
+  std::string first_failure(const std::string& message) override;
   int max(int value);
   // Whether every process passed the same value.
   bool same(std::uint64_t value);
