@@ -499,7 +499,7 @@ class MeanField:
     its density observables (obs) and report."""
 
     def __init__(self, path):
-        self.path = path
+        self.path = path = os.fspath(path)
         self.stem = os.path.splitext(os.path.basename(path))[0]
         with h5py.File(path, "r") as f:
             if "fields" not in f:

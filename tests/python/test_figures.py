@@ -51,7 +51,7 @@ VARIANTS = {
     "semi_lagrangian": {"meanfield": {"grid": 256, "method": "semi_lagrangian"},
                         "solver": {"method": "split", "dt": 0.02, "t_end": 20.0}},
     "causal": {"attention": {"mask": "causal", "bias": "alibi", "alibi_slope": 1.0},
-               "meanfield": {"grid": 256, "cursor_grid": 4}},
+               "meanfield": {"grid": 64, "cursor_grid": 4}},
 }
 
 

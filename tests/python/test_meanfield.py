@@ -78,12 +78,12 @@ def test_weighted_particles_carry_their_masses(tmp_path):
 
 def test_density_on_the_sphere_loads_and_plots(tmp_path):
     config = {"model": {"kind": "meanfield", "d": 3, "scheme": "post", "beta": 3.0},
-              "meanfield": {"degree": 12},
+              "meanfield": {"degree": 24},
               "init": {"kind": "von_mises", "centers": [0.0, 2.5], "kappa": [3.0]},
               "solver": {"t_end": 1.0}, "output": {"samples": 3}}
     ds = normdyn.run(config, output=tmp_path / "s.h5")
     assert ds.attrs["status"] == "ok"
-    rings = (3 * 12 + 2) // 2
+    rings = (3 * 24 + 2) // 2
     assert ds.density.dims == ("time", "theta", "phi") and ds.density.shape == (3, rings, 2 * rings)
     # The grid is described: Gauss-Legendre colatitudes and equally spaced longitudes; with the
     # Gauss-Legendre weights the density integrates to 1 in every frame.

@@ -408,6 +408,8 @@ BOOST_AUTO_TEST_CASE(lost_in_the_middle_rows_catch_a_wrong_mask_normalizer_or_bi
   const std::set<std::string> alibi =
       caught(attention_changed("ALiBi dropped", [](AttentionSpec& a) { a.bias = NoBias{}; }), group);
   BOOST_TEST(alibi.count("lost-in-the-middle-dynamics") == 1u);
+}
+
 // The groups of the follow-up literature: every row's verdict on the library's engine is not `fails`
 // (the rows quoted from secondary sources may end `differs`), and each mutant makes the rows named
 // fail outright.
