@@ -365,6 +365,7 @@ std::string only_for(std::string_view selector_key, E actual, const std::vector<
 // Conditions shared by several keys (rows.cpp).
 std::string particles_only(const RunConfig& c);
 std::string meanfield_only(const RunConfig& c);
+std::string circle_meanfield_only(const RunConfig& c);
 Applies init_kind_is(std::vector<InitKind> kinds);
 std::vector<Method> methods_with(StepControl control);
 std::string adaptive_only(const RunConfig& c);
