@@ -208,6 +208,47 @@ std::string identity_of(const SweepSpec& spec, const std::vector<SweepPoint>& po
 
 namespace normdyn {
 
+// Arrays given with the ensemble, as the run file stores them (the configuration holds their digests).
+template <class Add>
+void add_given_arrays(GridFile& f, const EnsembleResult& r, Add&& add) {
+  using A = std::vector<std::pair<std::string, TableAttribute>>;
+  const auto indices = [](std::size_t count) {
+    std::vector<std::int64_t> out(count);
+    for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<std::int64_t>(i);
+    return out;
+  };
+  if (const auto& qkv = r.first_config.model.given_qkv) {
+    const auto d = static_cast<std::size_t>(r.first_config.model.d);
+    f.dimensions.push_back(GridDimension{"qkv_layer", indices(qkv->size()), A{}});
+    f.dimensions.push_back(GridDimension{"head", indices(static_cast<std::size_t>(r.first_config.model.heads)), A{}});
+    f.dimensions.push_back(GridDimension{"qkv_row", indices(d), A{}});
+    f.dimensions.push_back(GridDimension{"qkv_column", indices(d), A{}});
+    const char* names[3] = {"qkv_Q", "qkv_K", "qkv_V"};
+    const std::vector<double> values = given_qkv_values(r.first_config.model);
+    const std::size_t third = values.size() / 3;
+    for (std::size_t m = 0; m < 3; ++m)
+      add(names[m], {"qkv_layer", "head", "qkv_row", "qkv_column"},
+          std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(m * third),
+                              values.begin() + static_cast<std::ptrdiff_t>((m + 1) * third)),
+          std::string("given ") + "QKV"[m] + " of each layer and head (model.qkv = \"given\")");
+  }
+  if (const auto& given = r.first_config.init.given_tokens) {
+    if (r.trajectory_points.empty()) {
+      f.dimensions.push_back(GridDimension{"token", indices(static_cast<std::size_t>(r.n)), A{}});
+      f.dimensions.push_back(GridDimension{"component", indices(static_cast<std::size_t>(r.d)), A{}});
+    }
+    add("initial_tokens", {"token", "component"},
+        std::vector<double>(given->rows.data(), given->rows.data() + given->rows.size()),
+        "given initial tokens x_j = r_j theta_j (init.kind = \"given\")");
+  }
+  if (const RowMatrix* bias = given_score_bias(r.first_config)) {
+    f.dimensions.push_back(GridDimension{"bias_row", indices(static_cast<std::size_t>(bias->rows())), A{}});
+    f.dimensions.push_back(GridDimension{"bias_column", indices(static_cast<std::size_t>(bias->cols())), A{}});
+    add("score_bias", {"bias_row", "bias_column"}, std::vector<double>(bias->data(), bias->data() + bias->size()),
+        "given score bias B_ij added to the scores (attention.bias = \"matrix\"; -inf: key masked)");
+  }
+}
+
 GridFile ensemble_grid(const EnsembleResult& r) {
   // The grid borrows the result's arrays: a copy would hold the members' figures twice while the file
   // is written.
@@ -310,42 +351,7 @@ GridFile ensemble_grid(const EnsembleResult& r) {
         std::string("the member's ") + figure + " per sample time (NaN after its last frame)");
     f.variables.back().deflate_level = 4;
   }
-  // Arrays given with the ensemble, as the run file stores them (the configuration holds their digests).
-  const auto indices = [](std::size_t count) {
-    std::vector<std::int64_t> out(count);
-    for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<std::int64_t>(i);
-    return out;
-  };
-  if (const auto& qkv = r.first_config.model.given_qkv) {
-    const auto d = static_cast<std::size_t>(r.first_config.model.d);
-    f.dimensions.push_back(GridDimension{"qkv_layer", indices(qkv->size()), A{}});
-    f.dimensions.push_back(GridDimension{"head", indices(static_cast<std::size_t>(r.first_config.model.heads)), A{}});
-    f.dimensions.push_back(GridDimension{"qkv_row", indices(d), A{}});
-    f.dimensions.push_back(GridDimension{"qkv_column", indices(d), A{}});
-    const char* names[3] = {"qkv_Q", "qkv_K", "qkv_V"};
-    const std::vector<double> values = given_qkv_values(r.first_config.model);
-    const std::size_t third = values.size() / 3;
-    for (std::size_t m = 0; m < 3; ++m)
-      add(names[m], {"qkv_layer", "head", "qkv_row", "qkv_column"},
-          std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(m * third),
-                              values.begin() + static_cast<std::ptrdiff_t>((m + 1) * third)),
-          std::string("given ") + "QKV"[m] + " of each layer and head (model.qkv = \"given\")");
-  }
-  if (const auto& given = r.first_config.init.given_tokens) {
-    if (r.trajectory_points.empty()) {
-      f.dimensions.push_back(GridDimension{"token", indices(static_cast<std::size_t>(r.n)), A{}});
-      f.dimensions.push_back(GridDimension{"component", indices(static_cast<std::size_t>(r.d)), A{}});
-    }
-    add("initial_tokens", {"token", "component"},
-        std::vector<double>(given->rows.data(), given->rows.data() + given->rows.size()),
-        "given initial tokens x_j = r_j theta_j (init.kind = \"given\")");
-  }
-  if (const RowMatrix* bias = given_score_bias(r.first_config)) {
-    f.dimensions.push_back(GridDimension{"bias_row", indices(static_cast<std::size_t>(bias->rows())), A{}});
-    f.dimensions.push_back(GridDimension{"bias_column", indices(static_cast<std::size_t>(bias->cols())), A{}});
-    add("score_bias", {"bias_row", "bias_column"}, std::vector<double>(bias->data(), bias->data() + bias->size()),
-        "given score bias B_ij added to the scores (attention.bias = \"matrix\"; -inf: key masked)");
-  }
+  add_given_arrays(f, r, add);
   add("accepted_steps", with({r.over.dimension}), view(r.accepted_steps), "accepted steps");
   add("rhs_evaluations", with({r.over.dimension}), view(r.rhs_evaluations), "right-hand side evaluations");
   if (!r.trajectory_points.empty()) {
