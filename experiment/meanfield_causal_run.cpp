@@ -5,13 +5,13 @@
 #include <cmath>
 #include <limits>
 
+#include "density_run.hpp"
 #include "meanfield_resolution.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/experiment/recorder.hpp"
 #include "normdyn/experiment/setup.hpp"
 #include "normdyn/io/run_file.hpp"
 #include "normdyn/solvers/integrator.hpp"
-#include "session.hpp"
 
 namespace normdyn {
 
@@ -72,25 +72,18 @@ class CausalFieldSession final : public Session {
       moving.emplace_back();
     }
     if (recorder_) recorder_->field_frame(t, step, values, moving, checkpoint, integration_seconds());
-    const std::vector<double> masses = system_.slice_masses(x.data());
-    if (initial_masses_.empty()) initial_masses_ = masses;
-    for (std::size_t j = 0; j < masses.size(); ++j)
-      mass_drift_ = std::max(mass_drift_, std::abs(masses[j] - initial_masses_[j]));
-    min_density_ = std::min(min_density_, *std::min_element(x.begin(), x.end()));
+    balance_.add(system_.slice_masses(x.data()), x);
     sampled(index);
     own_seconds_ += seconds_since(start);
     return std::nullopt;
   }
 
-  double mass_drift() const { return mass_drift_; }
-  double min_density() const { return min_density_; }
+  const DensityBalance& balance() const { return balance_; }
 
  private:
   const MeanFieldCausal& system_;
   ClusterResolution& resolution_;
-  std::vector<double> initial_masses_;
-  double mass_drift_ = 0.0;
-  double min_density_ = std::numeric_limits<double>::infinity();
+  DensityBalance balance_;
 };
 
 RunSummary integrate_causal(Recorder* recorder, const RunConfig& config, MeanFieldCausal& system,
@@ -104,8 +97,8 @@ RunSummary integrate_causal(Recorder* recorder, const RunConfig& config, MeanFie
   RunSummary summary = session.summarize(result, config);
   summary.max_norm_drift = 0.0;
   // mass_drift: the largest change of any slice's mass (each is conserved).
-  summary.extra = {{"mass_drift", session.mass_drift()},
-                   {"min_density", session.min_density()},
+  summary.extra = {{"mass_drift", session.balance().mass_drift()},
+                   {"min_density", session.balance().min_density()},
                    {"max_negative_density", result.counters.max_constraint_drift}};
   resolution.summarize(summary, config.meanfield.grid);
   if (recorder) recorder->end(summary);
@@ -113,11 +106,7 @@ RunSummary integrate_causal(Recorder* recorder, const RunConfig& config, MeanFie
 }
 
 RunFileOptions causal_contents(const RunConfig& config, const MeanFieldCausal& system) {
-  RunFileOptions contents;
-  contents.particles = false;
-  contents.fields = causal_field_layout(config, system);
-  contents.state_size = system.size();
-  return contents;
+  return density_contents(causal_field_layout(config, system), system.size());
 }
 
 }  // namespace
@@ -126,11 +115,12 @@ RunSummary run_meanfield_causal(const RunConfig& config, const ExperimentOptions
                                 const std::vector<Recorder*>& recorders) {
   const std::unique_ptr<MeanFieldCausal> system = make_meanfield_causal(config);
   const std::vector<double> x0 = system->initial_state(initial_angular_density(config));
-  Recorders out(fresh_file(config, options), recorders);
-  if (Recorder* r = out.get())
-    r->begin(RunLayout{&config, Provenance{options.command_line, 1}, causal_contents(config, *system),
-                       config.output.sample_times(config.solver.t_end, config.solver.t_start)});
-  return integrate_causal(out.get(), config, *system, x0, nullptr, 0.0, options);
+  return start_density_run(config, options, recorders, causal_contents(config, *system), x0,
+                           [&](Recorder* recorder, const std::vector<double>& x, const Checkpoint* resume,
+                               double earlier_wall_seconds) {
+                             return integrate_causal(recorder, config, *system, x, resume, earlier_wall_seconds,
+                                                     options);
+                           });
 }
 
 RunSummary resume_meanfield_causal(const std::filesystem::path& path, const RunConfig& config,
@@ -149,19 +139,12 @@ RunSummary resume_meanfield_causal(const std::filesystem::path& path, const RunC
   } catch (const std::exception&) {
     stored.clear();
   }
-  ResumeState state;
-  auto file = RunFileRecorder::reopen(path, Provenance{options.command_line, 1}, state);
+  const ReopenedDensityRun run = reopen_density_run(path, config, options, causal_contents(config, *system));
   ClusterResolution resolution;
-  if (state.checkpoint)
-    for (std::size_t i = 0; i < std::min(state.checkpoint->next_sample, stored.size()); ++i)
+  if (const Checkpoint* c = run.checkpoint())
+    for (std::size_t i = 0; i < std::min(c->next_sample, stored.size()); ++i)
       resolution.add(times[i], stored[i], static_cast<std::size_t>(system->cursor_cells()));
-  if (state.checkpoint && state.checkpoint->x.size() != system->size())
-    throw IoError(path.string() + ": checkpoint state has the wrong size");
-  file->begin(RunLayout{&config, Provenance{options.command_line, 1}, causal_contents(config, *system),
-                        config.output.sample_times(config.solver.t_end, config.solver.t_start)});
-  if (!state.checkpoint)
-    return integrate_causal(file.get(), config, *system, x0, nullptr, 0.0, options, std::move(resolution));
-  return integrate_causal(file.get(), config, *system, state.checkpoint->x, &*state.checkpoint, state.wall_seconds,
+  return integrate_causal(run.file.get(), config, *system, run.x(x0), run.checkpoint(), run.earlier_wall_seconds(),
                           options, std::move(resolution));
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "normdyn/analysis/density_modes.hpp"
+#include "density_run.hpp"
 #include "normdyn/experiment/experiment.hpp"
 
 namespace normdyn {
@@ -53,8 +54,7 @@ class ClusterResolution {
                   "clusters narrower than %g grid cell from t = %g (narrowest %.2f), merges may come late: check "
                   "with meanfield.grid = %lld",
                   analysis::kResolvedClusterCells, *under_resolved_since_, narrowest_, static_cast<long long>(2 * grid));
-    summary.message += std::string("; warning under_resolved: ") + buffer;
-    summary.warnings += std::string(summary.warnings.empty() ? "" : "\n") + "under_resolved: " + buffer;
+    add_summary_warning(summary, "under_resolved", buffer);
   }
 
  private:

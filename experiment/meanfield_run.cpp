@@ -8,8 +8,8 @@
 #include "normdyn/experiment/setup.hpp"
 #include "normdyn/io/inputs.hpp"
 #include "normdyn/solvers/integrator.hpp"
+#include "density_run.hpp"
 #include "meanfield_resolution.hpp"
-#include "session.hpp"
 
 namespace normdyn {
 namespace {
@@ -42,23 +42,18 @@ class FieldSession final : public Session {
     }
     if (recorder_) recorder_->field_frame(t, step, values, moving, checkpoint, integration_seconds());
     const double mass = system_.mass(x.data());
-    if (!initial_mass_) initial_mass_ = mass;
-    mass_drift_ = std::max(mass_drift_, std::abs(mass - *initial_mass_));
-    min_density_ = std::min(min_density_, *std::min_element(density.begin(), density.end()));
+    balance_.add(std::span<const double>(&mass, 1), density);
     sampled(index);
     own_seconds_ += seconds_since(start);
     return std::nullopt;
   }
 
-  double mass_drift() const { return mass_drift_; }
-  double min_density() const { return min_density_; }
+  const DensityBalance& balance() const { return balance_; }
 
  private:
   const MeanFieldCircle& system_;
   ClusterResolution& resolution_;
-  std::optional<double> initial_mass_;
-  double mass_drift_ = 0.0;
-  double min_density_ = std::numeric_limits<double>::infinity();
+  DensityBalance balance_;
 };
 
 // The /fields layout of a mean-field run: the density on the (φ) or (φ, r) grid, and its angular
@@ -106,8 +101,8 @@ RunSummary integrate_field(Recorder* recorder, const RunConfig& config, MeanFiel
   RunSummary summary = session.summarize(result, config);
   summary.max_norm_drift = 0.0;  // no directions to renormalize
   // Mass and positivity over the frames of this session.
-  summary.extra = {{"mass_drift", session.mass_drift()},
-                   {"min_density", session.min_density()},
+  summary.extra = {{"mass_drift", session.balance().mass_drift()},
+                   {"min_density", session.balance().min_density()},
                    {"max_negative_density", result.counters.max_constraint_drift}};
   resolution.summarize(summary, config.meanfield.grid);
   if (recorder) recorder->end(summary);
@@ -165,28 +160,18 @@ MeanFieldSetup make_meanfield(const RunConfig& config) {
   return setup;
 }
 
-namespace {
-
-RunFileOptions field_contents(const RunConfig& config, const MeanFieldCircle& system) {
-  RunFileOptions contents;
-  contents.particles = false;
-  contents.fields = field_layout(config, system);
-  contents.state_size = system.size();
-  return contents;
-}
-
-}  // namespace
-
 RunSummary run_meanfield(const RunConfig& config, const ExperimentOptions& options,
                          const std::vector<Recorder*>& recorders) {
   if (is_causal_meanfield(config)) return run_meanfield_causal(config, options, recorders);
   // Everything that can fail on bad input happens before anything is recorded.
   MeanFieldSetup setup = make_meanfield(config);
-  Recorders out(fresh_file(config, options), recorders);
-  if (Recorder* r = out.get())
-    r->begin(RunLayout{&config, Provenance{options.command_line, 1}, field_contents(config, *setup.system),
-                       config.output.sample_times(config.solver.t_end, config.solver.t_start)});
-  return integrate_field(out.get(), config, *setup.system, setup.x0, nullptr, 0.0, options);
+  return start_density_run(config, options, recorders,
+                           density_contents(field_layout(config, *setup.system), setup.system->size()), setup.x0,
+                           [&](Recorder* recorder, const std::vector<double>& x0, const Checkpoint* resume,
+                               double earlier_wall_seconds) {
+                             return integrate_field(recorder, config, *setup.system, x0, resume, earlier_wall_seconds,
+                                                    options);
+                           });
 }
 
 namespace {
@@ -225,20 +210,14 @@ RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& 
   if (is_causal_meanfield(config)) return resume_meanfield_causal(path, config, options);
   MeanFieldSetup setup = make_meanfield(config);
   const StoredFrames stored = stored_frames(path, config);
-  ResumeState state;
-  auto file = RunFileRecorder::reopen(path, Provenance{options.command_line, 1}, state);
+  const ReopenedDensityRun run = reopen_density_run(
+      path, config, options, density_contents(field_layout(config, *setup.system), setup.system->size()));
   ClusterResolution resolution(stored.records_resolution);
-  if (state.checkpoint)
-    for (std::size_t i = 0; i < std::min(state.checkpoint->next_sample, stored.angular_densities.size()); ++i)
+  if (const Checkpoint* c = run.checkpoint())
+    for (std::size_t i = 0; i < std::min(c->next_sample, stored.angular_densities.size()); ++i)
       resolution.add(stored.times[i], stored.angular_densities[i]);
-  if (state.checkpoint && state.checkpoint->x.size() != setup.system->size())
-    throw IoError(path.string() + ": checkpoint state has the wrong size");
-  file->begin(RunLayout{&config, Provenance{options.command_line, 1}, field_contents(config, *setup.system),
-                        config.output.sample_times(config.solver.t_end, config.solver.t_start)});
-  if (!state.checkpoint)
-    return integrate_field(file.get(), config, *setup.system, setup.x0, nullptr, 0.0, options, std::move(resolution));
-  return integrate_field(file.get(), config, *setup.system, state.checkpoint->x, &*state.checkpoint,
-                         state.wall_seconds, options, std::move(resolution));
+  return integrate_field(run.file.get(), config, *setup.system, run.x(setup.x0), run.checkpoint(),
+                         run.earlier_wall_seconds(), options, std::move(resolution));
 }
 
 bool uses_density_tokens(const RunConfig& c) {

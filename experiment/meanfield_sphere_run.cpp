@@ -10,7 +10,7 @@
 #include "normdyn/experiment/sphere_setup.hpp"
 #include "normdyn/io/inputs.hpp"
 #include "normdyn/solvers/integrator.hpp"
-#include "session.hpp"
+#include "density_run.hpp"
 
 namespace normdyn {
 namespace {
@@ -40,9 +40,7 @@ class SphereFieldSession final : public Session {
     std::vector<std::span<const double>> moving{{}, {}};
     if (recorder_) recorder_->field_frame(t, step, values, moving, checkpoint, integration_seconds());
     const double mass = system_.mass(x.data());
-    if (!initial_mass_) initial_mass_ = mass;
-    mass_drift_ = std::max(mass_drift_, std::abs(mass - *initial_mass_));
-    min_density_ = std::min(min_density_, *std::min_element(density.begin(), density.end()));
+    balance_.add(std::span<const double>(&mass, 1), density);
     sampled(index);
     own_seconds_ += seconds_since(start);
     return std::nullopt;
@@ -51,8 +49,8 @@ class SphereFieldSession final : public Session {
   // /summary@mass_drift, @min_density, @largest_spectral_tail, @under_resolved_since (+inf: never),
   // and the warning.
   void summarize_field(RunSummary& summary, std::int64_t degree) const {
-    summary.extra = {{"mass_drift", mass_drift_},
-                     {"min_density", min_density_},
+    summary.extra = {{"mass_drift", balance_.mass_drift()},
+                     {"min_density", balance_.min_density()},
                      {"largest_spectral_tail", largest_tail_},
                      {"under_resolved_since",
                       under_resolved_since_.value_or(std::numeric_limits<double>::infinity())}};
@@ -62,15 +60,12 @@ class SphereFieldSession final : public Session {
                   "the top third of the harmonic degrees holds more than %g of the density from t = %g (largest "
                   "%.3g): check with meanfield.degree = %lld",
                   kSphereTailResolved, *under_resolved_since_, largest_tail_, static_cast<long long>(2 * degree));
-    summary.message += std::string("; warning under_resolved: ") + buffer;
-    summary.warnings += std::string(summary.warnings.empty() ? "" : "\n") + "under_resolved: " + buffer;
+    add_summary_warning(summary, "under_resolved", buffer);
   }
 
  private:
   const MeanFieldSphere& system_;
-  std::optional<double> initial_mass_;
-  double mass_drift_ = 0.0;
-  double min_density_ = std::numeric_limits<double>::infinity();
+  DensityBalance balance_;
   double largest_tail_ = 0.0;
   std::optional<double> under_resolved_since_;
 };
@@ -91,11 +86,7 @@ RunSummary integrate_sphere_field(Recorder* recorder, const RunConfig& config, M
 }
 
 RunFileOptions sphere_field_contents(const MeanFieldSphere& system) {
-  RunFileOptions contents;
-  contents.particles = false;
-  contents.fields = sphere_field_layout(system);
-  contents.state_size = system.size();
-  return contents;
+  return density_contents(sphere_field_layout(system), system.size());
 }
 
 }  // namespace
@@ -168,27 +159,22 @@ RunSummary run_meanfield_sphere(const RunConfig& config, const ExperimentOptions
   // Everything that can fail on bad input happens before anything is recorded.
   MeanFieldSphere system(sphere_spec(config));
   const std::vector<double> x0 = system.initial_state(initial_sphere_density(config, system));
-  Recorders out(fresh_file(config, options), recorders);
-  if (Recorder* r = out.get())
-    r->begin(RunLayout{&config, Provenance{options.command_line, 1}, sphere_field_contents(system),
-                       config.output.sample_times(config.solver.t_end, config.solver.t_start)});
-  return integrate_sphere_field(out.get(), config, system, x0, nullptr, 0.0, options);
+  return start_density_run(config, options, recorders, sphere_field_contents(system), x0,
+                           [&](Recorder* recorder, const std::vector<double>& x, const Checkpoint* resume,
+                               double earlier_wall_seconds) {
+                             return integrate_sphere_field(recorder, config, system, x, resume, earlier_wall_seconds,
+                                                           options);
+                           });
 }
 
 RunSummary resume_meanfield_sphere(const std::filesystem::path& path, const RunConfig& config,
                                    const ExperimentOptions& options) {
   MeanFieldSphere system(sphere_spec(config));
   const std::vector<double> x0 = system.initial_state(initial_sphere_density(config, system));
-  ResumeState state;
-  auto file = RunFileRecorder::reopen(path, Provenance{options.command_line, 1}, state);
-  if (state.checkpoint && state.checkpoint->x.size() != system.size())
-    throw IoError(path.string() + ": checkpoint state has the wrong size");
-  file->begin(RunLayout{&config, Provenance{options.command_line, 1}, sphere_field_contents(system),
-                        config.output.sample_times(config.solver.t_end, config.solver.t_start)});
+  const ReopenedDensityRun run = reopen_density_run(path, config, options, sphere_field_contents(system));
   // The resolution and mass summaries cover the frames of this session.
-  if (!state.checkpoint) return integrate_sphere_field(file.get(), config, system, x0, nullptr, 0.0, options);
-  return integrate_sphere_field(file.get(), config, system, state.checkpoint->x, &*state.checkpoint, state.wall_seconds,
-                                options);
+  return integrate_sphere_field(run.file.get(), config, system, run.x(x0), run.checkpoint(),
+                                run.earlier_wall_seconds(), options);
 }
 
 }  // namespace normdyn
