@@ -8,7 +8,6 @@
 #include "normdyn/analysis/observables.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/experiment/setup.hpp"
-#include "normdyn/experiment/sphere_setup.hpp"
 #include "normdyn/experiment/team.hpp"
 #include "normdyn/given.hpp"
 #include "normdyn/init.hpp"
@@ -308,7 +307,7 @@ RunSummary run_experiment(const RunConfig& config, const ExperimentOptions& opti
   if (options.size_check) check_resources(config, config.output.path, options.write_file);
   if (Team* team = sharing_team(options)) return run_sharded(config, options, recorders, *team);
   if (config.model.kind == ModelKind::meanfield)
-    return config.model.d == 3 ? run_meanfield_sphere(config, options, recorders) : run_meanfield(config, options, recorders);
+    return run_meanfield(config, options, recorders);
   // Everything that can fail on bad input happens before anything is recorded.
   AttentionDynamics dynamics = make_dynamics(config);
   const Tokens start = make_initial_tokens(config);
@@ -342,7 +341,7 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
     check_resources(config, path, true, ec ? 0.0 : static_cast<double>(existing));
   }
   if (config.model.kind == ModelKind::meanfield)
-    return config.model.d == 3 ? resume_meanfield_sphere(path, config, options) : resume_meanfield(path, config, options);
+    return resume_meanfield(path, config, options);
   AttentionDynamics dynamics = make_dynamics(config);
   // A run killed before its first flush has no checkpoint: it starts over from its initial state.
   std::vector<double> x0(dynamics.layout().size());

@@ -6,6 +6,7 @@
 #include "normdyn/analysis/density_modes.hpp"
 #include "normdyn/errors.hpp"
 #include "normdyn/experiment/setup.hpp"
+#include "normdyn/experiment/sphere_setup.hpp"
 #include "normdyn/io/inputs.hpp"
 #include "normdyn/solvers/integrator.hpp"
 #include "density_run.hpp"
@@ -162,6 +163,7 @@ MeanFieldSetup make_meanfield(const RunConfig& config) {
 
 RunSummary run_meanfield(const RunConfig& config, const ExperimentOptions& options,
                          const std::vector<Recorder*>& recorders) {
+  if (config.model.d == 3) return run_meanfield_sphere(config, options, recorders);
   if (is_causal_meanfield(config)) return run_meanfield_causal(config, options, recorders);
   // Everything that can fail on bad input happens before anything is recorded.
   MeanFieldSetup setup = make_meanfield(config);
@@ -207,6 +209,7 @@ StoredFrames stored_frames(const std::filesystem::path& path, const RunConfig& c
 
 RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& config,
                             const ExperimentOptions& options) {
+  if (config.model.d == 3) return resume_meanfield_sphere(path, config, options);
   if (is_causal_meanfield(config)) return resume_meanfield_causal(path, config, options);
   MeanFieldSetup setup = make_meanfield(config);
   const StoredFrames stored = stored_frames(path, config);

@@ -44,7 +44,8 @@ RunSummary run_meanfield_causal(const RunConfig& config, const ExperimentOptions
 RunSummary resume_meanfield_causal(const std::filesystem::path& path, const RunConfig& config,
                                    const ExperimentOptions& options);
 
-// The mean-field entries of run_experiment / resume_experiment.
+// The mean-field entries of run_experiment / resume_experiment: the circle, the cursor (causal
+// masks) or the sphere S^2 (model.d = 3), as the configuration says.
 RunSummary run_meanfield(const RunConfig& config, const ExperimentOptions& options,
                          const std::vector<Recorder*>& recorders);
 RunSummary resume_meanfield(const std::filesystem::path& path, const RunConfig& config,
