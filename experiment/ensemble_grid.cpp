@@ -310,7 +310,7 @@ GridFile ensemble_grid(const EnsembleResult& r) {
   add("status", with({r.over.dimension}), view(r.status), "how the member ended");
   std::string meanings;
   std::vector<std::int64_t> flags;
-  for (int s = 0; s <= static_cast<int>(kLastRunStatusOfRecords); ++s) {
+  for (int s = 0; s <= static_cast<int>(kLastRunStatus); ++s) {
     flags.push_back(s);
     meanings += (s ? " " : "") + std::string(to_string(static_cast<RunStatus>(s)));
   }

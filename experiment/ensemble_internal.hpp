@@ -73,10 +73,6 @@ bool restore_group(EnsembleResult& r, std::size_t g, const std::vector<std::size
 
 using GroupRecords = std::vector<std::pair<std::size_t, std::vector<char>>>;  // group, payload after its index
 
-// The last status (RunStatus lists it last): a record's status ranges over 0 to it, as the status
-// flags of the file do.
-constexpr RunStatus kLastRunStatusOfRecords = RunStatus::user_term_failed;
-
 // The complete records at the start of `bytes` (members appended to `out`, groups to `groups`;
 // without `groups` a group record is damaged); returns the bytes they take. A torn record, or one
 // whose frame is damaged, ends the reading. A record framed whole whose payload does not match its

@@ -212,7 +212,7 @@ std::size_t parse_records(const char* bytes, std::size_t size, std::size_t max_f
                 p.get(rec.rhs_evaluations);
       for (auto* v : {&rec.pair_fraction, &rec.cluster_count, &rec.mean_radius}) ok = ok && p.get_runs(*v, max_frames);
       for (auto* v : {&rec.one_minus_mean_cosine, &rec.direction, &rec.radius}) ok = ok && p.get(*v);
-      if (!ok || !p.done() || status < 0 || status > static_cast<std::int64_t>(kLastRunStatusOfRecords)) break;
+      if (!ok || !p.done() || status < 0 || status > static_cast<std::int64_t>(kLastRunStatus)) break;
       rec.status = static_cast<RunStatus>(status);
       out.emplace_back(static_cast<std::size_t>(point), std::move(rec));
     }

@@ -15,6 +15,7 @@ constexpr std::array<std::pair<RunStatus, std::string_view>, 7> kNames{{
     {RunStatus::interrupted, "interrupted"},
     {RunStatus::user_term_failed, "user_term_failed"},
 }};
+static_assert(kNames.size() == static_cast<std::size_t>(kLastRunStatus) + 1, "every status named, the last one last");
 }  // namespace
 
 std::string_view to_string(RunStatus s) noexcept {

@@ -17,6 +17,8 @@ enum class RunStatus {
   interrupted,     // SIGINT / SIGTERM; the file holds every frame up to then
   user_term_failed,  // a term of the user's raised, or returned NaN or the wrong shape
 };
+// The last of them: files store a status as its integer 0 .. kLastRunStatus.
+inline constexpr RunStatus kLastRunStatus = RunStatus::user_term_failed;
 
 std::string_view to_string(RunStatus s) noexcept;
 std::optional<RunStatus> run_status_from_string(std::string_view s) noexcept;
