@@ -29,6 +29,7 @@
 #include "normdyn/random.hpp"
 #include "reproduce_studies.hpp"
 #include "reproduce_support.hpp"
+#include "row_reference.hpp"
 
 namespace normdyn::studies {
 namespace {
@@ -67,9 +68,9 @@ double litm_profile(double t, double s) {
 }
 
 // The paper's ODE, RK4 of step h in the paper's time, the angles at t_paper = 0, 1, ..., t_end.
-std::vector<std::vector<double>> litm_rk4(std::vector<double> th, double t_end, double h) {
+std::vector<std::vector<double>> litm_rk4(const std::vector<double>& th, double t_end, double h) {
   const std::size_t n = th.size();
-  auto rate = [&](const std::vector<double>& p, std::vector<double>& out) {
+  return reference::rk4_unit_frames(th, t_end, h, [&](const std::vector<double>& p, std::vector<double>& out) {
     out[0] = 0.0;
     for (std::size_t j = 1; j < n; ++j) {
       double num = 0.0, z = 0.0;
@@ -80,24 +81,7 @@ std::vector<std::vector<double>> litm_rk4(std::vector<double> th, double t_end, 
       }
       out[j] = num / z;
     }
-  };
-  std::vector<std::vector<double>> frames{th};
-  const int per_unit = int(std::lround(1.0 / h));
-  std::vector<double> k1(n), k2(n), k3(n), k4(n), y(n);
-  for (int unit = 0; unit < int(std::lround(t_end)); ++unit) {
-    for (int s = 0; s < per_unit; ++s) {
-      rate(th, k1);
-      for (std::size_t i = 0; i < n; ++i) y[i] = th[i] + 0.5 * h * k1[i];
-      rate(y, k2);
-      for (std::size_t i = 0; i < n; ++i) y[i] = th[i] + 0.5 * h * k2[i];
-      rate(y, k3);
-      for (std::size_t i = 0; i < n; ++i) y[i] = th[i] + h * k3[i];
-      rate(y, k4);
-      for (std::size_t i = 0; i < n; ++i) th[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
-    }
-    frames.push_back(th);
-  }
-  return frames;
+  });
 }
 
 // An antiderivative in v = cos u of 1/((1 - v^2) e^{beta v}), written in 1 - v and 1 + v:
@@ -108,7 +92,6 @@ double litm_pair_antiderivative(double delta) {
   return 0.5 * (-std::exp(-kLitmBeta) * std::expint(kLitmBeta * w1) + std::exp(kLitmBeta) * std::expint(-kLitmBeta * w2));
 }
 
-double litm_angle(const Eigen::Ref<const Eigen::RowVectorXd>& x) { return std::atan2(x(1), x(0)); }
 double litm_wrap(double x) { return std::remainder(x, 2.0 * std::numbers::pi); }
 
 DynamicsSpec litm_spec(int threads) {
@@ -154,13 +137,13 @@ void lost_in_the_middle(Builder& b) {
     std::vector<double> times;  // normdyn's time t = beta t_paper
     for (int i = 0; i <= int(t_paper); ++i) times.push_back(kLitmBeta * i);
     const ParticleRun run = run_particles(engine, spec, QkvSource::identity(), start, times, 1e-10, 1e-12);
-    const auto reference = litm_rk4(th, t_paper, 0.0025);
-    const bool complete = run.status == RunStatus::ok && run.frames.size() == reference.size();
+    const auto rk4 = litm_rk4(th, t_paper, 0.0025);
+    const bool complete = run.status == RunStatus::ok && run.frames.size() == rk4.size();
     double worst = 0.0;
     if (complete)
-      for (std::size_t f = 0; f < reference.size(); ++f)
+      for (std::size_t f = 0; f < rk4.size(); ++f)
         for (Index j = 0; j < kLitmTokens; ++j)
-          worst = std::max(worst, std::abs(litm_wrap(litm_angle(run.frames[f].theta.row(j)) - reference[f][std::size_t(j)])));
+          worst = std::max(worst, std::abs(litm_wrap(reference::circle_angle(run.frames[f].theta.row(j)) - rk4[f][std::size_t(j)])));
     const std::string command = std::string("normdyn run with ") + kLitmSettings +
                                 ", tokens j at pi {0.1, 0.7, 1.3, 1.9}[j mod 4] + 0.075 N(0,1) (seed 17), solver.t_end = 10, "
                                 "solver.rtol = 1e-10; t_paper = t / beta";
@@ -182,7 +165,7 @@ void lost_in_the_middle(Builder& b) {
       for (std::size_t f = 0; f < run.frames.size(); ++f) {
         first_moved = std::max(first_moved, (run.frames[f].theta.row(0) - start.theta.row(0)).norm());
         const double delta =
-            std::abs(litm_wrap(litm_angle(run.frames[f].theta.row(1)) - litm_angle(run.frames[f].theta.row(0))));
+            std::abs(litm_wrap(reference::circle_angle(run.frames[f].theta.row(1)) - reference::circle_angle(run.frames[f].theta.row(0))));
         if (delta < 1e-4) continue;
         const double t_closed = litm_pair_antiderivative(delta) - litm_pair_antiderivative(delta0);
         worst_time = std::max(worst_time, std::abs(t_closed - times[f]));
@@ -212,7 +195,7 @@ void lost_in_the_middle(Builder& b) {
     const std::vector<double> times{0.0, kLitmBeta * t_paper[0], kLitmBeta * t_paper[1]};
     std::array<double, kLitmSeriesTerms + 1> w{};
     for (int n = 1; n <= kLitmSeriesTerms; ++n) w[std::size_t(n)] = litm_weight(n);
-    for_each_engine_member(chunks, o.threads, [&](std::size_t chunk) {
+    for_each_member(chunks, o.threads, [&](std::size_t chunk) {
       LitmSums mine;
       for (long r = long(chunk) * kLitmChunk; r < std::min(runs, long(chunk + 1) * kLitmChunk); ++r) {
         const Tokens start = uniform_tokens(kLitmTokens, 2, 1.0, std::uint64_t(r + 1));
@@ -222,12 +205,12 @@ void lost_in_the_middle(Builder& b) {
           continue;
         }
         ++mine.runs;
-        const double query0 = litm_angle(start.theta.row(kLitmTokens - 1));
+        const double query0 = reference::circle_angle(start.theta.row(kLitmTokens - 1));
         for (int ti = 0; ti < LitmSums::kTimes; ++ti) {
-          const double query = litm_angle(run.frames[std::size_t(ti + 1)].theta.row(kLitmTokens - 1));
+          const double query = reference::circle_angle(run.frames[std::size_t(ti + 1)].theta.row(kLitmTokens - 1));
           std::array<double, LitmSums::kBins> bins{};
           for (Index m = 1; m < kLitmTokens; ++m) {  // token m (from 1) is row m - 1
-            const double key = litm_angle(start.theta.row(m - 1));
+            const double key = reference::circle_angle(start.theta.row(m - 1));
             double x = 0.0;
             for (int n = 1; n <= kLitmSeriesTerms; ++n)
               x += w[std::size_t(n)] * (std::cos(n * (query - key)) - std::cos(n * (query0 - key)));

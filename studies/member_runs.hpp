@@ -1,9 +1,10 @@
 #pragma once
-// Ensembles of the rows that must integrate the Builder's engine (so that a wrong engine handed to
-// `normdyn reproduce` reaches them): `count` members, each one single-threaded run, spread over
-// `threads` threads (0: the cores), as the in-process ensembles of experiment/ensemble.hpp spread
-// theirs. run_ensemble itself integrates configurations with the library's dynamics, which a test's
-// mutant engine could not replace. A member's exception is rethrown on the caller's thread.
+// Independent runs of the rows, `count` members, each single-threaded, spread over `threads` threads
+// (0: the cores), as the in-process ensembles of experiment/ensemble.hpp spread theirs. The rows that
+// must integrate the Builder's engine (so that a wrong engine handed to `normdyn reproduce` reaches
+// them) use it in place of run_ensemble, which integrates configurations with the library's dynamics
+// that a test's mutant engine could not replace; random_weights uses it for its configurations. A
+// member's exception is rethrown on the caller's thread.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -14,7 +15,7 @@
 namespace normdyn::studies {
 
 template <class F>
-void for_each_engine_member(std::size_t count, int threads, F&& member) {
+void for_each_member(std::size_t count, int threads, F&& member) {
   std::vector<std::exception_ptr> errors(count);
   std::atomic<std::size_t> next{0};
   auto work = [&] {

@@ -49,12 +49,6 @@ std::vector<double> localization_rates(const std::vector<double>& phi, double be
   return rate;
 }
 
-std::vector<double> localization_angles(const Tokens& x) {
-  std::vector<double> phi;
-  for (Index i = 0; i < x.n(); ++i) phi.push_back(std::atan2(x.theta(i, 1), x.theta(i, 0)));
-  return phi;
-}
-
 // The largest fraction of the tokens in a closed arc of length `width`.
 double largest_arc_mass(std::vector<double> phi, double width) {
   std::sort(phi.begin(), phi.end());
@@ -110,13 +104,10 @@ void perceptron_localization(Builder& b) {
             break;
           }
           deviation = std::max(deviation, reference::velocity_deviation(engine, spec, qkv, run.frames, times, 10, [&](const Tokens& x) {
-            const std::vector<double> phi = localization_angles(x);
-            const std::vector<double> rate = localization_rates(phi, beta, norm, omega, sigma);
-            RowMatrix v(x.n(), 2);
-            for (Index i = 0; i < x.n(); ++i) v.row(i) << -rate[std::size_t(i)] * std::sin(phi[std::size_t(i)]), rate[std::size_t(i)] * std::cos(phi[std::size_t(i)]);
-            return v;
+            const std::vector<double> phi = reference::circle_angles(x.theta);
+            return reference::circle_velocity(phi, localization_rates(phi, beta, norm, omega, sigma));
           }));
-          const std::vector<double> phi = localization_angles(run.frames.back());
+          const std::vector<double> phi = reference::circle_angles(run.frames.back().theta);
           for (const double r : localization_rates(phi, beta, norm, omega, sigma)) speed = std::max(speed, std::abs(r));
           mass = std::max(mass, largest_arc_mass(phi, 0.5 / std::sqrt(beta)));
         }

@@ -4,15 +4,13 @@
 // per-layer angle against depth, from unit-norm (uniform directions, r = 1) and Gaussian-norm
 // (r_j = |g_j|, g_j ~ N(0, I_d)) starts. What the model gives is compared with the qualitative
 // ordering those sources report and with Pre-LN's sqrt(t) radius (independent increments).
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <thread>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "frame_statistics.hpp"
+#include "member_runs.hpp"
 #include "normdyn/schemes.hpp"
 #include "reproduce_studies.hpp"
 
@@ -48,24 +46,10 @@ std::vector<Curves> seed_averages(const std::vector<std::pair<std::string, bool>
   for (std::size_t e = 0; e < entries.size(); ++e)
     for (int seed = 1; seed <= seeds; ++seed) jobs.push_back({e, seed});
   std::vector<FrameStatistics> stats(jobs.size());
-  std::vector<std::exception_ptr> errors(jobs.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i; (i = next++) < jobs.size();) try {
-        const auto& [scheme, gaussian] = entries[jobs[i].entry];
-        run_in_memory(network_toml(scheme, n, d, layers, gaussian, jobs[i].seed, 1), stats[i]);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-  };
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t workers = std::min<std::size_t>(jobs.size(), threads > 0 ? unsigned(threads) : hw);
-  std::vector<std::thread> pool;
-  for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  for_each_member(jobs.size(), threads, [&](std::size_t i) {
+    const auto& [scheme, gaussian] = entries[jobs[i].entry];
+    run_in_memory(network_toml(scheme, n, d, layers, gaussian, jobs[i].seed, 1), stats[i]);
+  });
 
   std::vector<Curves> out(entries.size());
   std::vector<std::vector<std::vector<double>>> c(entries.size()), r(entries.size()), r2(entries.size()), a(entries.size());

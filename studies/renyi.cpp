@@ -25,6 +25,7 @@
 #include "renyi_centres.hpp"
 #include "reproduce_studies.hpp"
 #include "reproduce_support.hpp"
+#include "row_reference.hpp"
 
 namespace normdyn::studies {
 namespace {
@@ -55,9 +56,9 @@ struct RenyiMember {
 
 // The circle form of the first `k` tokens integrated by RK4 (step h) from the angles phi to t_end,
 // the angles at the integer times 0, 1, ..., t_end.
-std::vector<std::vector<double>> renyi_circle_rk4(std::vector<double> phi, double t_end, double h) {
+std::vector<std::vector<double>> renyi_circle_rk4(const std::vector<double>& phi, double t_end, double h) {
   const std::size_t k = phi.size();
-  auto rate = [&](const std::vector<double>& p, std::vector<double>& out) {
+  return reference::rk4_unit_frames(phi, t_end, h, [&](const std::vector<double>& p, std::vector<double>& out) {
     std::vector<double> c(k), s(k);
     for (std::size_t i = 0; i < k; ++i) c[i] = std::cos(p[i]), s[i] = std::sin(p[i]);
     for (std::size_t i = 0; i < k; ++i) {
@@ -69,24 +70,7 @@ std::vector<std::vector<double>> renyi_circle_rk4(std::vector<double> phi, doubl
       }
       out[i] = num / z;
     }
-  };
-  std::vector<std::vector<double>> frames{phi};
-  const int steps_per_unit = int(std::lround(1.0 / h));
-  std::vector<double> k1(k), k2(k), k3(k), k4(k), y(k);
-  for (int unit = 0; unit < int(std::lround(t_end)); ++unit) {
-    for (int s = 0; s < steps_per_unit; ++s) {
-      rate(phi, k1);
-      for (std::size_t i = 0; i < k; ++i) y[i] = phi[i] + 0.5 * h * k1[i];
-      rate(y, k2);
-      for (std::size_t i = 0; i < k; ++i) y[i] = phi[i] + 0.5 * h * k2[i];
-      rate(y, k3);
-      for (std::size_t i = 0; i < k; ++i) y[i] = phi[i] + h * k3[i];
-      rate(y, k4);
-      for (std::size_t i = 0; i < k; ++i) phi[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
-    }
-    frames.push_back(phi);
-  }
-  return frames;
+  });
 }
 
 double renyi_quantile(std::vector<double> v, double q) {
@@ -119,7 +103,7 @@ void renyi(Builder& b) {
 
   std::vector<RenyiMember> members(static_cast<std::size_t>(seeds));
   b.study("Renyi parking: causal attention, n = 200, d = 2, beta = 64", [&] {
-    for_each_engine_member(members.size(), o.threads, [&](std::size_t i) {
+    for_each_member(members.size(), o.threads, [&](std::size_t i) {
       RenyiMember& m = members[i];
       const Tokens start = uniform_tokens(kRenyiTokens, 2, 1.0, i + 1);
       const std::vector<Index> centres = strong_renyi_centres(start.theta, delta);
@@ -229,15 +213,14 @@ void renyi(Builder& b) {
     const Tokens start = uniform_tokens(kRenyiTokens, 2, 1.0, 1);
     const ParticleRun run =
         run_particles(engine, spec, QkvSource::identity(), start, linear_times(horizon, int(horizon)), 1e-10, 1e-12);
-    std::vector<double> phi(static_cast<std::size_t>(k));
-    for (Index i = 0; i < k; ++i) phi[std::size_t(i)] = std::atan2(start.theta(i, 1), start.theta(i, 0));
-    const auto reference = renyi_circle_rk4(phi, horizon, 1.0 / 400.0);
-    const bool complete = run.status == RunStatus::ok && run.frames.size() == reference.size();
+    const std::vector<double> phi = reference::circle_angles(start.theta.topRows(k));
+    const auto rk4 = renyi_circle_rk4(phi, horizon, 1.0 / 400.0);
+    const bool complete = run.status == RunStatus::ok && run.frames.size() == rk4.size();
     double worst = 0.0;
     if (complete)
-      for (std::size_t f = 0; f < reference.size(); ++f)
+      for (std::size_t f = 0; f < rk4.size(); ++f)
         for (Index i = 0; i < k; ++i) {
-          const Eigen::RowVector2d x(std::cos(reference[f][std::size_t(i)]), std::sin(reference[f][std::size_t(i)]));
+          const Eigen::RowVector2d x(std::cos(rk4[f][std::size_t(i)]), std::sin(rk4[f][std::size_t(i)]));
           worst = std::max(worst, geodesic_distance(run.frames[f].theta.row(i), x));
         }
     b.row({"renyi-dynamics",

@@ -75,6 +75,47 @@ inline double relu_activation(double u) { return u > 0.0 ? u : 0.0; }
 // gelu(u) = u Phi(u), Phi the standard normal distribution function.
 inline double gelu_activation(double u) { return 0.5 * u * std::erfc(-u / std::numbers::sqrt2); }
 
+// The circle (d = 2) in angles: the angle of a direction, the angles of a frame's rows, and the tangent
+// velocity phi_i' (-sin phi_i, cos phi_i) of angle rates.
+template <class Row>
+double circle_angle(const Row& x) {
+  return std::atan2(x(1), x(0));
+}
+inline std::vector<double> circle_angles(const RowMatrix& theta) {
+  std::vector<double> phi;
+  for (Index i = 0; i < theta.rows(); ++i) phi.push_back(circle_angle(theta.row(i)));
+  return phi;
+}
+inline RowMatrix circle_velocity(const std::vector<double>& phi, const std::vector<double>& rate) {
+  RowMatrix v(Index(phi.size()), 2);
+  for (std::size_t i = 0; i < phi.size(); ++i) v.row(Index(i)) << -rate[i] * std::sin(phi[i]), rate[i] * std::cos(phi[i]);
+  return v;
+}
+
+// Classical RK4 of y' = f(y) (rate(y, out) writes f(y) into out) with step h (1/h an integer) from y,
+// the state at the times 0, 1, ..., t_end.
+template <class Rate>
+std::vector<std::vector<double>> rk4_unit_frames(std::vector<double> y, double t_end, double h, Rate&& rate) {
+  const std::size_t n = y.size();
+  std::vector<std::vector<double>> frames{y};
+  const int per_unit = int(std::lround(1.0 / h));
+  std::vector<double> k1(n), k2(n), k3(n), k4(n), z(n);
+  for (int unit = 0; unit < int(std::lround(t_end)); ++unit) {
+    for (int s = 0; s < per_unit; ++s) {
+      rate(y, k1);
+      for (std::size_t i = 0; i < n; ++i) z[i] = y[i] + 0.5 * h * k1[i];
+      rate(z, k2);
+      for (std::size_t i = 0; i < n; ++i) z[i] = y[i] + 0.5 * h * k2[i];
+      rate(z, k3);
+      for (std::size_t i = 0; i < n; ++i) z[i] = y[i] + h * k3[i];
+      rate(z, k4);
+      for (std::size_t i = 0; i < n; ++i) y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+    }
+    frames.push_back(y);
+  }
+  return frames;
+}
+
 // The largest |engine velocity - reference| of the directions over `frames` (every `stride`-th and the
 // last), relative to the largest reference speed; `reference(frame)` gives dθ/dt of the frame.
 template <class Reference>

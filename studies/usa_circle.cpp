@@ -13,6 +13,7 @@
 #include "normdyn/init.hpp"
 #include "reproduce_studies.hpp"
 #include "reproduce_support.hpp"
+#include "row_reference.hpp"
 
 namespace normdyn::studies {
 namespace {
@@ -23,27 +24,17 @@ constexpr double kUsaClusterTolerance = 1e-10;
 // The engine's velocity against the angle form, relative to the largest speed.
 constexpr double kUsaVelocityTolerance = 1e-10;
 
-// The largest deviation of the engine's tangential velocity from the angle form, relative to the largest speed.
-double usa_angle_deviation(const Engine& engine, const DynamicsSpec& spec, const std::vector<Tokens>& frames,
-                           const std::vector<double>& times) {
-  double worst = 0.0, scale = 0.0;
-  for (std::size_t k = 0; k < frames.size(); k += 5) {
-    const Tokens v = engine_velocity(engine, spec, QkvSource::identity(), frames[k], times[k]);
-    const Index n = frames[k].n();
-    std::vector<double> phi(static_cast<std::size_t>(n));
-    for (Index i = 0; i < n; ++i) phi[std::size_t(i)] = std::atan2(frames[k].theta(i, 1), frames[k].theta(i, 0));
-    for (Index i = 0; i < n; ++i) {
-      double rate = 0.0;
-      for (Index j = 0; j < n; ++j) {
-        const double gap = phi[std::size_t(j)] - phi[std::size_t(i)];
-        rate += std::exp(spec.beta * std::cos(gap)) * std::sin(gap) / double(n);
-      }
-      const double pi = phi[std::size_t(i)];
-      worst = std::max(worst, std::hypot(v.theta(i, 0) + rate * std::sin(pi), v.theta(i, 1) - rate * std::cos(pi)));
-      scale = std::max(scale, std::abs(rate));
+// The angle form's velocity of a frame: theta_i' = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i).
+RowMatrix usa_angle_velocity(const Tokens& x, double beta) {
+  const std::vector<double> phi = reference::circle_angles(x.theta);
+  const std::size_t n = phi.size();
+  std::vector<double> rate(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      const double gap = phi[j] - phi[i];
+      rate[i] += std::exp(beta * std::cos(gap)) * std::sin(gap) / double(n);
     }
-  }
-  return scale > 0.0 ? worst / scale : worst;
+  return reference::circle_velocity(phi, rate);
 }
 
 }  // namespace
@@ -68,7 +59,8 @@ void usa_circle_negative_beta(Builder& b) {
         }
         const RowMatrix& x = run.frames.back().theta;
         spread = std::max(spread, 1.0 - (x * x.transpose()).minCoeff());
-        deviation = std::max(deviation, usa_angle_deviation(engine, spec, run.frames, times));
+        deviation = std::max(deviation, reference::velocity_deviation(engine, spec, QkvSource::identity(), run.frames, times, 5,
+                                                                      [&](const Tokens& f) { return usa_angle_velocity(f, beta); }));
       }
       const std::string tag = num(beta, 3);
       b.row({"usa-circle-negative-beta" + tag,
