@@ -31,13 +31,13 @@ void AttentionDynamics::add_terms(double t, Eigen::Ref<const RowMatrix> theta, E
   for (Index first = begin / kTermRows * kTermRows; first < end; first += kTermRows) {
     const Index rows = std::min(kTermRows, layout_.n - first);
     term_block_.setZero(rows, layout_.d);
-    spec_.terms.add(t, theta.middleRows(first, rows), r.segment(first, rows), term_block_);
+    spec_.terms.add(t, theta.middleRows(first, rows), r.segment(first, rows), term_block_, first);
     const Index lo = std::max(first, begin), hi = std::min(first + rows, end);
     out.middleRows(lo - begin, hi - lo) += term_block_.middleRows(lo - first, hi - lo);
   }
   if (!spec_.terms.has_whole_terms()) return;
   whole_terms_.setZero(layout_.n, layout_.d);
-  spec_.terms.add(t, theta, r, whole_terms_, false);
+  spec_.terms.add(t, theta, r, whole_terms_, 0, false);
   out += whole_terms_.middleRows(begin, end - begin);
 }
 

@@ -41,14 +41,14 @@ struct BlockTerms {
 
   bool empty() const { return terms.empty(); }
   // out += the contributions of the row-local terms (`row_local`) or of the others, at (t, θ, r):
-  // rows of the whole system for the first, every token for the others.
+  // the rows of the whole system from token `first_token` for the first, every token for the others.
   void add(double t, Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, Eigen::Ref<RowMatrix> out,
-           bool row_local = true) const {
+           Index first_token = 0, bool row_local = true) const {
     for (const Term& term : terms)
       std::visit(
           [&](const auto& a) {
             if (term_is_row_local(a) != row_local) return;
-            if constexpr (requires { a.add(t, theta, r, out); }) a.add(t, theta, r, out);
+            if constexpr (requires { a.add(t, theta, r, out, first_token); }) a.add(t, theta, r, out, first_token);
             else a.add(theta, out);
           },
           term);

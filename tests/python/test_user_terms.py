@@ -191,7 +191,7 @@ def test_nan_and_a_wrong_shape_are_errors_naming_the_term():
         out = drift(t, theta, r)
         out[2, 1] = np.nan if t > 0.3 else 0.0
         return out
-    with pytest.raises(normdyn.TermError, match=r"'nan' returned a non-finite value \(row 2, column 1\)"):
+    with pytest.raises(normdyn.TermError, match=r"'nan' returned a non-finite value \(token 2, column 1\)"):
         normdyn.run(config("post"), terms=[nan])
 
     def wrong(t, theta, r):

@@ -30,6 +30,12 @@ const std::vector<Activation> kActivations{Relu{}, Tanh{}, Gelu{}};
 // the rectifier, which random points avoid).
 constexpr double kCentralDifference = 1e-8;
 
+// A row-local term's NaN in the token 130 (the third block of 64 rows, its third row).
+void nan_at_token_130(double, const double* theta, const double*, double* out, std::int64_t n, std::int64_t d, void*) {
+  for (std::int64_t i = 0; i < n; ++i)
+    if (std::abs(theta[i * d] - 0.25) < 1e-12 && std::abs(theta[i * d + 1] - 0.5) < 1e-12) out[i * d] = std::nan("");
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(feedforward_equals_a_plain_loop) {
@@ -249,11 +255,31 @@ BOOST_AUTO_TEST_CASE(a_failing_term_ends_the_run_with_its_status) {
   frames.layout = dyn.layout();
   const IntegrationResult r = integrate(dyn, x0, 0.0, samples, options, frames);
   BOOST_TEST(r.status == RunStatus::user_term_failed);
-  BOOST_TEST(r.message.find("'drift' returned a non-finite value (row 2, column 1)") != std::string::npos);
+  BOOST_TEST(r.message.find("'drift' returned a non-finite value (token 2, column 1)") != std::string::npos);
   BOOST_TEST(frames.frames.size() == 3u);
   FrameRecorder layers;
   layers.layout = dyn.layout();
   const IntegrationResult l = run_layers(dyn, x0, 0.0, 0.05, samples, 0, layers);
   BOOST_TEST(l.status == RunStatus::user_term_failed);
   BOOST_TEST(layers.frames.size() == 3u);
+}
+
+// A row-local term is called on blocks of tokens; its failure names the token of the whole system,
+// not the row of the block.
+BOOST_AUTO_TEST_CASE(a_row_local_terms_failure_names_the_token) {
+  const Index n = 150, d = 3;
+  DynamicsSpec spec;
+  spec.kernel.threads = 1;
+  spec.terms.terms.emplace_back(user_term(&nan_at_token_130, true, nullptr));
+  AttentionDynamics dyn(spec, QkvSource::identity(), n, d);
+  RowMatrix tokens = test::random_tokens(n, d, 7);
+  tokens.row(130) << 0.25, 0.5, std::sqrt(1.0 - 0.25 * 0.25 - 0.5 * 0.5);
+  std::vector<double> x(dyn.size()), dx(dyn.size());
+  dyn.layout().pack(tokens, x.data());
+  try {
+    dyn.rhs(x.data(), dx.data(), 0.0);
+    BOOST_FAIL("the NaN was not seen");
+  } catch (const TermFailure& e) {
+    BOOST_TEST(std::string(e.what()).find("(token 130, column 0)") != std::string::npos, e.what());
+  }
 }

@@ -50,9 +50,11 @@ struct UserTerm {
   std::shared_ptr<const UserCallback> callback;
   bool rows = false;
 
-  // out.row(i) += f_i(t, θ, r) for the rows given (every token unless `rows`). Throws TermFailure
-  // naming the term when the callback failed or returned a non-finite value.
-  void add(double t, Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, Eigen::Ref<RowMatrix> out) const {
+  // out.row(i) += f_i(t, θ, r) for the rows given (every token unless `rows`; row i is token
+  // first_token + i). Throws TermFailure naming the term, and the token where a value is not finite,
+  // when the callback failed or returned a non-finite value.
+  void add(double t, Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r, Eigen::Ref<RowMatrix> out,
+           Index first_token) const {
     // One buffer per thread, kept between calls: a fresh [n, d] allocation per right-hand side pays
     // its page faults again on every call at large n.
     thread_local RowMatrix scratch;
@@ -77,8 +79,9 @@ struct UserTerm {
           if (!std::isfinite(block(i, k))) break;
         if (k < block.cols()) break;
       }
-      throw TermFailure("the term '" + name + "' returned a non-finite value (row " + std::to_string(i) +
-                        ", column " + std::to_string(k) + ") at t = " + std::to_string(t));
+      throw TermFailure("the term '" + name + "' returned a non-finite value (token " +
+                        std::to_string(first_token + i) + ", column " + std::to_string(k) + ") at t = " +
+                        std::to_string(t));
     }
     out += block;
   }
