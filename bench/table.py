@@ -69,15 +69,6 @@ def dgemm_rate(threads, m=1024):
         return 2.0 * m**3 / best_of(lambda: a @ b, 5) / 1e9
 
 
-def numpy_rhs(x, beta):
-    s = beta * (x @ x.T)
-    s -= s.max(axis=1, keepdims=True)
-    w = np.exp(s)
-    w /= w.sum(axis=1, keepdims=True)
-    a = w @ x
-    return a - np.sum(a * x, axis=1, keepdims=True) * x
-
-
 def peers(n, d, repeats):
     """Seconds per right-hand side (Post-LN, Q = K = V = I) of numpy, torch float64 and numba."""
     from threadpoolctl import threadpool_limits
@@ -85,8 +76,13 @@ def peers(n, d, repeats):
     x = np.random.default_rng(2).standard_normal((n, d))
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     out = {}
+    # numpy's right-hand side is the peer benchmark's (bench/peers/peers.py, beta = 1, Post-LN).
+    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+    from peers import make_rhs
+
+    numpy_rhs = make_rhs(n, d, "post")
     with threadpool_limits(2):
-        out["numpy"] = best_of(lambda: numpy_rhs(x, 1.0), repeats)
+        out["numpy"] = best_of(lambda: numpy_rhs(0.0, x.ravel()), repeats)
     try:
         import torch
 
