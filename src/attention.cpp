@@ -30,6 +30,21 @@ constexpr Index kMinBlock = 8, kMaxGeneralBlock = 256;
 constexpr double kMaskedExcess = 1.0 / 16.0;
 // ... but no block smaller than this: below it a block's two GEMMs are too thin to run at speed.
 constexpr Index kMinMaskedBlock = 16;
+
+// The keys a block of rows [first, first + rows) scores: the union of its rows' ranges under the
+// mask ({0, 0} when no row has a key). Both the block-size choice and the blocks themselves use it,
+// so that the work the choice counts is the work the blocks do.
+KeyRange block_key_union(const AttentionMask& mask, Index first, Index rows, Index n) {
+  Index lo = n, hi = 0;
+  for (Index i = first; i < first + rows; ++i) {
+    const KeyRange k = std::visit([&](const auto& m) { return m.keys(i, n); }, mask);
+    if (k.first < k.last) {
+      lo = std::min(lo, k.first);
+      hi = std::max(hi, k.last);
+    }
+  }
+  return lo < hi ? KeyRange{lo, hi} : KeyRange{0, 0};
+}
 // The symmetric path's tiles: at most this side (a 512 KiB tile stays in L2 with its operands); up
 // to kSingleTile tokens one tile covers everything, which is cheaper than any schedule.
 constexpr Index kMaxTile = 256;
@@ -83,15 +98,8 @@ Index AttentionKernel::masked_scored(Index n, Index block) const {
   Index scored = 0;
   for (Index first = 0; first < n; first += block) {
     const Index rows = std::min(block, n - first);
-    Index lo = n, hi = 0;
-    for (Index i = first; i < first + rows; ++i) {
-      const KeyRange k = std::visit([&](const auto& m) { return m.keys(i, n); }, spec_.mask);
-      if (k.first < k.last) {
-        lo = std::min(lo, k.first);
-        hi = std::max(hi, k.last);
-      }
-    }
-    if (lo < hi) scored += rows * (hi - lo);
+    const KeyRange u = block_key_union(spec_.mask, first, rows, n);
+    scored += rows * (u.last - u.first);
   }
   return scored;
 }
@@ -297,15 +305,9 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
   block_order_.resize(static_cast<std::size_t>(blocks));
   Index scored = 0;
   for (Index b = 0; b < blocks; ++b) {
-    const Index first = (first_block + b) * block;
-    KeyRange& u = block_keys_[static_cast<std::size_t>(b)];
-    u = {n, 0};
-    for (Index i = first; i < std::min(first + block, n); ++i) {
-      const KeyRange k = range(i);
-      if (k.first < k.last) u = {std::min(u.first, k.first), std::max(u.last, k.last)};
-    }
-    if (u.first >= u.last) u = {0, 0};
-    scored += std::min(block, n - first) * (u.last - u.first);
+    const Index first = (first_block + b) * block, rows = std::min(block, n - first);
+    const KeyRange& u = block_keys_[static_cast<std::size_t>(b)] = block_key_union(spec_.mask, first, rows, n);
+    scored += rows * (u.last - u.first);
     block_order_[static_cast<std::size_t>(b)] = b;
   }
   last_scored_ = scored;
