@@ -10,19 +10,27 @@
 
 namespace normdyn {
 
+namespace {
+
+// The four standard normals of one Philox block: its four 64-bit words, two pairs for the
+// Box-Muller transform.
+void philox_block_normals(const r123::Philox4x64::key_type& key, const r123::Philox4x64::ctr_type& counter,
+                          double (&z)[4]) {
+  const r123::Philox4x64::ctr_type words = r123::Philox4x64()(counter, key);
+  const r123::double2 a = r123::boxmuller(words[0], words[1]), b = r123::boxmuller(words[2], words[3]);
+  z[0] = a.x, z[1] = a.y, z[2] = b.x, z[3] = b.y;
+}
+
+}  // namespace
+
 void counter_normals(std::uint64_t seed, CounterStream stream, std::uint64_t step, std::uint64_t index,
                      std::span<double> out) {
-  using Philox = r123::Philox4x64;
-  const Philox philox;
-  const Philox::key_type key{{seed, static_cast<std::uint64_t>(stream)}};
-  // Each block of the counter gives four 64-bit words, two pairs for the Box-Muller transform.
-  Philox::ctr_type counter{{step, index, 0, 0}};
+  const r123::Philox4x64::key_type key{{seed, static_cast<std::uint64_t>(stream)}};
+  r123::Philox4x64::ctr_type counter{{step, index, 0, 0}};
   for (std::size_t k = 0; k < out.size(); k += 4) {
     counter[2] = k / 4;
-    const Philox::ctr_type words = philox(counter, key);
-    const r123::double2 a = r123::boxmuller(words[0], words[1]);
-    const r123::double2 b = r123::boxmuller(words[2], words[3]);
-    const double values[4] = {a.x, a.y, b.x, b.y};
+    double values[4];
+    philox_block_normals(key, counter, values);
     for (std::size_t j = 0; j < 4 && k + j < out.size(); ++j) out[k + j] = values[j];
   }
 }
@@ -74,9 +82,7 @@ class TreeCell {
 
  private:
   void normals(std::uint64_t node, std::uint64_t block, double (&z)[4]) const {
-    const r123::Philox4x64::ctr_type words = r123::Philox4x64()({{cell_, index_, node, block}}, key_);
-    const r123::double2 p = r123::boxmuller(words[0], words[1]), q = r123::boxmuller(words[2], words[3]);
-    z[0] = p.x, z[1] = p.y, z[2] = q.x, z[3] = q.y;
+    philox_block_normals(key_, {{cell_, index_, node, block}}, z);
   }
 
   r123::Philox4x64::key_type key_;
