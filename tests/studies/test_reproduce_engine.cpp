@@ -339,7 +339,7 @@ BOOST_AUTO_TEST_CASE(strong_order_rows_hold_and_catch_ignored_tree_increments) {
 }
 
 // The noisy pitchfork: every row holds on the library's engine; a noise 10 % too strong moves the
-// ordered states' r, and swapped normalizers move both sides at beta = 1 and 2.
+// ordered states' r (all but the most ordered one), and swapped normalizers move both sides at beta = 1 and 2.
 // (Three runs of the group, some 25 s: in the slow part.)
 BOOST_AUTO_TEST_CASE(pitchfork_rows_hold_and_catch_a_wrong_sigma_and_normalizer, *boost::unit_test::disabled()) {
   const std::vector<std::string> group{"noise-pitchfork"};
@@ -347,9 +347,9 @@ BOOST_AUTO_TEST_CASE(pitchfork_rows_hold_and_catch_a_wrong_sigma_and_normalizer,
   BOOST_TEST(good.size() == 10u);
   for (const auto& [id, verdict] : good) BOOST_TEST(verdict == "holds", id << ": " << verdict);
   const std::set<std::string> strong = caught(noise_too_strong(), group);
+  // (Not uniform-beta2-below: deep in the ordered phase, r = 0.952 moves by about 0.01 under it.)
   for (const char* id : {"noise-pitchfork-softmax-beta0-below", "noise-pitchfork-softmax-beta1-below",
-                         "noise-pitchfork-softmax-beta2-below", "noise-pitchfork-uniform-beta1-below",
-                         "noise-pitchfork-uniform-beta2-below"})
+                         "noise-pitchfork-softmax-beta2-below", "noise-pitchfork-uniform-beta1-below"})
     BOOST_TEST(strong.count(id) == 1u, id);
   const std::set<std::string> swapped = caught(normalizers_swapped(), group);
   for (const char* id : {"noise-pitchfork-softmax-beta1-below", "noise-pitchfork-softmax-beta2-below",
