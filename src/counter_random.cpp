@@ -10,19 +10,27 @@
 
 namespace normdyn {
 
+namespace {
+
+// The four standard normals of one Philox block: its four 64-bit words, two pairs for the
+// Box-Muller transform.
+void philox_block_normals(const r123::Philox4x64::key_type& key, const r123::Philox4x64::ctr_type& counter,
+                          double (&z)[4]) {
+  const r123::Philox4x64::ctr_type words = r123::Philox4x64()(counter, key);
+  const r123::double2 a = r123::boxmuller(words[0], words[1]), b = r123::boxmuller(words[2], words[3]);
+  z[0] = a.x, z[1] = a.y, z[2] = b.x, z[3] = b.y;
+}
+
+}  // namespace
+
 void counter_normals(std::uint64_t seed, CounterStream stream, std::uint64_t step, std::uint64_t index,
                      std::span<double> out) {
-  using Philox = r123::Philox4x64;
-  const Philox philox;
-  const Philox::key_type key{{seed, static_cast<std::uint64_t>(stream)}};
-  // Each block of the counter gives four 64-bit words, two pairs for the Box-Muller transform.
-  Philox::ctr_type counter{{step, index, 0, 0}};
+  const r123::Philox4x64::key_type key{{seed, static_cast<std::uint64_t>(stream)}};
+  r123::Philox4x64::ctr_type counter{{step, index, 0, 0}};
   for (std::size_t k = 0; k < out.size(); k += 4) {
     counter[2] = k / 4;
-    const Philox::ctr_type words = philox(counter, key);
-    const r123::double2 a = r123::boxmuller(words[0], words[1]);
-    const r123::double2 b = r123::boxmuller(words[2], words[3]);
-    const double values[4] = {a.x, a.y, b.x, b.y};
+    double values[4];
+    philox_block_normals(key, counter, values);
     for (std::size_t j = 0; j < 4 && k + j < out.size(); ++j) out[k + j] = values[j];
   }
 }
@@ -37,46 +45,96 @@ class TreeCell {
 
   // W(cell + u) − W(cell) for u in [0, 1], components 4 block .. 4 block + 3.
   void point(double u, std::uint64_t block, double (&w)[4]) const {
-    double wa[4] = {0, 0, 0, 0}, wb[4], z[4];
-    if (u <= 0.0) {
-      std::copy(wa, wa + 4, w);
+    if (u <= 0.0) return zero(w);
+    Interval s;
+    normals(0, block, s.wb);  // the cell's total, N(0, 1)
+    if (u >= 1.0) return copy(s.wb, w);
+    descend(s, u, block, w);
+  }
+
+  // point(u0) and point(u1) with one descent for the levels where u0 and u1 share an interval (a
+  // step's two ends are usually close), the same numbers as two calls.
+  void points(double u0, double u1, std::uint64_t block, double (&w0)[4], double (&w1)[4]) const {
+    if (u0 <= 0.0 || u1 <= 0.0) {
+      point(u0, block, w0);
+      point(u1, block, w1);
       return;
     }
-    normals(0, block, wb);  // the cell's total, N(0, 1)
-    if (u >= 1.0) {
-      std::copy(wb, wb + 4, w);
+    Interval s;
+    normals(0, block, s.wb);
+    if (u0 >= 1.0 || u1 >= 1.0) {
+      u0 >= 1.0 ? copy(s.wb, w0) : descend(s, u0, block, w0);
+      u1 >= 1.0 ? copy(s.wb, w1) : descend(s, u1, block, w1);
       return;
     }
-    double a = 0.0, width = 1.0;
-    std::uint64_t node = 1;  // the interval [a, a + width] in heap order
-    for (int level = 1; level <= kTreeLevels; ++level) {
-      const double mid = a + 0.5 * width, spread = 0.5 * std::sqrt(width);
-      normals(node, block, z);
-      double wm[4];
-      for (int c = 0; c < 4; ++c) wm[c] = 0.5 * (wa[c] + wb[c]) + spread * z[c];
-      if (u == mid) {
-        std::copy(wm, wm + 4, w);
-        return;
+    for (; s.level <= kTreeLevels; s.halve()) {
+      const double mid = s.a + 0.5 * s.width;
+      if (u0 != mid && u1 != mid && (u0 < mid) == (u1 < mid)) {
+        double wm[4];
+        midpoint(s, block, wm);
+        s.enter(u0 < mid, mid, wm);
+        continue;
       }
-      if (u < mid) {
-        std::copy(wm, wm + 4, wb);
-        node = 2 * node;
-      } else {
-        std::copy(wm, wm + 4, wa);
-        a = mid;
-        node = 2 * node + 1;
-      }
-      width *= 0.5;
+      // The ends part here: each finishes its own descent from this interval.
+      descend(s, u0, block, w0);
+      descend(s, u1, block, w1);
+      return;
     }
-    const double f = (u - a) / width;
-    for (int c = 0; c < 4; ++c) w[c] = wa[c] + f * (wb[c] - wa[c]);
+    descend(s, u0, block, w0);  // both in one interval of the last level: linear in between
+    descend(s, u1, block, w1);
   }
 
  private:
+  // A dyadic interval [a, a + width] of the cell at `level`, its node in heap order, W at its ends.
+  struct Interval {
+    double a = 0.0, width = 1.0;
+    std::uint64_t node = 1;
+    int level = 1;
+    double wa[4] = {0, 0, 0, 0}, wb[4];
+
+    // Into the lower (`lower`) or upper half, whose other end is the midpoint `mid` with W = wm.
+    void enter(bool lower, double mid, const double (&wm)[4]) {
+      if (lower) {
+        copy(wm, wb);
+        node = 2 * node;
+      } else {
+        copy(wm, wa);
+        a = mid;
+        node = 2 * node + 1;
+      }
+    }
+    void halve() {
+      width *= 0.5;
+      ++level;
+    }
+  };
+
+  static void zero(double (&w)[4]) { std::fill(w, w + 4, 0.0); }
+  static void copy(const double (&from)[4], double (&to)[4]) { std::copy(from, from + 4, to); }
+
+  // W at the midpoint of s: the Brownian bridge between its ends.
+  void midpoint(const Interval& s, std::uint64_t block, double (&wm)[4]) const {
+    const double spread = 0.5 * std::sqrt(s.width);
+    double z[4];
+    normals(s.node, block, z);
+    for (int c = 0; c < 4; ++c) wm[c] = 0.5 * (s.wa[c] + s.wb[c]) + spread * z[c];
+  }
+
+  // W(cell + u) from the interval s that holds u (0 < u < 1), down to the last level.
+  void descend(Interval s, double u, std::uint64_t block, double (&w)[4]) const {
+    for (; s.level <= kTreeLevels; s.halve()) {
+      const double mid = s.a + 0.5 * s.width;
+      double wm[4];
+      midpoint(s, block, wm);
+      if (u == mid) return copy(wm, w);
+      s.enter(u < mid, mid, wm);
+    }
+    const double f = (u - s.a) / s.width;
+    for (int c = 0; c < 4; ++c) w[c] = s.wa[c] + f * (s.wb[c] - s.wa[c]);
+  }
+
   void normals(std::uint64_t node, std::uint64_t block, double (&z)[4]) const {
-    const r123::Philox4x64::ctr_type words = r123::Philox4x64()({{cell_, index_, node, block}}, key_);
-    const r123::double2 p = r123::boxmuller(words[0], words[1]), q = r123::boxmuller(words[2], words[3]);
-    z[0] = p.x, z[1] = p.y, z[2] = q.x, z[3] = q.y;
+    philox_block_normals(key_, {{cell_, index_, node, block}}, z);
   }
 
   r123::Philox4x64::key_type key_;
@@ -100,11 +158,15 @@ void tree_increments(std::uint64_t seed, CounterStream stream, std::uint64_t ind
       const TreeCell cell(seed, stream, index, k);
       const double kd = static_cast<double>(k);
       // Within the cell: W(min(t1, k + 1)) − W(max(t0, k)), on the cell's own clock.
-      cell.point(k == last ? t1 - kd : 1.0, block, w);
-      for (int c = 0; c < 4; ++c) sum[c] += w[c];
+      const double upper = k == last ? t1 - kd : 1.0;
       if (k == first) {
-        cell.point(t0 - kd, block, w);
-        for (int c = 0; c < 4; ++c) sum[c] -= w[c];
+        double w0[4];
+        cell.points(t0 - kd, upper, block, w0, w);
+        for (int c = 0; c < 4; ++c) sum[c] += w[c];
+        for (int c = 0; c < 4; ++c) sum[c] -= w0[c];
+      } else {
+        cell.point(upper, block, w);
+        for (int c = 0; c < 4; ++c) sum[c] += w[c];
       }
     }
     for (std::size_t c = 0; c < count; ++c) out[4 * block + c] = sum[c];

@@ -27,6 +27,8 @@ void continuum_grid(Builder& b);        // continuum.cpp
 void attention_models(Builder& b);      // attention_models.cpp
 void long_context(Builder& b);          // long_context.cpp
 void noise(Builder& b);                 // noise.cpp
+void noise_strong_order(Builder& b);    // noise_strong.cpp
+void noise_pitchfork(Builder& b);       // noise_pitchfork.cpp
 void terms(Builder& b);                 // terms.cpp
 void renyi(Builder& b);                 // renyi.cpp
 void lost_in_the_middle(Builder& b);    // lost_in_the_middle.cpp
@@ -61,6 +63,8 @@ inline constexpr StudyEntry kReproductionStudies[] = {
     {"attention-models", true, attention_models},
     {"long-context", true, long_context},
     {"noise", true, noise},
+    {"noise-strong-order", true, noise_strong_order},
+    {"noise-pitchfork", true, noise_pitchfork},
     {"terms", true, terms},
     {"renyi", true, renyi},
     {"lost-in-the-middle", true, lost_in_the_middle},
