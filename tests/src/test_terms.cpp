@@ -272,8 +272,8 @@ BOOST_AUTO_TEST_CASE(a_row_local_terms_failure_names_the_token) {
   spec.kernel.threads = 1;
   spec.terms.terms.emplace_back(user_term(&nan_at_token_130, true, nullptr));
   AttentionDynamics dyn(spec, QkvSource::identity(), n, d);
-  RowMatrix tokens = test::random_tokens(n, d, 7);
-  tokens.row(130) << 0.25, 0.5, std::sqrt(1.0 - 0.25 * 0.25 - 0.5 * 0.5);
+  Tokens tokens = test::random_tokens(n, d, 7);
+  tokens.theta.row(130) << 0.25, 0.5, std::sqrt(1.0 - 0.25 * 0.25 - 0.5 * 0.5);
   std::vector<double> x(dyn.size()), dx(dyn.size());
   dyn.layout().pack(tokens, x.data());
   try {
