@@ -60,13 +60,20 @@ Engine mutant(std::string name, std::function<MutatedDynamics::Mutation(const Sc
           }};
 }
 
-// nGPT integrated with alpha = 1 whatever the configuration says (the schedule's decay kept).
-Engine alpha_ignored() {
-  return {"alpha ignored", [](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
+// An engine that integrates `change(spec)` in place of the configured dynamics.
+Engine spec_changed(std::string name, std::function<void(DynamicsSpec&)> change) {
+  return {std::move(name), [change](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
             DynamicsSpec wrong = spec;
-            if (auto* g = std::get_if<NGPT>(&wrong.scheme)) g->alpha = 1.0;
+            change(wrong);
             return std::make_unique<AttentionDynamics>(wrong, std::move(qkv), n, d);
           }};
+}
+
+// nGPT integrated with alpha = 1 whatever the configuration says (the schedule's decay kept).
+Engine alpha_ignored() {
+  return spec_changed("alpha ignored", [](DynamicsSpec& s) {
+    if (auto* g = std::get_if<NGPT>(&s.scheme)) g->alpha = 1.0;
+  });
 }
 
 // Every token's direction moves r_j times too fast (Pre-LN's 1/r forgotten, and its kin's).
@@ -97,37 +104,29 @@ Engine post_ln_rate_9_percent() {
 
 // The noise 10 % stronger than configured.
 Engine noise_too_strong() {
-  return {"noise sigma +10%", [](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
-            DynamicsSpec wrong = spec;
-            std::visit(
-                [](auto& k) {
-                  if constexpr (requires { k.sigma; }) k.sigma *= 1.1;
-                },
-                wrong.noise.kind);
-            return std::make_unique<AttentionDynamics>(wrong, std::move(qkv), n, d);
-          }};
+  return spec_changed("noise sigma +10%", [](DynamicsSpec& s) {
+    std::visit(
+        [](auto& k) {
+          if constexpr (requires { k.sigma; }) k.sigma *= 1.1;
+        },
+        s.noise.kind);
+  });
 }
 
 // Tree increments ignored: every run draws the counter streams, so that runs at h and h/2 follow
 // unrelated paths.
 Engine tree_ignored() {
-  return {"tree increments ignored", [](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
-            DynamicsSpec wrong = spec;
-            wrong.noise.increment_draws = NoiseIncrements::counter;
-            return std::make_unique<AttentionDynamics>(wrong, std::move(qkv), n, d);
-          }};
+  return spec_changed("tree increments ignored", [](DynamicsSpec& s) { s.noise.increment_draws = NoiseIncrements::counter; });
 }
 
 // Softmax and the uniform normalizer swapped.
 Engine normalizers_swapped() {
-  return {"softmax and uniform swapped", [](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
-            DynamicsSpec wrong = spec;
-            if (std::holds_alternative<Softmax>(wrong.attention.normalizer))
-              wrong.attention.normalizer = Uniform{};
-            else if (std::holds_alternative<Uniform>(wrong.attention.normalizer))
-              wrong.attention.normalizer = Softmax{};
-            return std::make_unique<AttentionDynamics>(wrong, std::move(qkv), n, d);
-          }};
+  return spec_changed("softmax and uniform swapped", [](DynamicsSpec& s) {
+    if (std::holds_alternative<Softmax>(s.attention.normalizer))
+      s.attention.normalizer = Uniform{};
+    else if (std::holds_alternative<Uniform>(s.attention.normalizer))
+      s.attention.normalizer = Softmax{};
+  });
 }
 
 using Verdicts = std::map<std::string, std::string>;
@@ -231,15 +230,6 @@ BOOST_AUTO_TEST_CASE(attention_models_hold_and_catch_a_wrong_rate) {
                          "attention-equiangular-uniform-rho0", "attention-equiangular-softmax-rate",
                          "attention-equiangular-uniform-rate"})
     BOOST_TEST(rows.count(id) == 1u, id);
-}
-
-// An engine that integrates `change(spec)` in place of the configured attention.
-Engine spec_changed(std::string name, std::function<void(DynamicsSpec&)> change) {
-  return {std::move(name), [change](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
-            DynamicsSpec wrong = spec;
-            change(wrong);
-            return std::make_unique<AttentionDynamics>(wrong, std::move(qkv), n, d);
-          }};
 }
 
 // Softmax in place of Sinkhorn (its weights are positive too, so the hemisphere argument holds for it).
@@ -361,12 +351,10 @@ BOOST_AUTO_TEST_CASE(pitchfork_rows_hold_and_catch_a_wrong_sigma_and_normalizer,
 // The feed-forward rows: every row holds on the library's engine, and a term integrated with the
 // wrong activation (relu for tanh and gelu) fails the perceptron rows.
 Engine activation_ignored() {
-  return {"activation ignored", [](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
-            DynamicsSpec wrong = spec;
-            for (Term& t : wrong.terms.terms)
-              if (auto* f = std::get_if<FeedForward>(&t)) f->activation = Relu{};
-            return std::make_unique<AttentionDynamics>(wrong, std::move(qkv), n, d);
-          }};
+  return spec_changed("activation ignored", [](DynamicsSpec& s) {
+    for (Term& t : s.terms.terms)
+      if (auto* f = std::get_if<FeedForward>(&t)) f->activation = Relu{};
+  });
 }
 
 // The term's velocity 1 % too large (with V = 0, an activation 1.01 sigma).
@@ -417,11 +405,7 @@ BOOST_AUTO_TEST_CASE(every_engine_row, *boost::unit_test::disabled()) {
 // The attention of every run changed after the fact: a wrong mask, normalizer or bias handed to the
 // rows of the follow-up models.
 Engine attention_changed(std::string name, std::function<void(AttentionSpec&)> change) {
-  return {std::move(name), [change](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
-            DynamicsSpec wrong = spec;
-            change(wrong.attention);
-            return std::make_unique<AttentionDynamics>(wrong, std::move(qkv), n, d);
-          }};
+  return spec_changed(std::move(name), [change](DynamicsSpec& s) { change(s.attention); });
 }
 
 // Rényi parking under causal attention: every row holds on the library's engine; full attention in
