@@ -201,6 +201,11 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.reproduce->add_option("-o,--output-dir", s.reproduce_dir, "folder of the report (default: reproduction)");
   s.reproduce->add_flag("--force", rp.force, "replace an existing report in the folder");
   s.reproduce->add_option("--threads", rp.threads, "threads of the attention kernel (0: all)")->check(CLI::Range(0, 4096));
+  s.reproduce
+      ->add_option("--only", rp.only,
+                   "run these groups of rows only (repeat or separate by commas: renyi, noise-pitchfork, "
+                   "theorem-4.1-slopes, ...; an unknown name lists them all)")
+      ->delimiter(',');
 }
 
 AnalysisCli::~AnalysisCli() = default;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -18,6 +19,13 @@ namespace normdyn::app {
 
 int reproduce_command(const ReproduceRequest& request) {
   namespace fs = std::filesystem;
+  const std::vector<studies::ReproductionGroup> groups = studies::reproduction_groups();
+  for (const std::string& key : request.only)
+    if (std::none_of(groups.begin(), groups.end(), [&](const auto& g) { return g.key == key; })) {
+      std::string known;
+      for (const auto& g : groups) known += (known.empty() ? "" : ", ") + g.key;
+      throw InputError("--only", "no group '" + key + "' (groups: " + known + ")");
+    }
   const fs::path& dir = request.output_dir;
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError("-o", dir.string() + " is not a folder");
@@ -30,11 +38,12 @@ int reproduce_command(const ReproduceRequest& request) {
   studies::ReproduceOptions options;
   options.quick = request.quick;
   options.threads = request.threads;
+  options.only = request.only;
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   if (terminal) options.progress = [](const std::string& name) { std::fprintf(stderr, "reproduce: %s ...\n", name.c_str()); };
   const studies::Reproduction r = studies::reproduce(options);
 
-  studies::write_new_file(dir / "symmetric_start.json", r.symmetric.dump(1) + "\n", true);
+  if (!r.symmetric.is_null()) studies::write_new_file(dir / "symmetric_start.json", r.symmetric.dump(1) + "\n", true);
   if (!r.random_weights.is_null()) studies::write_new_file(dir / "random_weights.json", r.random_weights.dump(1) + "\n", true);
   if (!r.metastability.is_null()) studies::write_new_file(dir / "metastability.json", r.metastability.dump(1) + "\n", true);
   studies::write_new_file(dir / "reproduction.json", studies::to_json(r).dump(2) + "\n", true);

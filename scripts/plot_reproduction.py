@@ -38,7 +38,17 @@ TITLES = {"post": "Post-LN", "pre": "Pre-LN", "mix": "Mix-LN", "peri": "Peri-LN"
 
 
 def main(out: Path) -> None:
-    sym = json.loads((out / "symmetric_start.json").read_text())
+    # A partial reproduction (`--only`) writes the inputs of the groups it ran only.
+    if (out / "symmetric_start.json").exists():
+        symmetric_start_figure(out, json.loads((out / "symmetric_start.json").read_text()))
+    theorem_4_2_figure(out)
+    if (out / "random_weights.json").exists():
+        random_weights_figure(out, json.loads((out / "random_weights.json").read_text()))
+    if (out / "metastability.json").exists():
+        metastability_figure(out, json.loads((out / "metastability.json").read_text()))
+
+
+def symmetric_start_figure(out: Path, sym) -> None:
     p = sym["parameters"]
     fig, axes = plt.subplots(1, 3, figsize=WIDE, layout="constrained")
     for key, s in sym["schemes"].items():
@@ -61,6 +71,8 @@ def main(out: Path) -> None:
     )
     _save(fig, out / "symmetric_start.png")
 
+
+def theorem_4_2_figure(out: Path) -> None:
     rep = json.loads((out / "reproduction.json").read_text())
     grid = rep.get("theorem_4_2_grid", [])
     if grid:
@@ -79,11 +91,6 @@ def main(out: Path) -> None:
         ax.set_title(r"Theorem 4.2, $Q=K=V=I$, $\beta=1$")
         ax.legend()
         _save(fig, out / "theorem_4_2.png")
-
-    if (out / "random_weights.json").exists():
-        random_weights_figure(out, json.loads((out / "random_weights.json").read_text()))
-    if (out / "metastability.json").exists():
-        metastability_figure(out, json.loads((out / "metastability.json").read_text()))
 
 
 def _finite(values):

@@ -92,3 +92,29 @@ BOOST_AUTO_TEST_CASE(symmetric_study_json_layout) {
   BOOST_TEST(bad.exit_code == 2);
   BOOST_TEST(test::contains(bad.err, "--beta"));
 }
+
+// `--only`: the named groups' rows only, a report that says it is partial and the command that
+// regenerates it; an unknown group is refused before anything is written, naming the flag and the
+// groups there are.
+BOOST_AUTO_TEST_CASE(only_runs_the_named_groups_and_says_the_report_is_partial) {
+  test::Scratch s;
+  const test::CommandResult r = s.normdyn("reproduce --quick --only theorem-4.2 -o part --threads 1");
+  BOOST_TEST_INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  BOOST_REQUIRE_EQUAL(r.exit_code, 0);
+  const json j = json::parse(test::Scratch::slurp(s / "part/reproduction.json"));
+  BOOST_TEST(j["only"] == json::array({"theorem-4.2"}));
+  BOOST_TEST(j["command"].get<std::string>() == "normdyn reproduce --quick --only theorem-4.2");
+  BOOST_REQUIRE(!j["rows"].empty());
+  for (const auto& row : j["rows"]) BOOST_TEST(row["id"].get<std::string>().rfind("4.2-", 0) == 0u, row["id"]);
+  BOOST_TEST(!std::filesystem::exists(s / "part/symmetric_start.json"));
+  const std::string md = test::Scratch::slurp(s / "part/reproduction.md");
+  BOOST_TEST(test::contains(md, "**Partial reproduction**: only the groups `theorem-4.2`"));
+  BOOST_TEST(!test::contains(md, "Figures skipped: the plot script failed"));
+
+  const test::CommandResult bad = s.normdyn("reproduce --quick --only theorem-4.2,nonsense -o bad");
+  BOOST_TEST(bad.exit_code == 2);
+  BOOST_TEST(test::contains(bad.err, "--only"));
+  BOOST_TEST(test::contains(bad.err, "'nonsense'"));
+  BOOST_TEST(test::contains(bad.err, "noise-pitchfork"));
+  BOOST_TEST(!std::filesystem::exists(s / "bad"));
+}

@@ -53,7 +53,8 @@ std::vector<ReproductionGroup> reproduction_groups();
 
 struct Reproduction {
   bool quick = false;
-  std::string engine;  // Engine::name
+  std::vector<std::string> only;  // ReproduceOptions::only: the groups run (empty: all)
+  std::string engine;             // Engine::name
   std::vector<ReproductionRow> rows;
   std::vector<StudyTiming> timings;
   std::vector<std::string> not_measured;  // statements without a row, and why
@@ -65,6 +66,8 @@ struct Reproduction {
 
 Reproduction reproduce(const ReproduceOptions& options);
 bool any_failed(const Reproduction& r);
+// The command that regenerates the report: `normdyn reproduce [--quick] [--only G ...]`.
+std::string command_line(const Reproduction& r);
 
 nlohmann::json to_json(const Reproduction& r);
 std::string to_markdown(const Reproduction& r, const std::vector<std::string>& figures,
