@@ -5,7 +5,7 @@
 // and a Post-LN rate 9 % too fast (which the asymptotic rows alone must not let pass); for the models
 // beyond the paper, softmax in place of Sinkhorn or of the uniform normalizer, a causal softmax
 // normalized as USA, ALiBi dropped, the causal mask dropped, a head sum divided by H and a wrong
-// activation.
+// activation; for the noisy models, a noise too strong or dropped and tree increments ignored.
 #define BOOST_TEST_MODULE studies_reproduce_engine
 #include <boost/test/unit_test.hpp>
 #include <chrono>
@@ -108,6 +108,17 @@ Engine noise_too_strong() {
     std::visit(
         [](auto& k) {
           if constexpr (requires { k.sigma; }) k.sigma *= 1.1;
+        },
+        s.noise.kind);
+  });
+}
+
+// The noise dropped: the drift alone, whatever noise the row configures.
+Engine noise_dropped() {
+  return spec_changed("noise dropped", [](DynamicsSpec& s) {
+    std::visit(
+        [](auto& k) {
+          if constexpr (requires { k.sigma; }) k.sigma = 0.0;
         },
         s.noise.kind);
   });
@@ -295,8 +306,9 @@ BOOST_AUTO_TEST_CASE(long_context_rows_hold_and_catch_a_doubled_radial_rate) {
 }
 
 // The stochastic flows: every row holds on the library's engine (the weak-order fits may be
-// inconclusive only if their Monte Carlo error grows), and a noise 10 % too strong fails the
-// Brownian rows and the antipodal exponent of two tokens under common noise.
+// inconclusive only if their Monte Carlo error grows), a noise 10 % too strong fails the Brownian
+// rows and the antipodal exponent of two tokens under common noise, and a dropped noise fails the
+// rows of every noisy law.
 BOOST_AUTO_TEST_CASE(noise_rows_hold_and_catch_a_wrong_sigma) {
   const std::vector<std::string> group{"noise"};
   const Verdicts& good = reference(group, true);
@@ -306,6 +318,11 @@ BOOST_AUTO_TEST_CASE(noise_rows_hold_and_catch_a_wrong_sigma) {
   const std::set<std::string> rows = caught(noise_too_strong(), group);
   for (const char* id : {"noise-brownian-sphere-heun", "noise-brownian-sphere-em", "noise-common-antipodal-exponent"})
     BOOST_TEST(rows.count(id) == 1u, id);
+  // Without the noise every row of a noisy law stops holding, the drift-only ones aside.
+  const std::set<std::string> silent = caught(noise_dropped(), group);
+  for (const char* id : {"noise-brownian-sphere-heun", "noise-brownian-sphere-em", "noise-kuramoto-kappa1",
+                         "noise-kuramoto-kappa4", "noise-common-antipodal-exponent", "noise-common-two-token-transition"})
+    BOOST_TEST(silent.count(id) == 1u, id);
 }
 
 // The weak-order rows compare runs at h and h/2 on the same paths: without the tree the differences
