@@ -34,6 +34,28 @@ flush_frames = 5
 flush_seconds = 0.02
 )";
 
+// A mean-field run (/fields, a radius scheme on the (phi, r) grid), about 1.8 s.
+const char* kField = R"([model]
+kind = "meanfield"
+scheme = "peri"
+beta = 8.0
+[meanfield]
+grid = 512
+radial_grid = 16
+[init]
+kind = "perturbed_uniform"
+mode = 3
+amplitude = 0.05
+radius_width = 0.1
+[solver]
+t_end = 60.0
+rtol = 1e-7
+[output]
+samples = 601
+flush_frames = 5
+flush_seconds = 0.05
+)";
+
 std::string python_compare(const Scratch& s, const std::string& run, const std::string& ref, bool complete) {
   const auto r = s.shell(std::string(NORMDYN_PYTHON) + " " + NORMDYN_SOURCE_DIR + "/tests/app/compare_runs.py " + run +
                          " " + ref + (complete ? " --complete" : ""));
@@ -54,6 +76,35 @@ test::ChildExit signal_a_fifth_in(const Scratch& s, const std::string& config, c
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ::kill(child.pid, sig);
   return test::wait_child(child);
+}
+
+// Leaves `name` (an interrupted run) as a kill in the middle of its next appends can: status
+// `running`, and past its checkpoint a torn tail, the extents wherever each dataset's metadata
+// reached the disk: the checksums 5 frames ahead, the first covered dataset (a value dataset) 3,
+// the last one 1, the others none (a flush interrupted between them). The tail holds junk. With
+// `short_by` > 0 the last covered dataset is instead cut that many frames short of the checkpoint.
+// Returns the checkpoint's frame count.
+int tear_after_the_checkpoint(const Scratch& s, const std::string& name, int short_by = 0) {
+  s.write("tear.py", R"(import sys, h5py
+f = h5py.File(sys.argv[1], "r+")
+checksums = f["checksums/frames"]
+covers = checksums.attrs["covers"].split("\n")
+k = int(f["checkpoint/current"][1])
+if checksums.shape[0] != k or any(f[p].shape[0] != k for p in covers):
+    sys.exit("not an interrupted run: its datasets do not all hold its checkpoint's frames")
+f["summary"].attrs["status"] = "running"
+short_by = int(sys.argv[2])
+grow = {covers[-1]: -short_by} if short_by else {"checksums/frames": 5, covers[0]: 3, covers[-1]: 1}
+for p, extra in grow.items():
+    f[p].resize(k + extra, axis=0)
+    if extra > 0:
+        f[p][k:] = 7
+f.close()
+print(k)
+)");
+  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " tear.py " + name + " " + std::to_string(short_by));
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, "tear.py " << name << ": " << r.err);
+  return std::stoi(r.out);
 }
 
 }  // namespace
@@ -170,26 +221,7 @@ BOOST_AUTO_TEST_CASE(a_file_left_by_a_killed_plain_session_is_recovered_by_the_r
 // Mean-field runs (/fields, a radius scheme on the (φ, r) grid) are checkpointed and resumed alike.
 BOOST_AUTO_TEST_CASE(meanfield_sigkill_then_resume) {
   Scratch s;
-  s.write("field.toml", R"([model]
-kind = "meanfield"
-scheme = "peri"
-beta = 8.0
-[meanfield]
-grid = 512
-radial_grid = 16
-[init]
-kind = "perturbed_uniform"
-mode = 3
-amplitude = 0.05
-radius_width = 0.1
-[solver]
-t_end = 60.0
-rtol = 1e-7
-[output]
-samples = 601
-flush_frames = 5
-flush_seconds = 0.05
-)");
+  s.write("field.toml", kField);
   BOOST_REQUIRE_EQUAL(s.normdyn("run field.toml -q -o ref.h5").exit_code, 0);
   int resumed_runs = 0;
   for (int delay_ms : {0, 400}) {
@@ -212,6 +244,44 @@ flush_seconds = 0.05
     ++resumed_runs;
   }
   BOOST_TEST(resumed_runs >= 1);  // a kill did land inside the run (it takes about 1.8 s)
+}
+
+// A kill between two datasets' appends, or inside the flush that makes them durable, leaves their
+// extents torn past the checkpoint (once seen: a value dataset 215 frames long beside 220
+// checksums). Only the checkpoint's frames are committed: `verify` checks the frames complete in
+// every dataset, the resume cuts the tail and completes the run bit for bit; a dataset shorter than
+// the checkpoint is damage. Particle and mean-field runs alike.
+BOOST_AUTO_TEST_CASE(a_tail_torn_past_the_checkpoint_is_cut_by_the_resume) {
+  Scratch s;
+  s.write("long.toml", kLong);
+  s.write("field.toml", kField);
+  for (const std::string config : {"long", "field"}) {
+    BOOST_TEST_CONTEXT(config) {
+      const std::string ref = config + "_ref.h5", torn = config + "_torn.h5", cut = config + "_cut.h5";
+      BOOST_REQUIRE_EQUAL(s.normdyn("run " + config + ".toml -q -o " + ref).exit_code, 0);
+      BOOST_REQUIRE_EQUAL(signal_a_fifth_in(s, config + ".toml", torn, SIGINT).exit_code, 130);
+      std::filesystem::copy_file(s / torn, s / cut);
+      const int k = tear_after_the_checkpoint(s, torn);
+      BOOST_TEST_MESSAGE(config << ": torn after " << k << " frames");
+      const auto verified = s.normdyn("verify " + torn);
+      BOOST_TEST(verified.exit_code == 0, verified.err);
+      BOOST_TEST(verified.out == torn + ": " + std::to_string(k) + " frames match their checksums\n");
+      const auto resumed = s.normdyn("run --resume " + torn + " -q");
+      BOOST_TEST(resumed.exit_code == 0, resumed.err);
+      python_compare(s, torn, ref, true);
+      BOOST_TEST(RunReader(s / torn).summary()->status == RunStatus::ok);
+      // Fewer frames than the checkpoint counts: damage, in verify and in the resume.
+      BOOST_REQUIRE_EQUAL(tear_after_the_checkpoint(s, cut, 1), k);
+      for (const std::string command : {"verify ", "run -q --resume "}) {
+        const auto r = s.normdyn(command + cut);
+        BOOST_TEST(r.exit_code == 3, command << ": " << r.err);
+        BOOST_TEST(contains(r.err, cut + ": damaged run file"), r.err);
+      }
+      BOOST_TEST(contains(s.normdyn("verify " + cut).err,
+                          "holds " + std::to_string(k - 1) + " frames, fewer than the " + std::to_string(k) +
+                              " its checkpoint (/checkpoint/current) says were written"));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(finished_runs_cannot_be_resumed) {
