@@ -276,10 +276,11 @@ BOOST_AUTO_TEST_CASE(a_tail_torn_past_the_checkpoint_is_cut_by_the_resume) {
         const auto r = s.normdyn(command + cut);
         BOOST_TEST(r.exit_code == 3, command << ": " << r.err);
         BOOST_TEST(contains(r.err, cut + ": damaged run file"), r.err);
+        if (command == "verify ")
+          BOOST_TEST(contains(r.err, "holds " + std::to_string(k - 1) + " frames, fewer than the " + std::to_string(k) +
+                                         " its checkpoint (/checkpoint/current) says were written"),
+                     r.err);
       }
-      BOOST_TEST(contains(s.normdyn("verify " + cut).err,
-                          "holds " + std::to_string(k - 1) + " frames, fewer than the " + std::to_string(k) +
-                              " its checkpoint (/checkpoint/current) says were written"));
     }
   }
 }
