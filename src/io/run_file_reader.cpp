@@ -273,13 +273,23 @@ std::optional<std::size_t> RunReader::verify_frames(std::optional<std::size_t> c
     }
   }
   const std::vector<std::int64_t> expected = n > 0 ? stored.read_int_frames(0, n) : std::vector<std::int64_t>{};
-  for (std::size_t f = 0; f < n; ++f)
-    if (expected.at(f) != static_cast<std::int64_t>(crc[f]))
-      throw FrameChecksumError(impl_->path.string() + ": damaged run file: frame " + std::to_string(f) +
+  for (std::size_t f = 0; f < n; ++f) {
+    if (expected.at(f) == static_cast<std::int64_t>(crc[f])) continue;
+    // Past the committed frames of a killed run (an ended run commits all it checksummed): a frame
+    // whose extents reached the disk before its rows or its checksum did, which the resume rewrites.
+    if (committed && f >= committed->frames)
+      throw FrameChecksumError(impl_->path.string() + ": frame " + std::to_string(f) + " (t = " +
+                               toml_text::number_text(times().at(f)) + ") does not match its checksum in " +
+                               frame_checksums::kDataset + ": it lies past the last checkpoint (" +
+                               std::to_string(committed->frames) + " frames) of a run whose writer was killed, a write "
+                               "the kill cut short; normdyn run --resume " + impl_->path.string() +
+                               " recomputes it and completes the run");
+    throw FrameChecksumError(impl_->path.string() + ": damaged run file: frame " + std::to_string(f) +
                                " (t = " + toml_text::number_text(times().at(f)) + ") does not match its checksum in " +
                                frame_checksums::kDataset +
                                ": its values, time or step changed after they were written (a damaged disk or copy, "
                                "or an edit)");
+  }
   return n;
 }
 

@@ -80,12 +80,14 @@ test::ChildExit signal_a_fifth_in(const Scratch& s, const std::string& config, c
 
 // Leaves `name` (an interrupted run) as a kill in the middle of its next appends can: status
 // `running`, and past its checkpoint a torn tail, the extents wherever each dataset's metadata
-// reached the disk: the checksums 5 frames ahead, the first covered dataset (a value dataset) 3,
-// the last one 1, the others none (a flush interrupted between them). The tail holds junk. With
-// `short_by` > 0 the last covered dataset is instead cut that many frames short of the checkpoint.
-// Returns the checkpoint's frame count.
-int tear_after_the_checkpoint(const Scratch& s, const std::string& name, int short_by = 0) {
+// reached the disk. "torn": the checksums 5 frames ahead, the first covered dataset (a value
+// dataset) 3, the last one 1, the others none (a flush interrupted between them); "junk": every
+// dataset 2 frames ahead, rows and checksums not written. The tail holds junk. "short": the last
+// covered dataset cut a frame short of the checkpoint instead (damage). Returns the checkpoint's
+// frame count.
+int tear_after_the_checkpoint(const Scratch& s, const std::string& name, const std::string& how) {
   s.write("tear.py", R"(import sys, h5py
+import numpy as np
 f = h5py.File(sys.argv[1], "r+")
 checksums = f["checksums/frames"]
 covers = checksums.attrs["covers"].split("\n")
@@ -93,16 +95,17 @@ k = int(f["checkpoint/current"][1])
 if checksums.shape[0] != k or any(f[p].shape[0] != k for p in covers):
     sys.exit("not an interrupted run: its datasets do not all hold its checkpoint's frames")
 f["summary"].attrs["status"] = "running"
-short_by = int(sys.argv[2])
-grow = {covers[-1]: -short_by} if short_by else {"checksums/frames": 5, covers[0]: 3, covers[-1]: 1}
+grow = {"torn": {"checksums/frames": 5, covers[0]: 3, covers[-1]: 1},
+        "junk": {p: 2 for p in covers + ["checksums/frames"]},
+        "short": {covers[-1]: -1}}[sys.argv[2]]
 for p, extra in grow.items():
     f[p].resize(k + extra, axis=0)
-    if extra > 0:
-        f[p][k:] = 7
+    if extra > 0:  # junk, but times that still increase (else the reader refuses them first)
+        f[p][k:] = f[p][k - 1] + 1 + np.arange(extra) if p.endswith("/time") else 7
 f.close()
 print(k)
 )");
-  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " tear.py " + name + " " + std::to_string(short_by));
+  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " tear.py " + name + " " + how);
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, "tear.py " << name << ": " << r.err);
   return std::stoi(r.out);
 }
@@ -257,11 +260,13 @@ BOOST_AUTO_TEST_CASE(a_tail_torn_past_the_checkpoint_is_cut_by_the_resume) {
   s.write("field.toml", kField);
   for (const std::string config : {"long", "field"}) {
     BOOST_TEST_CONTEXT(config) {
-      const std::string ref = config + "_ref.h5", torn = config + "_torn.h5", cut = config + "_cut.h5";
+      const std::string ref = config + "_ref.h5", torn = config + "_torn.h5", cut = config + "_cut.h5",
+                        junk = config + "_junk.h5";
       BOOST_REQUIRE_EQUAL(s.normdyn("run " + config + ".toml -q -o " + ref).exit_code, 0);
       BOOST_REQUIRE_EQUAL(signal_a_fifth_in(s, config + ".toml", torn, SIGINT).exit_code, 130);
       std::filesystem::copy_file(s / torn, s / cut);
-      const int k = tear_after_the_checkpoint(s, torn);
+      std::filesystem::copy_file(s / torn, s / junk);
+      const int k = tear_after_the_checkpoint(s, torn, "torn");
       BOOST_TEST_MESSAGE(config << ": torn after " << k << " frames");
       const auto verified = s.normdyn("verify " + torn);
       BOOST_TEST(verified.exit_code == 0, verified.err);
@@ -271,7 +276,18 @@ BOOST_AUTO_TEST_CASE(a_tail_torn_past_the_checkpoint_is_cut_by_the_resume) {
       python_compare(s, torn, ref, true);
       BOOST_TEST(RunReader(s / torn).summary()->status == RunStatus::ok);
       // Fewer frames than the checkpoint counts: damage, in verify and in the resume.
-      BOOST_REQUIRE_EQUAL(tear_after_the_checkpoint(s, cut, 1), k);
+      // A tail frame complete in every dataset whose rows or checksum never reached the disk: not
+      // damage, a write the kill cut short, which the reader names with the resume that rewrites it.
+      BOOST_REQUIRE_EQUAL(tear_after_the_checkpoint(s, junk, "junk"), k);
+      const auto tail = s.normdyn("verify " + junk);
+      BOOST_TEST(tail.exit_code == 3, tail.err);
+      BOOST_TEST(contains(tail.err, junk + ": frame " + std::to_string(k) + " (t = "), tail.err);
+      BOOST_TEST(contains(tail.err, "it lies past the last checkpoint (" + std::to_string(k) +
+                                        " frames) of a run whose writer was killed"),
+                 tail.err);
+      BOOST_TEST(contains(tail.err, "normdyn run --resume " + junk + " recomputes it"), tail.err);
+      BOOST_TEST(!contains(tail.err, "damaged"), tail.err);
+      BOOST_REQUIRE_EQUAL(tear_after_the_checkpoint(s, cut, "short"), k);
       for (const std::string command : {"verify ", "run -q --resume "}) {
         const auto r = s.normdyn(command + cut);
         BOOST_TEST(r.exit_code == 3, command << ": " << r.err);
