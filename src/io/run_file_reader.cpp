@@ -229,11 +229,13 @@ std::optional<std::size_t> RunReader::verify_frames(std::optional<std::size_t> c
   // Another open of the file in this process (h5py's, in the Python package) shares HDF5's cache of
   // its metadata, whose extents may predate frames a writer appended since: the checkpoint (data,
   // read fresh) is then not comparable with them.
-  const auto committed = committed_frames(path, file, checksummed,
-                                          (!impl_->lock_is_ours && WriterLock::held(path)) || file.opened_elsewhere());
+  const bool live = (!impl_->lock_is_ours && WriterLock::held(path)) || file.opened_elsewhere();
+  const auto committed = committed_frames(path, file, checksummed, live);
   // Each covered dataset must hold the committed frames; past them it may hold fewer or more frames
-  // than the checksums (a torn tail). Without a commitment (a live writer, which appends frames
-  // before their checksums), it must hold every checksummed frame.
+  // than the checksums (a torn tail). While a writer appends (or with extents this reader cannot
+  // compare with a checkpoint) nothing is committed: the complete frames are those checked. A file
+  // without a checkpoint and without a writer (which no run leaves once published) must hold every
+  // checksummed frame.
   std::vector<h5::Dataset> datasets;
   std::vector<std::vector<std::uint64_t>> shapes;
   std::uint64_t complete = checksummed;
@@ -241,7 +243,7 @@ std::optional<std::size_t> RunReader::verify_frames(std::optional<std::size_t> c
     datasets.push_back(file.open_dataset(covered));
     shapes.push_back(datasets.back().shape());
     const std::uint64_t held = shapes.back().empty() ? 0 : shapes.back()[0];
-    const std::uint64_t required = committed ? committed->frames : checksummed;
+    const std::uint64_t required = committed ? committed->frames : live ? 0 : checksummed;
     if (shapes.back().empty() || held < required)
       damaged(path, covered, "holds " + std::to_string(held) + " frames, fewer than " +
                                  (committed ? committed->by : "its " + std::to_string(checksummed) + " checksums"));
