@@ -280,8 +280,11 @@ std::optional<std::size_t> RunReader::verify_frames(std::optional<std::size_t> c
     // Past the committed frames of a killed run (an ended run commits all it checksummed): a frame
     // whose extents reached the disk before its rows or its checksum did, which the resume rewrites.
     if (committed && f >= committed->frames)
+      // (Its time read alone: a kill can leave it unwritten, which times() would refuse first.)
       throw FrameChecksumError(impl_->path.string() + ": frame " + std::to_string(f) + " (t = " +
-                               toml_text::number_text(times().at(f)) + ") does not match its checksum in " +
+                               toml_text::number_text(
+                                   file.open_dataset(frame_index_group(file) + "/time").read_frames(f, 1).at(0)) +
+                               ") does not match its checksum in " +
                                frame_checksums::kDataset + ": it lies past the last checkpoint (" +
                                std::to_string(committed->frames) + " frames) of a run whose writer was killed, a write "
                                "the kill cut short; normdyn run --resume " + impl_->path.string() +
