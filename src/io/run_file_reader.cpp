@@ -165,12 +165,20 @@ std::vector<double> RunReader::field_frame(const std::string& name, std::size_t 
 
 namespace {
 
-// The frames the run says it wrote, which its checksums must cover: once it ended, exactly those
-// /summary@frames records; while it runs, or after its writer was killed, at least those its
-// checkpoint records (frames are appended, with their checksums, before the checkpoint that counts
-// them). A /checksums/frames cut short is damage, not a shorter run.
-void expect_checksums_of_recorded_frames(const std::filesystem::path& path, const h5::File& file,
-                                         std::uint64_t checksummed, bool live) {
+// The frames the run committed, which its checksums and every dataset they cover must hold: once it
+// ended, exactly those /summary@frames records; after its writer was killed, those its checkpoint
+// records. Frames, then their checksums, are appended and flushed before the checkpoint that counts
+// them is written, so a kill at any moment leaves at least those; past them, a kill in the middle of
+// appends or of HDF5's flush leaves each dataset's extent wherever its metadata reached the disk
+// (a value dataset behind its checksums, or ahead): a torn tail, which a resume cuts and recomputes.
+// A /checksums/frames cut short of the committed frames is damage, not a shorter run. Nothing is
+// committed while a live writer moves its checkpoint, or before the first checkpoint.
+struct CommittedFrames {
+  std::uint64_t frames;
+  std::string by;  // what commits them, as the damage message says it
+};
+std::optional<CommittedFrames> committed_frames(const std::filesystem::path& path, const h5::File& file,
+                                                std::uint64_t checksummed, bool live) {
   if (file.contains("summary")) {
     const h5::Group g = file.open_group("summary");
     const bool ended = run_status_from_string(g.attribute_string("status").value_or("")).has_value();
@@ -180,18 +188,21 @@ void expect_checksums_of_recorded_frames(const std::filesystem::path& path, cons
         damaged(path, frame_checksums::kDataset,
                 "holds the checksums of " + std::to_string(checksummed) + " frames, but /summary@frames says the run "
                 "wrote " + std::to_string(recorded));
-      return;
+      return CommittedFrames{checksummed, "its " + std::to_string(checksummed) + " checksums"};
     }
   }
   // A live writer moves its checkpoint while this reader looks: only a killed writer's file is held
   // to it (a resume holds the lock itself, and sees no live writer).
   const std::string current = std::string(kCheckpoint) + "/current";
-  if (live || !file.contains(current)) return;
+  if (live || !file.contains(current)) return std::nullopt;
   const auto slot = file.open_dataset(current).read_ints();
-  if (slot.size() == 2 && (slot[0] == 0 || slot[0] == 1) && (slot[1] < 0 || static_cast<std::uint64_t>(slot[1]) > checksummed))
+  if (slot.size() != 2 || (slot[0] != 0 && slot[0] != 1)) return std::nullopt;
+  if (slot[1] < 0 || static_cast<std::uint64_t>(slot[1]) > checksummed)
     damaged(path, frame_checksums::kDataset,
             "holds the checksums of " + std::to_string(checksummed) + " frames, but the checkpoint (" + current +
                 ") says " + std::to_string(slot[1]) + " were written");
+  return CommittedFrames{static_cast<std::uint64_t>(slot[1]),
+                         "the " + std::to_string(slot[1]) + " its checkpoint (" + current + ") says were written"};
 }
 
 }  // namespace
@@ -218,19 +229,36 @@ std::optional<std::size_t> RunReader::verify_frames(std::optional<std::size_t> c
   // Another open of the file in this process (h5py's, in the Python package) shares HDF5's cache of
   // its metadata, whose extents may predate frames a writer appended since: the checkpoint (data,
   // read fresh) is then not comparable with them.
-  expect_checksums_of_recorded_frames(path, file, checksummed,
-                                      (!impl_->lock_is_ours && WriterLock::held(path)) || file.opened_elsewhere());
-  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(count.value_or(checksummed), checksummed));
+  const bool live = (!impl_->lock_is_ours && WriterLock::held(path)) || file.opened_elsewhere();
+  const auto committed = committed_frames(path, file, checksummed, live);
+  // Each covered dataset must hold the committed frames; past them it may hold fewer or more frames
+  // than the checksums (a torn tail). While a writer appends (or with extents this reader cannot
+  // compare with a checkpoint) nothing is committed: the complete frames are those checked. A file
+  // without a checkpoint and without a writer (which no run leaves once published) must hold every
+  // checksummed frame.
+  std::vector<h5::Dataset> datasets;
+  std::vector<std::vector<std::uint64_t>> shapes;
+  std::uint64_t complete = checksummed;
+  for (const std::string& covered : covers) {
+    datasets.push_back(file.open_dataset(covered));
+    shapes.push_back(datasets.back().shape());
+    const std::uint64_t held = shapes.back().empty() ? 0 : shapes.back()[0];
+    const std::uint64_t required = committed ? committed->frames : live ? 0 : checksummed;
+    if (shapes.back().empty() || held < required)
+      damaged(path, covered, "holds " + std::to_string(held) + " frames, fewer than " +
+                                 (committed ? committed->by : "its " + std::to_string(checksummed) + " checksums"));
+    complete = std::min(complete, held);
+  }
+  // The frames asked for (a resume's: those its checkpoint keeps), or every frame complete in all
+  // datasets and checksummed: those a reader shows (RunReader::frames, normdyn.load).
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(count.value_or(complete), complete));
   std::vector<std::uint32_t> crc(n, frame_checksums::initial());
   // Read a few MiB at a time: the frames of a long run need not fit in memory. Every covered
   // dataset's frame shape was bounded by the configuration when the file was opened.
   constexpr std::uint64_t kValuesPerRead = std::uint64_t{1} << 19;
-  for (const std::string& covered : covers) {
-    const h5::Dataset ds = file.open_dataset(covered);
-    const auto shape = ds.shape();
-    if (shape.empty() || shape[0] < checksummed)
-      damaged(path, covered, "holds " + std::to_string(shape.empty() ? 0 : shape[0]) + " frames, fewer than its " +
-                                 std::to_string(checksummed) + " checksums");
+  for (std::size_t c = 0; c < covers.size(); ++c) {
+    const h5::Dataset& ds = datasets[c];
+    const auto& shape = shapes[c];
     std::uint64_t per_frame = 1;
     for (std::size_t k = 1; k < shape.size(); ++k) per_frame *= shape[k];
     const bool integers = ds.element_type() == h5::ElementType::i64;
@@ -247,13 +275,26 @@ std::optional<std::size_t> RunReader::verify_frames(std::optional<std::size_t> c
     }
   }
   const std::vector<std::int64_t> expected = n > 0 ? stored.read_int_frames(0, n) : std::vector<std::int64_t>{};
-  for (std::size_t f = 0; f < n; ++f)
-    if (expected.at(f) != static_cast<std::int64_t>(crc[f]))
-      throw FrameChecksumError(impl_->path.string() + ": damaged run file: frame " + std::to_string(f) +
+  for (std::size_t f = 0; f < n; ++f) {
+    if (expected.at(f) == static_cast<std::int64_t>(crc[f])) continue;
+    // Past the committed frames of a killed run (an ended run commits all it checksummed): a frame
+    // whose extents reached the disk before its rows or its checksum did, which the resume rewrites.
+    if (committed && f >= committed->frames)
+      // (Its time read alone: a kill can leave it unwritten, which times() would refuse first.)
+      throw FrameChecksumError(impl_->path.string() + ": frame " + std::to_string(f) + " (t = " +
+                               toml_text::number_text(
+                                   file.open_dataset(frame_index_group(file) + "/time").read_frames(f, 1).at(0)) +
+                               ") does not match its checksum in " +
+                               frame_checksums::kDataset + ": it lies past the last checkpoint (" +
+                               std::to_string(committed->frames) + " frames) of a run whose writer was killed, a write "
+                               "the kill cut short; normdyn run --resume " + impl_->path.string() +
+                               " recomputes it and completes the run");
+    throw FrameChecksumError(impl_->path.string() + ": damaged run file: frame " + std::to_string(f) +
                                " (t = " + toml_text::number_text(times().at(f)) + ") does not match its checksum in " +
                                frame_checksums::kDataset +
                                ": its values, time or step changed after they were written (a damaged disk or copy, "
                                "or an edit)");
+  }
   return n;
 }
 

@@ -419,8 +419,8 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
   impl->reopen_datasets();
   // Frames after the checkpoint are recomputed: drop them (they may be partial).
   const auto frames = static_cast<std::uint64_t>(state.checkpoint ? state.checkpoint->next_sample : 0);
-  // The checksums first: cut short by a kill in between, every dataset still holds at least the
-  // frames its checksums count, as after a kill while appending (frames first, then checksums).
+  // Every dataset is cut to the checkpoint's frames, whatever torn tail a kill left past them; a kill
+  // during the cut leaves every dataset at least that long, which is all a reader requires.
   if (!impl->checksum_covers.empty()) impl->checksums.resize_frames(frames);
   for (Element* e : impl->elements()) truncate(*e, frames);
   for (FieldStream& f : impl->fields)

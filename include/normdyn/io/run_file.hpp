@@ -209,9 +209,11 @@ class RunReader {
   // Checks the first `count` complete frames (all by default) against the file's frame checksums
   // (the CRC-32 of each frame's rows, /checksums/frames); throws IoError naming the first frame that
   // does not match. Returns how many it checked; nothing for a file written before checksums.
-  // The checksums must cover the frames the run says it wrote (/summary@frames once it ended; at least
-  // the checkpoint's while it runs or after its writer was killed), and @covers must list exactly the
-  // datasets of the file's frames.
+  // The checksums, and every dataset they cover, must hold the frames the run committed
+  // (/summary@frames once it ended; at least the checkpoint's after its writer was killed), and @covers
+  // must list exactly the datasets of the file's frames. Past the checkpoint a killed writer's
+  // extents may be torn (a dataset shorter than the checksums): not damage; the frames complete in
+  // every dataset are the ones checked, and a resume cuts the rest.
   std::optional<std::size_t> verify_frames(std::optional<std::size_t> count = std::nullopt) const;
   // Checks the last checkpoint against its checksum (/checkpoint/<slot>/checksum); throws IoError
   // naming the checkpoint if it changed after it was written. False for a file whose layout predates
