@@ -12,7 +12,7 @@
 // The load average is printed before and after (the machine may be shared).
 //
 //   normdyn_bench_noise [n] [d] [rounds] [steps] [threads] [only]     (defaults 1024 64 7 20 0)
-// `only`: run only the cases whose name contains it (to profile one case; ratios then read nan).
+// `only`: run only the case of that name (to profile it; the ratios then read nan).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   const std::vector<double> times{0.0, 0.01 * steps};
   for (int round = 0; round < rounds; ++round)
     for (Case& c : cases) {
-      if (c.name.find(only) == std::string::npos) continue;
+      if (!only.empty() && c.name != only) continue;
       DynamicsSpec spec;
       spec.beta = 1.0;
       spec.kernel.threads = threads;
