@@ -6,13 +6,19 @@
 //   * stratonovich_heun with independent noise against Heun's method without noise (two evaluations
 //     each) and against the Euler step;
 //   * value noise with V = I (its means are the attention itself) and with a random V (one kernel
-//     pass with V = I gives the means M, and the attention is M V^T).
+//     pass with V = I gives the means M, and the attention is M V^T);
+//   * euler_maruyama with tree increments (noise.increments = "tree": a Brownian bridge descent per
+//     token and step instead of one draw).
+// The load average is printed before and after (the machine may be shared).
 //
-//   normdyn_bench_noise [n] [d] [rounds] [steps] [threads]     (defaults 1024 64 7 20 0)
+//   normdyn_bench_noise [n] [d] [rounds] [steps] [threads] [only]     (defaults 1024 64 7 20 0)
+// `only`: run only the case of that name (to profile it; the ratios then read nan).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -31,6 +37,7 @@ struct Case {
   NoiseKind noise;
   bool random_values = false;
   std::vector<double> seconds;
+  NoiseIncrements increments = NoiseIncrements::counter;
 };
 
 struct Discard final : SampleObserver {
@@ -40,7 +47,16 @@ struct Discard final : SampleObserver {
   }
 };
 
+// The 1, 5 and 15 minute load averages, as /proc/loadavg gives them ("unknown" elsewhere).
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  if (!(in >> one >> five >> fifteen)) return "unknown";
+  return one + " " + five + " " + fifteen;
+}
+
 double median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
@@ -53,6 +69,8 @@ int main(int argc, char** argv) {
   const int rounds = argc > 3 ? std::atoi(argv[3]) : 7;
   const int steps = argc > 4 ? std::atoi(argv[4]) : 20;
   const int threads = argc > 5 ? std::atoi(argv[5]) : 0;
+  const std::string only = argc > 6 ? argv[6] : "";
+  std::printf("load average before: %s\n", load_average().c_str());
   std::vector<Case> cases{
       {"euler, no noise", Method::euler, NoNoise{}, false, {}},
       {"euler_maruyama, independent", Method::euler_maruyama, IndependentNoise{0.5}, false, {}},
@@ -61,6 +79,7 @@ int main(int argc, char** argv) {
       {"heun, value (V = I)", Method::stratonovich_heun, ValueNoise{0.5}, false, {}},
       {"heun, no noise, random V", Method::stratonovich_heun, NoNoise{}, true, {}},
       {"heun, value, random V", Method::stratonovich_heun, ValueNoise{0.5}, true, {}},
+      {"euler_maruyama, indep., tree", Method::euler_maruyama, IndependentNoise{0.5}, false, {}, NoiseIncrements::tree},
   };
   const Tokens start = uniform_tokens(n, d, 1.0, 1);
   AttentionMatrices random_v;
@@ -70,10 +89,12 @@ int main(int argc, char** argv) {
   const std::vector<double> times{0.0, 0.01 * steps};
   for (int round = 0; round < rounds; ++round)
     for (Case& c : cases) {
+      if (!only.empty() && c.name != only) continue;
       DynamicsSpec spec;
       spec.beta = 1.0;
       spec.kernel.threads = threads;
       spec.noise = NoiseSpec{c.noise, 1};
+      spec.noise.increment_draws = c.increments;
       AttentionDynamics dynamics(spec, c.random_values ? QkvSource::layers({random_v}) : QkvSource::identity(), n, d);
       std::vector<double> x0(dynamics.layout().size());
       dynamics.layout().pack(start, x0.data());
@@ -96,4 +117,5 @@ int main(int argc, char** argv) {
     std::printf("%-30s %12.3f %10.3f %10.3f\n", c.name.c_str(), 1e3 * m, m / euler, m / same);
   }
   std::printf("(/ same: against the deterministic step of the same method and matrices)\n");
+  std::printf("load average after: %s\n", load_average().c_str());
 }

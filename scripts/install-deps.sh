@@ -15,7 +15,7 @@ build=(
   # toolchain
   build-essential cmake pkg-config git
   # numerical core
-  libboost-dev libeigen3-dev libfftw3-dev libsharp-dev librandom123-dev
+  libboost-dev libeigen3-dev libfftw3-dev libsharp-dev librandom123-dev libxsimd-dev
   # I/O and configuration
   libhdf5-dev zlib1g-dev hdf5-tools libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   # parallel (sweeps, sharded runs)

@@ -1,19 +1,22 @@
-// The one translation unit that includes Random123.
+// The one translation unit that includes Random123 and xsimd.
 #include "normdyn/counter_random.hpp"
 
 #include <Random123/boxmuller.hpp>
 #include <Random123/philox.h>
+#include <Random123/uniform.hpp>
+#include <xsimd/xsimd.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 
 namespace normdyn {
 
 namespace {
 
-// The four standard normals of one Philox block: its four 64-bit words, two pairs for the
-// Box-Muller transform.
+// The four standard normals of one Philox block (the Brownian trees' nodes): its four 64-bit
+// words, two pairs for r123's scalar Box-Muller transform.
 void philox_block_normals(const r123::Philox4x64::key_type& key, const r123::Philox4x64::ctr_type& counter,
                           double (&z)[4]) {
   const r123::Philox4x64::ctr_type words = r123::Philox4x64()(counter, key);
@@ -23,16 +26,89 @@ void philox_block_normals(const r123::Philox4x64::key_type& key, const r123::Phi
 
 }  // namespace
 
+namespace {
+
+// Box-Muller in SIMD form: the uniforms of many pairs are gathered first, then transformed a batch
+// at a time. The pair of words (w0, w1) gives r sin(π u) and r cos(π u) with u = uneg11(w0) and
+// r = sqrt(−2 ln u01(w1)), the transform of r123::boxmuller; only its round-off differs. Every
+// pair goes through the same batch functions (a chunk's last batch is padded rather than finished
+// by scalar code), and π u is first reduced exactly to |π w| <= π/4 so that xsimd's sincos takes
+// the branch of its argument reduction that does not depend on the other lanes: a normal's bits
+// never depend on which pairs were transformed with it.
+using NormalBatch = xsimd::batch<double>;
+constexpr std::size_t kBoxMullerChunk = 256;  // pairs per pass, a multiple of any batch size
+static_assert(kBoxMullerChunk % NormalBatch::size == 0);
+
+struct BoxMullerChunk {
+  alignas(64) double u[kBoxMullerChunk];  // uneg11(w0); on return r sin(π u)
+  alignas(64) double v[kBoxMullerChunk];  // u01(w1); on return r cos(π u)
+  double* first[kBoxMullerChunk];         // where the pair's first normal goes
+  bool second[kBoxMullerChunk];           // whether its second one is asked for
+  std::size_t size = 0;
+
+  void add(std::uint64_t w0, std::uint64_t w1, double* out, bool both) {
+    u[size] = r123::uneg11<double>(w0);
+    v[size] = r123::u01<double>(w1);
+    first[size] = out;
+    second[size] = both;
+    ++size;
+  }
+
+  // Transforms the pairs gathered so far and writes them out.
+  void flush() {
+    const std::size_t padded = (size + NormalBatch::size - 1) / NormalBatch::size * NormalBatch::size;
+    std::fill(u + size, u + padded, 0.0);
+    std::fill(v + size, v + padded, 0.5);
+    constexpr double kPi = 3.1415926535897932;  // r123::sincospi's π
+    for (std::size_t i = 0; i < padded; i += NormalBatch::size) {
+      const NormalBatch x = NormalBatch::load_aligned(u + i);
+      // u = q/2 + w with q = round(2u) and |w| <= 1/4, exact; sin(π u), cos(π u) from the quadrant q.
+      const NormalBatch q = xsimd::nearbyint(x + x);
+      const auto [sw, cw] = xsimd::sincos(kPi * (x - 0.5 * q));
+      const NormalBatch quarter = q - 4.0 * xsimd::floor(0.25 * q);  // q mod 4, in {0, 1, 2, 3}
+      const auto odd = (quarter == NormalBatch(1.0)) | (quarter == NormalBatch(3.0));
+      const auto negative = quarter >= NormalBatch(2.0);
+      NormalBatch sine = xsimd::select(odd, cw, sw), cosine = xsimd::select(odd, sw, cw);
+      sine = xsimd::select(negative, -sine, sine);
+      cosine = xsimd::select((quarter == NormalBatch(1.0)) | (quarter == NormalBatch(2.0)), -cosine, cosine);
+      const NormalBatch r = xsimd::sqrt(-2.0 * xsimd::log(NormalBatch::load_aligned(v + i)));
+      (sine * r).store_aligned(u + i);
+      (cosine * r).store_aligned(v + i);
+    }
+    for (std::size_t i = 0; i < size; ++i) {
+      first[i][0] = u[i];
+      if (second[i]) first[i][1] = v[i];
+    }
+    size = 0;
+  }
+};
+
+}  // namespace
+
+void counter_normals_rows(std::uint64_t seed, CounterStream stream, std::uint64_t step, std::uint64_t first_index,
+                          std::size_t rows, std::size_t cols, std::span<double> out) {
+  if (out.size() != rows * cols) throw std::invalid_argument("counter_normals_rows: out must hold rows * cols numbers");
+  const r123::Philox4x64::key_type key{{seed, static_cast<std::uint64_t>(stream)}};
+  BoxMullerChunk chunk;
+  for (std::size_t row = 0; row < rows; ++row) {
+    double* const line = out.data() + row * cols;
+    r123::Philox4x64::ctr_type counter{{step, first_index + row, 0, 0}};
+    for (std::size_t k = 0; k < cols; k += 4) {
+      counter[2] = k / 4;
+      const r123::Philox4x64::ctr_type words = r123::Philox4x64()(counter, key);
+      // Only the pairs asked for: at d = 2 a row uses half of its block.
+      for (std::size_t pair = 0; pair < 2 && k + 2 * pair < cols; ++pair) {
+        chunk.add(words[2 * pair], words[2 * pair + 1], line + k + 2 * pair, k + 2 * pair + 1 < cols);
+        if (chunk.size == kBoxMullerChunk) chunk.flush();
+      }
+    }
+  }
+  chunk.flush();
+}
+
 void counter_normals(std::uint64_t seed, CounterStream stream, std::uint64_t step, std::uint64_t index,
                      std::span<double> out) {
-  const r123::Philox4x64::key_type key{{seed, static_cast<std::uint64_t>(stream)}};
-  r123::Philox4x64::ctr_type counter{{step, index, 0, 0}};
-  for (std::size_t k = 0; k < out.size(); k += 4) {
-    counter[2] = k / 4;
-    double values[4];
-    philox_block_normals(key, counter, values);
-    for (std::size_t j = 0; j < 4 && k + j < out.size(); ++j) out[k + j] = values[j];
-  }
+  counter_normals_rows(seed, stream, step, index, 1, out.size(), out);
 }
 
 namespace {

@@ -151,12 +151,15 @@ void AttentionDynamics::draw_noise(Eigen::Ref<const RowMatrix> means, double h, 
     // threads give the same numbers as one block.
     constexpr Index kBlock = 64;
     const Index blocks = (count + kBlock - 1) / kBlock;
-#pragma omp parallel for num_threads(kernel_.threads()) schedule(static) if (blocks > 1)
-    for (Index b = 0; b < blocks; ++b) {
+    const auto block = [&](Index b) {
       const Index first = b * kBlock, rows = std::min(kBlock, count - first);
-      spec_.noise.increments(draw(begin + first), means.middleRows(first, rows),
-                             noise_.middleRows(first, rows));
-    }
+      spec_.noise.increments(draw(begin + first), means.middleRows(first, rows), noise_.middleRows(first, rows));
+    };
+    // One block is drawn without entering a parallel region: even with its `if` false, libgomp's
+    // region costs futex system calls that outweighed the draws of a small system (n = 32).
+    if (blocks == 1) return block(0);
+#pragma omp parallel for num_threads(kernel_.threads()) schedule(static)
+    for (Index b = 0; b < blocks; ++b) block(b);
     return;
   }
   spec_.noise.increments(draw(begin), means, noise_);

@@ -12,6 +12,9 @@ inline constexpr double kSymmetricRelative = 1e-7;
 inline constexpr double kTimeChange = 1e-8;
 // Observed convergence orders must lie within this of the nominal order.
 inline constexpr double kOrderSlack = 0.3;
+// The SIMD Box-Muller transform of the counter-based normals against r123's scalar one, in units of
+// the pair's radius r = sqrt(−2 ln v): sin, cos and log differ by an ulp or two (4 ulps of r).
+inline constexpr double kBoxMullerUlps = 4.0;
 // Results with different thread counts (1e-13).
 inline constexpr double kThreadAgreement = 1e-13;
 

@@ -4,7 +4,9 @@
 // into normals by its Box-Muller transform). A stochastic run draws the increments of a step from
 // (noise.seed, step, token or matrix entry), so that it is the same bit for bit whatever the
 // thread count, the MPI sharding or an interruption and resume, and whichever order the tokens are
-// visited in. Only src/counter_random.cpp includes Random123.
+// visited in. (Builds for different SIMD targets may differ at round-off: the transform uses the
+// target's batch functions.) Only src/counter_random.cpp includes Random123 and xsimd.
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -25,6 +27,14 @@ enum class CounterStream : std::uint64_t {
 // request equals the shorter request.
 void counter_normals(std::uint64_t seed, CounterStream stream, std::uint64_t step, std::uint64_t index,
                      std::span<double> out);
+
+// The normals of many indices at once, the cheap way to draw them: `out` holds rows x cols numbers,
+// row-major, and row r is counter_normals(seed, stream, step, first_index + r) of length cols, bit
+// for bit, whichever rows are asked for together (a shard, a thread's block or the whole request).
+// The uniforms of the whole block are drawn first and turned into normals by a SIMD Box-Muller
+// transform (xsimd). Throws std::invalid_argument unless out.size() == rows * cols.
+void counter_normals_rows(std::uint64_t seed, CounterStream stream, std::uint64_t step, std::uint64_t first_index,
+                          std::size_t rows, std::size_t cols, std::span<double> out);
 
 // Brownian increments as a pure function of the interval (noise.increments = "tree"): out[c] =
 // W_c(t1) − W_c(t0) for the standard Brownian motions W_0, ..., W_{m−1} (m = out.size()) keyed by

@@ -1,13 +1,18 @@
 // The noise list and its counter-based draws: every draw a pure function of (seed, stream, step,
 // index), equal whichever rows are asked for together; standard normal moments; the list's registry.
 #define BOOST_TEST_MODULE noise
+#include <Random123/boxmuller.hpp>
+#include <Random123/philox.h>
+
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "normdyn/counter_random.hpp"
 #include "normdyn/noise.hpp"
 #include "normdyn/qkv.hpp"
+#include "tolerances.hpp"
 
 using namespace normdyn;
 
@@ -27,6 +32,54 @@ BOOST_AUTO_TEST_CASE(counter_normals_are_a_pure_function_of_their_key) {
   std::vector<double> value(7);
   counter_normals(5, CounterStream::value_noise, 11, 3, value);
   BOOST_TEST(a != value);
+}
+
+// Rows drawn together equal each row drawn alone, whatever the block: shards, threads' blocks and
+// the whole request give the same bits, across the SIMD transform's chunks (300 rows of d = 2 fill
+// more than one) and for every width (a block of four normals used in part, odd widths).
+BOOST_AUTO_TEST_CASE(counter_normals_rows_equal_each_row_drawn_alone) {
+  for (const std::size_t cols : {1, 2, 3, 4, 5, 7, 64}) {
+    const std::size_t rows = 300;
+    std::vector<double> whole(rows * cols);
+    counter_normals_rows(9, CounterStream::independent_noise, 23, 40, rows, cols, whole);
+    BOOST_TEST_INFO("cols = " << cols);
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::vector<double> alone(cols);
+      counter_normals(9, CounterStream::independent_noise, 23, 40 + r, alone);
+      for (std::size_t c = 0; c < cols; ++c) BOOST_TEST(alone[c] == whole[r * cols + c]);
+    }
+    // Shards of the request, each on its own: rows [begin, end) of the whole.
+    for (const auto& [begin, end] : {std::pair<std::size_t, std::size_t>{0, 1}, {1, 38}, {38, 299}, {123, 300}}) {
+      std::vector<double> shard((end - begin) * cols);
+      counter_normals_rows(9, CounterStream::independent_noise, 23, 40 + begin, end - begin, cols, shard);
+      for (std::size_t i = 0; i < shard.size(); ++i) BOOST_TEST(shard[i] == whole[begin * cols + i]);
+    }
+  }
+  std::vector<double> wrong(5);
+  BOOST_CHECK_THROW(counter_normals_rows(9, CounterStream::independent_noise, 23, 40, 2, 3, wrong), std::invalid_argument);
+}
+
+// The same numbers as r123's scalar Box-Muller transform of the same Philox words (the mapping
+// (seed, stream, step, index, k) -> normal is unchanged), to a few ulps of the pair's radius.
+BOOST_AUTO_TEST_CASE(counter_normals_are_the_box_muller_transform_of_philox_to_a_few_ulps) {
+  const std::size_t rows = 4096, cols = 6;
+  std::vector<double> z(rows * cols);
+  counter_normals_rows(3, CounterStream::value_noise, 8, 0, rows, cols, z);
+  const r123::Philox4x64::key_type key{{3, static_cast<std::uint64_t>(CounterStream::value_noise)}};
+  double worst = 0.0;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t k = 0; k < cols; k += 4) {
+      const r123::Philox4x64::ctr_type words = r123::Philox4x64()({{8, r, k / 4, 0}}, key);
+      for (std::size_t pair = 0; pair < 2 && k + 2 * pair < cols; ++pair) {
+        const r123::double2 reference = r123::boxmuller(words[2 * pair], words[2 * pair + 1]);
+        const double radius = std::sqrt(-2.0 * std::log(r123::u01<double>(words[2 * pair + 1])));
+        const double ulp = std::numeric_limits<double>::epsilon() * std::max(radius, 1e-300);
+        worst = std::max(worst, std::abs(z[r * cols + k + 2 * pair] - reference.x) / ulp);
+        worst = std::max(worst, std::abs(z[r * cols + k + 2 * pair + 1] - reference.y) / ulp);
+      }
+    }
+  BOOST_TEST_MESSAGE("largest difference from the scalar transform: " << worst << " ulps of the radius");
+  BOOST_TEST(worst <= test::kBoxMullerUlps);
 }
 
 BOOST_AUTO_TEST_CASE(counter_normals_have_standard_normal_moments) {
@@ -60,6 +113,10 @@ BOOST_AUTO_TEST_CASE(increments_of_a_block_of_rows_equal_those_of_the_whole) {
     noise.increments(NoiseDraw{42, 17, 0.01, 3}, means.middleRows(3, 4), block);
     BOOST_TEST_INFO("noise " << alternative_key(kind));
     BOOST_TEST((block.array() == whole.middleRows(3, 4).array()).all());
+    // Rows that are not contiguous (a block of a wider matrix) get the same numbers.
+    RowMatrix wider(4, d + 3);
+    noise.increments(NoiseDraw{42, 17, 0.01, 3}, means.middleRows(3, 4), wider.leftCols(d));
+    BOOST_TEST((wider.leftCols(d).array() == block.array()).all());
     // σ √h scaling: a second draw at 4h is exactly twice the first.
     RowMatrix longer(n, d);
     noise.increments(NoiseDraw{42, 17, 0.04, 0}, means, longer);

@@ -33,12 +33,18 @@ struct IndependentNoise {
       return;
     }
     const double scale = sigma * std::sqrt(draw.h);
-    for (Index r = 0; r < dn.rows(); ++r) {
-      counter_normals(draw.seed, CounterStream::independent_noise, static_cast<std::uint64_t>(draw.step),
-                      static_cast<std::uint64_t>(draw.begin + r),
-                      std::span<double>(dn.row(r).data(), static_cast<std::size_t>(dn.cols())));
-      dn.row(r) *= scale;
+    const auto first = static_cast<std::uint64_t>(draw.begin);
+    const auto rows = static_cast<std::size_t>(dn.rows()), cols = static_cast<std::size_t>(dn.cols());
+    if (dn.outerStride() == dn.cols()) {
+      // All rows in one request: the SIMD transform runs on the whole block.
+      counter_normals_rows(draw.seed, CounterStream::independent_noise, static_cast<std::uint64_t>(draw.step), first,
+                           rows, cols, std::span<double>(dn.data(), rows * cols));
+    } else {
+      for (std::size_t r = 0; r < rows; ++r)
+        counter_normals_rows(draw.seed, CounterStream::independent_noise, static_cast<std::uint64_t>(draw.step),
+                             first + r, 1, cols, std::span<double>(dn.row(static_cast<Index>(r)).data(), cols));
     }
+    dn *= scale;
   }
   // The mean field solves its Fokker-Planck equation (solvers/meanfield_circle.hpp).
   Traits traits() const {
