@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -19,13 +18,7 @@ namespace normdyn::app {
 
 int reproduce_command(const ReproduceRequest& request) {
   namespace fs = std::filesystem;
-  const std::vector<studies::ReproductionGroup> groups = studies::reproduction_groups();
-  for (const std::string& key : request.only)
-    if (std::none_of(groups.begin(), groups.end(), [&](const auto& g) { return g.key == key; })) {
-      std::string known;
-      for (const auto& g : groups) known += (known.empty() ? "" : ", ") + g.key;
-      throw InputError("--only", "no group '" + key + "' (groups: " + known + ")");
-    }
+  studies::require_groups(request.only, "--only");  // before anything is written
   const fs::path& dir = request.output_dir;
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError("-o", dir.string() + " is not a folder");

@@ -11,6 +11,7 @@
 #include "normdyn/analysis/symmetric_ode.hpp"
 #include "normdyn/analysis/theorems.hpp"
 #include "normdyn/dynamics.hpp"
+#include "normdyn/errors.hpp"
 #include "normdyn/init.hpp"
 #include "normdyn/solvers/frame_recorder.hpp"
 #include "normdyn/solvers/integrator.hpp"
@@ -81,11 +82,18 @@ std::vector<ReproductionGroup> reproduction_groups() {
   return out;
 }
 
-Reproduction reproduce(const ReproduceOptions& options) {
-  for (const std::string& key : options.only)
+void require_groups(const std::vector<std::string>& names, const std::string& key) {
+  for (const std::string& name : names)
     if (std::none_of(std::begin(kReproductionStudies), std::end(kReproductionStudies),
-                     [&](const auto& g) { return g.key == key; }))
-      throw std::invalid_argument("reproduce: no group " + key);
+                     [&](const auto& g) { return g.key == name; })) {
+      std::string known;
+      for (const auto& g : kReproductionStudies) known += (known.empty() ? "" : ", ") + std::string(g.key);
+      throw InputError(key, "no group '" + name + "' (groups: " + known + ")");
+    }
+}
+
+Reproduction reproduce(const ReproduceOptions& options) {
+  require_groups(options.only, "only");
   Reproduction r;
   r.quick = options.quick;
   r.only = options.only;

@@ -50,6 +50,9 @@ struct ReproductionGroup {
   bool uses_engine = false;
 };
 std::vector<ReproductionGroup> reproduction_groups();
+// Throws InputError naming `key` (the option that gave them), with every group listed, unless each
+// of `names` is a group's key.
+void require_groups(const std::vector<std::string>& names, const std::string& key);
 
 struct Reproduction {
   bool quick = false;
