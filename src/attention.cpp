@@ -206,12 +206,8 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
       queries_ = theta;
       keys_ = theta;
     }
-    std::visit(
-        [&](const auto& p) {
-          p.rotate(queries_, 0);
-          p.rotate(keys_, 0);
-        },
-        spec_.positions);
+    rotate_by_position(queries_);
+    rotate_by_position(keys_);
   }
   const bool scores_from_theta = qkv.identity && !positions;
   if (spec_.matrix_normalizer()) {
@@ -295,6 +291,7 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
     }
     reference_masses_ = masses;
   }
+  tabulate_distance_bias(n);
   const Index block = block_rows(n, KernelPath::general);
   const Index first_block = begin / block;
   const Index blocks = (end + block - 1) / block - first_block;
@@ -388,6 +385,16 @@ double AttentionKernel::composed_row(Eigen::Ref<Eigen::RowVectorXd> row, Index g
   if (is_first_alternative(spec_.bias)) {
     own *= beta;
     top = own.maxCoeff();
+  } else if (distance_bias_n_ == n) {
+    // Keys before g have distances g - key_first - j (decreasing in j), the others j + key_first - g.
+    const Index split = std::clamp<Index>(g - key_first, lo, hi);
+    if (split > lo)
+      row.segment(lo, split - lo) = beta * row.segment(lo, split - lo) +
+                                    distance_bias_.segment(g - key_first - split + 1, split - lo).reverse().transpose();
+    if (hi > split)
+      row.segment(split, hi - split) =
+          beta * row.segment(split, hi - split) + distance_bias_.segment(key_first + split - g, hi - split).transpose();
+    top = own.maxCoeff();
   } else {
     std::visit(
         [&](const auto& b) {
@@ -410,6 +417,54 @@ double AttentionKernel::composed_row(Eigen::Ref<Eigen::RowVectorXd> row, Index g
       },
       spec_.normalizer);
   return top;
+}
+
+// A bias of the distance alone, b(|i - j|, n) for every distance below n: the composed rows add it by
+// segments of this table instead of evaluating it per entry (a division each for ALiBi).
+void AttentionKernel::tabulate_distance_bias(Index n) {
+  if (distance_bias_n_ == n) return;
+  std::visit(
+      [&](const auto& b) {
+        if constexpr (DistanceBias<std::decay_t<decltype(b)>>) {
+          distance_bias_.resize(n);
+          for (Index k = 0; k < n; ++k) distance_bias_(k) = b.distance_bias(k, n);
+          distance_bias_n_ = n;
+        }
+      },
+      spec_.bias);
+}
+
+// Rotates the rows of queries or keys by their positions. A rotation of coordinate planes uses its
+// table of cos and sin, the same at every call: their n d / 2 evaluations cost more than the scores'
+// GEMM at d = 64. Another encoding rotates by its own rotate().
+void AttentionKernel::rotate_by_position(RowMatrix& rows) {
+  std::visit(
+      [&](const auto& p) {
+        if constexpr (PlaneRotation<std::decay_t<decltype(p)>>) {
+          const Index n = rows.rows(), d = rows.cols(), planes = d / 2;
+          if (rotation_cos_.rows() != n || rotation_cos_.cols() != planes || rotation_d_ != d) {
+            rotation_cos_.resize(n, planes);
+            rotation_sin_.resize(n, planes);
+            for (Index r = 0; r < n; ++r)
+              for (Index k = 0; k < planes; ++k) {
+                const double angle = p.plane_angle(r, k, d);
+                rotation_cos_(r, k) = std::cos(angle);
+                rotation_sin_(r, k) = std::sin(angle);
+              }
+            rotation_d_ = d;
+          }
+          for (Index r = 0; r < n; ++r)
+            for (Index k = 0; k < planes; ++k) {
+              const double c = rotation_cos_(r, k), s = rotation_sin_(r, k);
+              const double a = rows(r, 2 * k), b = rows(r, 2 * k + 1);
+              rows(r, 2 * k) = c * a - s * b;
+              rows(r, 2 * k + 1) = s * a + c * b;
+            }
+        } else {
+          p.rotate(rows, 0);
+        }
+      },
+      spec_.positions);
 }
 
 // A normalizer of the whole matrix (Sinkhorn): the whole matrix of kernel weights (each row scaled by

@@ -106,6 +106,9 @@ class AttentionKernel {
   Index masked_block_rows(Index n, Index unmasked) const;
   void matrix_attention(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta,
                         Eigen::Ref<RowMatrix> attention);
+  // Speed-ups for alternatives with the optional capabilities of attention_spec.hpp.
+  void tabulate_distance_bias(Index n);
+  void rotate_by_position(RowMatrix& rows);
   void fused_tile(Index b0, Index rb, Index c0, Index rc, bool both, double beta, Vector& buffer);
   // Threads for `rows` rows against n keys: one below the work that pays for a team.
   int threads_for(Index rows, Index n, Index d, Index parallel_tasks) const;
@@ -137,6 +140,10 @@ class AttentionKernel {
   std::vector<Vector> row_scratch_;  // composed path: one block's row maxima per thread
   Vector reference_;               // composed path: Z_i of every row, for reference_masses_
   Vector reference_masses_;
+  Vector distance_bias_;           // a distance bias b(k, n), k < n, for distance_bias_n_
+  Index distance_bias_n_ = -1;
+  RowMatrix rotation_cos_, rotation_sin_;  // plane rotations: cos and sin of each (position, plane)
+  Index rotation_d_ = -1;
   // Symmetric path: tasks in rounds of disjoint row blocks; round r holds
   // schedule_[round_begin_[r] .. round_begin_[r + 1]).
   Index schedule_blocks_ = -1;

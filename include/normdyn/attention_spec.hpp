@@ -68,6 +68,18 @@ concept BiasContract = requires(const B& b) {
 };
 template <class P>
 concept PositionsContract = requires(const P& p, RowMatrix& rows) { p.rotate(rows, Index{}); };
+// Optional capabilities, which the kernel uses for speed where an alternative has them (the contracts
+// above stay the definition, and the conformance tests compare the kernel with them): a bias of the
+// distance |i - j| and n alone (tabulated once per n), and positions that rotate the coordinate planes
+// (2k, 2k + 1) by an angle of the position, the plane and d alone (cos and sin tabulated once per n, d).
+template <class B>
+concept DistanceBias = requires(const B& b) {
+  { b.distance_bias(Index{}, Index{}) } -> std::convertible_to<double>;
+};
+template <class P>
+concept PlaneRotation = requires(const P& p) {
+  { p.plane_angle(Index{}, Index{}, Index{}) } -> std::convertible_to<double>;
+};
 // Row-local: from the scores of one row's allowed keys (the whole row, so a top-k or a sparsemax fits)
 // and their maximum, the numerators u_ij >= 0 in place; A_i = factor * sum_j m_j u_ij V x_j, with the
 // factor from the maximum, the weight sum sum_j m_j u_ij and, if needs_reference_sum, the reference

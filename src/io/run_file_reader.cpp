@@ -95,10 +95,14 @@ std::size_t RunReader::frames() const {
     m = std::min(m, impl_->file.open_dataset(frame_checksums::kDataset).shape().at(0));
   return groups.empty() ? 0 : m;
 }
-std::vector<double> RunReader::times() const {
+std::vector<double> RunReader::times(std::optional<std::size_t> count) const {
   const std::string dataset = frame_index_group(impl_->file) + "/time";
   // The complete frames only: a longer extent (a killed writer's, or a forged one) is never read.
-  const std::size_t n = frames();
+  const std::size_t complete = frames();
+  if (count && *count > complete)
+    throw IoError(impl_->path.string() + ": " + std::to_string(*count) + " frames asked for, the file holds " +
+                  std::to_string(complete) + " complete frames");
+  const std::size_t n = count.value_or(complete);
   auto t = n > 0 ? impl_->file.open_dataset(dataset).read_frames(0, n) : std::vector<double>{};
   // Sample times are finite and increase: anything else was not written by a run.
   for (std::size_t i = 0; i < t.size(); ++i)

@@ -66,16 +66,9 @@ void validate_checkpoint(const std::filesystem::path& path, const RunReader& rea
   if (c.next_sample > frames)
     damaged(path, where, "points at frame " + std::to_string(c.next_sample) + " but the file holds " +
                              std::to_string(frames) + " complete frames");
-  // The kept frames are the configuration's samples. Their times alone are read (RunReader::times
-  // would refuse a torn tail past them, whose times a kill can leave unwritten), then the file
-  // closed again: verify_frames below takes a second open of it for another reader's.
-  std::vector<double> times;
-  if (c.next_sample > 0) {
-    const h5::File file = open_for_reading(path, true);
-    std::string group = kDirection;
-    if (!reader.has_particles()) group = std::string(kFields) + "/" + reader.field_names().at(0);
-    times = file.open_dataset(group + "/time").read_frames(0, c.next_sample);
-  }
+  // The kept frames are the configuration's samples (their times alone: a torn tail past them may
+  // hold times a kill left unwritten).
+  const std::vector<double> times = reader.times(c.next_sample);
   for (std::size_t i = 0; i < c.next_sample; ++i)
     if (!(std::abs(times[i] - samples[i]) <= 1e-12 * std::max(1.0, std::abs(samples[i]))))
       damaged(path, reader.has_particles() ? std::string(kDirection) + "/time" : std::string(kFields), "frame " + std::to_string(i) + " has t = " + std::to_string(times[i]) +

@@ -77,6 +77,9 @@ BOOST_AUTO_TEST_CASE(frames_round_trip) {
   BOOST_TEST(r.n() == 5);
   BOOST_TEST(r.d() == 3);
   BOOST_TEST(r.times() == (std::vector<double>{0.0, 0.5}));
+  BOOST_TEST(r.times(1) == (std::vector<double>{0.0}));
+  BOOST_TEST(r.times(0).empty());
+  BOOST_CHECK_THROW(r.times(3), IoError);  // more than the complete frames
   BOOST_TEST(r.steps() == (std::vector<std::int64_t>{0, 17}));
   BOOST_TEST(bool(r.frame(0).theta == a.theta));
   BOOST_TEST(bool(r.frame(1).r == b.r));

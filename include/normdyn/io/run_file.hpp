@@ -197,7 +197,9 @@ class RunReader {
   Index n() const;
   Index d() const;
   std::size_t frames() const;
-  std::vector<double> times() const;
+  // The times of the complete frames, or of the first `count` of them (a resume reads the frames it
+  // keeps, not a killed writer's torn tail past them). Refuses times that are not finite and increasing.
+  std::vector<double> times(std::optional<std::size_t> count = std::nullopt) const;
   std::vector<std::int64_t> steps() const;
   Tokens frame(std::size_t index) const;
   // /observables/<name>/value, empty if absent.

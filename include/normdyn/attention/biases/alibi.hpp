@@ -15,8 +15,10 @@ struct Alibi {
   static constexpr std::array<ParamSpec<Alibi>, 1> params{
       {{"alibi_slope", &Alibi::lambda, "slope lambda >= 0 of the distance penalty", 0.0, true}}};
 
-  double bias(Index i, Index j, Index n) const {
-    return -lambda * static_cast<double>(std::abs(i - j)) / static_cast<double>(n);
+  double bias(Index i, Index j, Index n) const { return distance_bias(std::abs(i - j), n); }
+  // A function of the distance alone: the kernel tabulates it once per n.
+  double distance_bias(Index distance, Index n) const {
+    return -lambda * static_cast<double>(distance) / static_cast<double>(n);
   }
   // Symmetric in (i, j), so an energy exists (the biased interaction energy), but normdyn's energy
   // observable does not include the bias: has_energy is off until it does. The mean field: with a

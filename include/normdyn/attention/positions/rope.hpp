@@ -18,14 +18,18 @@ struct Rope {
   static constexpr std::array<ParamSpec<Rope>, 1> params{
       {{"rope_base", &Rope::base, "base of the rotation frequencies base^(-2k/d)", 0.0, false}}};
 
+  // The angle of plane k (coordinates 2k, 2k + 1) at position p: a function of (p, k, d) alone, so
+  // the kernel tabulates its cos and sin once per (n, d).
+  double plane_angle(Index position, Index k, Index d) const {
+    return static_cast<double>(position) * std::pow(base, -2.0 * static_cast<double>(k) / static_cast<double>(d));
+  }
   // Rotates row r of `rows` (queries or keys, d even) as the token at position first + r.
   template <class Rows>
   void rotate(Rows&& rows, Index first) const {
     const Index d = rows.cols();
     for (Index k = 0; 2 * k + 1 < d; ++k) {
-      const double frequency = std::pow(base, -2.0 * static_cast<double>(k) / static_cast<double>(d));
       for (Index r = 0; r < rows.rows(); ++r) {
-        const double angle = static_cast<double>(first + r) * frequency;
+        const double angle = plane_angle(first + r, k, d);
         const double c = std::cos(angle), s = std::sin(angle);
         const double a = rows(r, 2 * k), b = rows(r, 2 * k + 1);
         rows(r, 2 * k) = c * a - s * b;
