@@ -55,8 +55,10 @@ double length_below(const std::vector<Segment>& segments, double c) {
   double total = 0.0;
   for (const Segment& s : segments) {
     const double lo = std::min(s.from, s.to), hi = std::max(s.from, s.to);
-    if (hi <= c) total += s.length;
-    else if (lo < c) total += s.length * (c - lo) / (hi - lo);
+    if (hi <= c)
+      total += s.length;
+    else if (lo < c)
+      total += s.length * (c - lo) / (hi - lo);
   }
   return total;
 }
@@ -65,8 +67,10 @@ double integral_abs(const std::vector<Segment>& segments, double c) {
   double total = 0.0;
   for (const Segment& s : segments) {
     const double u = s.from - c, v = s.to - c;
-    if (u * v >= 0.0) total += s.length * std::abs(u + v) * 0.5;
-    else total += s.length * (u * u + v * v) / (2.0 * std::abs(v - u));
+    if (u * v >= 0.0)
+      total += s.length * std::abs(u + v) * 0.5;
+    else
+      total += s.length * (u * u + v * v) / (2.0 * std::abs(v - u));
   }
   return total;
 }

@@ -25,8 +25,10 @@ struct DisjointSets {
     a = find(a);
     b = find(b);
     if (a == b) return;
-    if (a < b) parent[static_cast<std::size_t>(b)] = a;
-    else parent[static_cast<std::size_t>(a)] = b;
+    if (a < b)
+      parent[static_cast<std::size_t>(b)] = a;
+    else
+      parent[static_cast<std::size_t>(a)] = b;
   }
 };
 
@@ -44,7 +46,8 @@ std::size_t cluster_count(Eigen::Ref<const RowMatrix> h, const ClusterOptions& o
   return roots;
 }
 
-Clusters find_clusters(Eigen::Ref<const RowMatrix> h, Eigen::Ref<const RowMatrix> theta, const ClusterOptions& options) {
+Clusters find_clusters(Eigen::Ref<const RowMatrix> h, Eigen::Ref<const RowMatrix> theta,
+                       const ClusterOptions& options) {
   const Index n = h.rows();
   assert(theta.rows() == n);
   DisjointSets sets(static_cast<std::size_t>(n));

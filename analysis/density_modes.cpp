@@ -108,7 +108,8 @@ ModeRate linear_mode_rate(std::span<const double> t, std::span<const double> amp
   double sx = 0, sy = 0;
   for (std::size_t i = 0; i < x.size(); ++i) sx += x[i], sy += y[i];
   double sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) sxx += (x[i] - sx / k) * (x[i] - sx / k), sxy += (x[i] - sx / k) * (y[i] - sy / k);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    sxx += (x[i] - sx / k) * (x[i] - sx / k), sxy += (x[i] - sx / k) * (y[i] - sy / k);
   if (!(sxx > 0)) return r;
   r.rate = sxy / sxx;
   r.points = x.size();

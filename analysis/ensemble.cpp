@@ -9,8 +9,7 @@
 #include "normdyn/analysis/observables.hpp"
 
 namespace normdyn::analysis {
-namespace {
-}  // namespace
+namespace {}  // namespace
 
 FrameFigures frame_figures(Eigen::Ref<const RowMatrix> theta, const FigureOptions& options) {
   FrameFigures f;
@@ -57,7 +56,8 @@ RunFigures run_figures(const RunSeries& s, const RateFitOptions& rate_options) {
       break;
     }
   RateFitOptions o = rate_options;
-  if (o.final_clusters == 0 && r.final_cluster_count > 0) o.final_clusters = static_cast<std::size_t>(r.final_cluster_count);
+  if (o.final_clusters == 0 && r.final_cluster_count > 0)
+    o.final_clusters = static_cast<std::size_t>(r.final_cluster_count);
   r.rate = fit_decay(s.t, s.one_minus_mean_cosine, o);
   return r;
 }

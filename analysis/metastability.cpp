@@ -60,7 +60,8 @@ std::vector<Plateau> find_plateaus(std::span<const double> t, std::span<const st
     if (!(options.skip_start && a == 0)) collect(t, energy, counts[a], a, b, options, plateaus);
     a = b + 1;
   }
-  std::sort(plateaus.begin(), plateaus.end(), [](const Plateau& x, const Plateau& y) { return x.first_frame < y.first_frame; });
+  std::sort(plateaus.begin(), plateaus.end(),
+            [](const Plateau& x, const Plateau& y) { return x.first_frame < y.first_frame; });
   return plateaus;
 }
 

@@ -177,12 +177,10 @@ double mean_angular_speed(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Ro
   return sum / static_cast<double>(n);
 }
 
-double mean_angular_speed_between(Eigen::Ref<const RowMatrix> theta0, Eigen::Ref<const RowMatrix> theta1,
-                                  double dt) {
+double mean_angular_speed_between(Eigen::Ref<const RowMatrix> theta0, Eigen::Ref<const RowMatrix> theta1, double dt) {
   const Index n = theta0.rows();
   double sum = 0.0;
-  for (Index j = 0; j < n; ++j)
-    sum += 2.0 * std::asin(std::min(1.0, 0.5 * (theta1.row(j) - theta0.row(j)).norm()));
+  for (Index j = 0; j < n; ++j) sum += 2.0 * std::asin(std::min(1.0, 0.5 * (theta1.row(j) - theta0.row(j)).norm()));
   return sum / (static_cast<double>(n) * dt);
 }
 
@@ -297,7 +295,8 @@ using History = FrameObservableComputer::History;
 // What several observables of one frame share, computed on first use.
 class FrameWork {
  public:
-  FrameWork(const FrameInput& input, const FrameComputeOptions& o, const History& h) : in(input), options(o), history(h) {}
+  FrameWork(const FrameInput& input, const FrameComputeOptions& o, const History& h)
+      : in(input), options(o), history(h) {}
   const FrameInput& in;
   const FrameComputeOptions& options;
   const History& history;
@@ -335,9 +334,7 @@ class FrameWork {
   }
   bool dynamics() const { return in.velocity && in.radial_velocity && in.attention && in.inverse_speed; }
   // Layers (discrete) between the previous frame and this one; 0 when there is no previous frame.
-  double layers() const {
-    return history.has_previous ? static_cast<double>(in.step - history.step) : 0.0;
-  }
+  double layers() const { return history.has_previous ? static_cast<double>(in.step - history.step) : 0.0; }
 
  private:
   std::optional<double> variance_;
@@ -377,8 +374,7 @@ const Entry kEntries[] = {
     {"min_cosine", [](FrameWork& w) { return 1.0 - w.one_minus_min_cosine(); }},
     {"diameter",
      [](FrameWork& w) { return 2.0 * std::asin(std::min(1.0, std::sqrt(0.5 * w.one_minus_min_cosine()))); }},
-    {"effective_rank",
-     [](FrameWork& w) { return double(effective_rank(w.x().theta, w.options.rank_threshold)); }},
+    {"effective_rank", [](FrameWork& w) { return double(effective_rank(w.x().theta, w.options.rank_threshold)); }},
     {"mean_radius", [](FrameWork& w) { return w.x().r.size() > 0 ? w.x().r.mean() : 1.0; }},
     {"min_radius_growth",
      [](FrameWork& w) {

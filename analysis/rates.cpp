@@ -18,9 +18,12 @@ using Index = Eigen::Index;
 
 std::string_view to_string(DecayLaw law) noexcept {
   switch (law) {
-    case DecayLaw::exponential: return "exponential";
-    case DecayLaw::power: return "power";
-    case DecayLaw::stretched_exponential: return "stretched_exponential";
+    case DecayLaw::exponential:
+      return "exponential";
+    case DecayLaw::power:
+      return "power";
+    case DecayLaw::stretched_exponential:
+      return "stretched_exponential";
   }
   return "exponential";
 }
@@ -33,18 +36,24 @@ std::optional<DecayLaw> decay_law_from_string(std::string_view s) noexcept {
 
 double law_regressor(DecayLaw law, double t) {
   switch (law) {
-    case DecayLaw::exponential: return t;
-    case DecayLaw::power: return std::log(t);
-    case DecayLaw::stretched_exponential: return std::sqrt(t);
+    case DecayLaw::exponential:
+      return t;
+    case DecayLaw::power:
+      return std::log(t);
+    case DecayLaw::stretched_exponential:
+      return std::sqrt(t);
   }
   return t;
 }
 
 std::optional<double> law_correction(DecayLaw law, double t) {
   switch (law) {
-    case DecayLaw::exponential: return std::nullopt;
-    case DecayLaw::power: return 1.0 / t;
-    case DecayLaw::stretched_exponential: return 1.0 / std::sqrt(t);
+    case DecayLaw::exponential:
+      return std::nullopt;
+    case DecayLaw::power:
+      return 1.0 / t;
+    case DecayLaw::stretched_exponential:
+      return 1.0 / std::sqrt(t);
   }
   return std::nullopt;
 }
@@ -129,9 +138,17 @@ LawFit fit_with_origin(DecayLaw law, std::span<const double> t, std::span<const 
   double fc = rss(c), fd = rss(d);
   for (int k = 0; k < 80 && b - a > 1e-10 * (1.0 + std::abs(b)); ++k) {
     if (fc < fd) {
-      b = d; d = c; fd = fc; c = b - g * (b - a); fc = rss(c);
+      b = d;
+      d = c;
+      fd = fc;
+      c = b - g * (b - a);
+      fc = rss(c);
     } else {
-      a = c; c = d; fc = fd; d = a + g * (b - a); fd = rss(d);
+      a = c;
+      c = d;
+      fc = fd;
+      d = a + g * (b - a);
+      fd = rss(d);
     }
   }
   const double best = 0.5 * (a + b);
@@ -215,18 +232,19 @@ void flag_uncitable_fit(RateFit& out, const RateFitOptions& options, std::span<c
   }
   if (out.decay_factor < options.min_decay) {
     if (several)
-      flag("metastable", "the run ends with " + std::to_string(options.final_clusters) + " clusters; the window decays by " +
-                             fmt(out.decay_factor) + " only");
+      flag("metastable", "the run ends with " + std::to_string(options.final_clusters) +
+                             " clusters; the window decays by " + fmt(out.decay_factor) + " only");
     else
       flag("too_short", "the last regime decays by a factor " + fmt(out.decay_factor) + " over [" +
                             fmt(out.window.t_start) + ", " + fmt(out.window.t_end) + "]; a citable fit needs " +
                             fmt(options.min_decay) + " (run longer)");
   }
   if (!(out.parameter > 0.0))
-    flag("not_positive", "the fitted parameter " + fmt(out.parameter) + " is not positive: the quantity does not decay by this law");
+    flag("not_positive",
+         "the fitted parameter " + fmt(out.parameter) + " is not positive: the quantity does not decay by this law");
   if (out.law_automatic && no_steady_stretch)
-    flag("noisy", "the local exponent of no law is steady (within " + fmt(options.steady_tolerance) +
-                      ") over " + std::to_string(min_points) + " frames at the end");
+    flag("noisy", "the local exponent of no law is steady (within " + fmt(options.steady_tolerance) + ") over " +
+                      std::to_string(min_points) + " frames at the end");
   {
     const double rms = std::sqrt(fit.rss / static_cast<double>(fit.points));
     const double range = std::log(out.decay_factor);
@@ -272,15 +290,18 @@ RateFit fit_decay(std::span<const double> t, std::span<const double> y, const Ra
     for (std::size_t i : usable) y_max = std::max(y_max, y[i]);
     while (usable.size() > min_points) {
       const std::size_t last = usable.back(), before = usable[usable.size() - 3];
-      if (y[last] < 1e-8 * y_max && y[last] >= y[before]) usable.pop_back();
-      else break;
+      if (y[last] < 1e-8 * y_max && y[last] >= y[before])
+        usable.pop_back();
+      else
+        break;
     }
   }
   if (usable.size() < min_points) {
     out.problem = "too_short";
-    out.detail = "only " + std::to_string(usable.size()) + " usable frames (t > 0" +
-                 (options.after > -1e300 && !options.window ? ", after the last merge at t = " + fmt(options.after) : "") +
-                 ", y > " + fmt(options.floor) + " before the first that is not); need " + std::to_string(min_points);
+    out.detail =
+        "only " + std::to_string(usable.size()) + " usable frames (t > 0" +
+        (options.after > -1e300 && !options.window ? ", after the last merge at t = " + fmt(options.after) : "") +
+        ", y > " + fmt(options.floor) + " before the first that is not); need " + std::to_string(min_points);
     return out;
   }
   out.usable_until = t[usable.back()];
@@ -291,7 +312,8 @@ RateFit fit_decay(std::span<const double> t, std::span<const double> y, const Ra
   if (span_idx.size() < min_points) {
     out.problem = "too_short";
     out.detail = "only " + std::to_string(span_idx.size()) + " usable frames in the window [" +
-                 fmt(options.window->t_start) + ", " + fmt(options.window->t_end) + "]; need " + std::to_string(min_points);
+                 fmt(options.window->t_start) + ", " + fmt(options.window->t_end) + "]; need " +
+                 std::to_string(min_points);
     return out;
   }
 
@@ -358,12 +380,13 @@ RateFit fit_decay(std::span<const double> t, std::span<const double> y, const Ra
   out.half_window_parameter = kNaN;
   if (late.size() >= min_points) {
     double o = 0.0;
-    out.half_window_parameter = (options.correction ? fit_with_origin(out.law, t, y, late, o) : fit_law(out.law, false, t, y, late)).parameter;
+    out.half_window_parameter =
+        (options.correction ? fit_with_origin(out.law, t, y, late, o) : fit_law(out.law, false, t, y, late)).parameter;
   }
   out.systematic = std::abs(out.half_window_parameter - out.parameter);
 
-  flag_uncitable_fit(out, options, y, usable, steady[chosen].ref,
-                     steady[chosen].start + min_points > span_idx.size(), min_points, fit);
+  flag_uncitable_fit(out, options, y, usable, steady[chosen].ref, steady[chosen].start + min_points > span_idx.size(),
+                     min_points, fit);
   return out;
 }
 

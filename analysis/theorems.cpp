@@ -11,7 +11,6 @@
 namespace normdyn::analysis {
 namespace {
 
-
 // dy/dt at t[0] of the polynomial through the first m frames (Lagrange weights).
 double lagrange_derivative(std::span<const double> t, std::span<const double> y, std::size_t m) {
   const double t0 = t[0];
@@ -54,7 +53,6 @@ SymmetricWeights symmetric_weights(double n, double beta, double gamma) {
   const double z = 1.0 + (n - 1.0) * e;
   return {1.0 / z, e / z};
 }
-
 
 // A time inside the first smooth piece of the scheme (Mix-LN with τ = 0 is Pre-LN from the start).
 double first_piece_time(const Scheme& scheme) {
@@ -123,9 +121,12 @@ double variance_scale(const Scheme& scheme, double t, double r) {
 
 std::string_view to_string(Outcome o) noexcept {
   switch (o) {
-    case Outcome::ok: return "ok";
-    case Outcome::fail: return "fail";
-    case Outcome::not_asymptotic: return "not_asymptotic";
+    case Outcome::ok:
+      return "ok";
+    case Outcome::fail:
+      return "fail";
+    case Outcome::not_asymptotic:
+      return "not_asymptotic";
   }
   return "fail";
 }
@@ -147,7 +148,8 @@ bool attention_bound_hypotheses(double n, double d) {
   return std::sqrt(d) >= std::log(nlogn) && nlogn >= d;
 }
 
-std::optional<Derivative> derivative_at_start(std::span<const double> t, std::span<const double> y, std::size_t points) {
+std::optional<Derivative> derivative_at_start(std::span<const double> t, std::span<const double> y,
+                                              std::size_t points) {
   const std::size_t m = std::min({points, std::size_t{5}, t.size()});
   if (m < 3) return std::nullopt;
   const double hi = lagrange_derivative(t, y, m);
@@ -185,15 +187,14 @@ double radius_at(std::span<const double> radius, std::size_t i, double fallback)
 
 }  // namespace
 
-ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance,
-                            std::span<const double> radius, const Scheme& scheme, double floor) {
-  return fit_variance_scale(t, variance, radius, [&](double time, double r) { return variance_scale(scheme, time, r); },
-                            floor);
+ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance, std::span<const double> radius,
+                            const Scheme& scheme, double floor) {
+  return fit_variance_scale(
+      t, variance, radius, [&](double time, double r) { return variance_scale(scheme, time, r); }, floor);
 }
 
-ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance,
-                            std::span<const double> radius, const std::function<double(double t, double r)>& scale_of,
-                            double floor) {
+ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance, std::span<const double> radius,
+                            const std::function<double(double t, double r)>& scale_of, double floor) {
   ScaleFit f;
   // Usable frames: Var > floor from the start up to the first that is not.
   std::size_t end = 0;
@@ -260,7 +261,8 @@ namespace {
 std::vector<double> symmetric_clock(const Scheme& scheme, const CheckSeries& s, double n, double beta, double r0) {
   std::vector<double> clock(s.t.size(), 0.0);
   auto inv_speed = [&](std::size_t i, double t_regime) {
-    TokenContext c = symmetric_context(n, beta, 1.0 - s.one_minus_mean_cosine[i], radius_at(s.mean_radius, i, r0), s.t[i]);
+    TokenContext c =
+        symmetric_context(n, beta, 1.0 - s.one_minus_mean_cosine[i], radius_at(s.mean_radius, i, r0), s.t[i]);
     c.t_regime = t_regime;
     return 1.0 / scheme_speed(scheme, c);
   };
@@ -280,10 +282,14 @@ AsymptoticVerdict asymptotic_verdict(double claim, double early, double late, do
   v.drift = std::abs(late - early) / unit;
   if (!std::isfinite(v.drift)) v.drift = std::numeric_limits<double>::infinity();
   v.detectable = tolerance + v.drift;
-  if (!std::isfinite(v.deviation)) v.outcome = Outcome::fail;
-  else if (v.deviation <= tolerance && v.detectable <= resolution) v.outcome = Outcome::ok;
-  else if (v.deviation > tolerance + v.drift) v.outcome = Outcome::fail;
-  else v.outcome = Outcome::not_asymptotic;
+  if (!std::isfinite(v.deviation))
+    v.outcome = Outcome::fail;
+  else if (v.deviation <= tolerance && v.detectable <= resolution)
+    v.outcome = Outcome::ok;
+  else if (v.deviation > tolerance + v.drift)
+    v.outcome = Outcome::fail;
+  else
+    v.outcome = Outcome::not_asymptotic;
   return v;
 }
 
@@ -314,8 +320,9 @@ CheckContext check_context(const RunConfig& config, const AttentionNorms& attent
   if (!config.terms.empty()) {
     c.traits.energy_gradient = false;
     c.traits.exchangeable = false;
-    c.attention_outside_paper = "the term '" + config.terms.front().name +
-                                "' of the user's: no gradient flow (the paper's theorems are stated for attention alone)";
+    c.attention_outside_paper =
+        "the term '" + config.terms.front().name +
+        "' of the user's: no gradient flow (the paper's theorems are stated for attention alone)";
   }
   if (!config.noise.traits().deterministic)
     c.attention_outside_paper = describe(config.noise) + ": the paper's theorems are stated for the deterministic flow";
@@ -384,7 +391,8 @@ Hypothesis qk_norm_at_most_one() {
 
 Hypothesis unit_norm_attention_at_start() {
   return [](const CheckContext& c) -> Why {
-    if (std::max(c.attention.qk_norm_at_start, c.attention.v_norm_at_start) <= 1.0 + c.norm_tolerance) return std::nullopt;
+    if (std::max(c.attention.qk_norm_at_start, c.attention.v_norm_at_start) <= 1.0 + c.norm_tolerance)
+      return std::nullopt;
     return "needs max(|Q^T K|, |V|) <= 1 at t = 0 (2-norms " + fmt(c.attention.qk_norm_at_start) + ", " +
            fmt(c.attention.v_norm_at_start) + ")";
   };
@@ -397,7 +405,8 @@ Hypothesis energy_structure() {
     if (!c.traits.energy_gradient) return "needs an attention whose flow is a gradient flow of the interaction energy";
     if (c.attention.max_energy_asymmetry <= c.norm_tolerance) return std::nullopt;
     return "the energy sum exp(beta <Q theta_j, K theta_k>) is monotone when Q^T K is symmetric and V = Q^T K (max "
-           "asymmetry " + fmt(c.attention.max_energy_asymmetry) + ")";
+           "asymmetry " +
+           fmt(c.attention.max_energy_asymmetry) + ")";
   };
 }
 
@@ -450,9 +459,12 @@ CheckResult initial_slope(const CheckInput& in) {
     // The run's own first layer against the header's layer map at the symmetric start.
     const double h = x.layer_step;
     const bool one_layer = s.t.size() >= 2 && std::abs((s.t[1] - s.t[0]) - h) <= 1e-9 * h;
-    if (!one_layer) return Undecided{"discrete run: needs a frame after the first layer (frames every layer at the start)"};
-    c.statement = "one layer of step h from the symmetric start changes gamma by h x (the header's layer map in "
-                  "closed form); its h -> 0 limit is (1/s_j + 1/s_k) / (e^beta + n - 1) for scheme " + key;
+    if (!one_layer)
+      return Undecided{"discrete run: needs a frame after the first layer (frames every layer at the start)"};
+    c.statement =
+        "one layer of step h from the symmetric start changes gamma by h x (the header's layer map in "
+        "closed form); its h -> 0 limit is (1/s_j + 1/s_k) / (e^beta + n - 1) for scheme " +
+        key;
     c.criterion = "|measured - theory| <= " + fmt(options.slope_tolerance) + " |theory|";
     c.theory = initial_layer_slope_theory(x.scheme, x.n, x.beta, x.r0, h);
     c.measured = (gamma[1] - gamma[0]) / (s.t[1] - s.t[0]);
@@ -470,8 +482,9 @@ CheckResult initial_slope(const CheckInput& in) {
                            slope->error <= options.frame_slope_accuracy * std::abs(ode_theory);
   if (!from_velocity && !frames_fine)
     return Undecided{slope ? "the velocity at t = 0 was not computed and the first frames are too far apart to measure "
-                             "the slope (gamma changes by " + fmt(std::abs(gamma[m - 1] - gamma[0])) +
-                                 " over them, error estimate " + fmt(slope->error) + ")"
+                             "the slope (gamma changes by " +
+                                 fmt(std::abs(gamma[m - 1] - gamma[0])) + " over them, error estimate " +
+                                 fmt(slope->error) + ")"
                            : "needs at least 3 frames or the velocity at t = 0"};
   c.statement = "d gamma/dt(0) = (1/s_j + 1/s_k) / (e^beta + n - 1) for scheme " + key +
                 " (s_j from the header's speed at the symmetric start)";
@@ -505,7 +518,8 @@ CheckResult symmetry(const CheckInput& in) {
   c.criterion = "max over frames of (1 - min cosine) - (1 - mean cosine) <= " + fmt(in.options.symmetry_tolerance);
   c.theory = 0.0;
   double spread = 0.0;
-  for (std::size_t i = 0; i < s.t.size(); ++i) spread = std::max(spread, s.one_minus_min_cosine[i] - s.one_minus_mean_cosine[i]);
+  for (std::size_t i = 0; i < s.t.size(); ++i)
+    spread = std::max(spread, s.one_minus_min_cosine[i] - s.one_minus_mean_cosine[i]);
   c.measured = spread;
   decide(c, spread <= in.options.symmetry_tolerance, false);
   return c;
@@ -527,8 +541,10 @@ CheckResult decay_rate(const CheckInput& in) {
     if (s.t[i] > 0.0) usable.push_back(i);
   }
   TimeWindow w;
-  if (options.rate.window) w = *options.rate.window;
-  else if (usable.size() >= 2) w = {s.t[usable.back()] - 0.5 * (s.t[usable.back()] - s.t[usable.front()]), s.t[usable.back()]};
+  if (options.rate.window)
+    w = *options.rate.window;
+  else if (usable.size() >= 2)
+    w = {s.t[usable.back()] - 0.5 * (s.t[usable.back()] - s.t[usable.front()]), s.t[usable.back()]};
   std::vector<double> x_all, y_all, x_late, y_late;
   const double t_mid = 0.5 * (w.t_start + w.t_end);
   for (std::size_t i : usable)
@@ -549,19 +565,21 @@ CheckResult decay_rate(const CheckInput& in) {
   const AsymptoticVerdict v = asymptotic_verdict(1.0, k, k_late, options.rate_tolerance, options.rate_resolution);
   Check c;
   c.name = "theorem_4_1_decay_rate";
-  c.statement = "1 - gamma ~ C exp(-2 T(t)), T = int dt / s_j along the run" +
-                (named ? " (the " + std::string(to_string(named->law)) + " law with parameter " + fmt(named->parameter) + ")"
-                       : std::string(theory->symmetric_law.empty() ? " (none of the named laws)" : "")) +
-                " for scheme " + key;
-  c.criterion = "the slope k of ln(1 - gamma) against 2T over the later half of the usable frames (the window) and "
-                "k' over the window's later half: ok if |k' - 1| <= " + fmt(options.rate_tolerance) +
-                " and the run resolves a change of " + fmt(options.rate_resolution) +
-                " (tolerance + |k' - k|); fail if |k' - 1| exceeds the tolerance plus that drift and 1 - gamma falls "
-                "by at least 10x over the window; otherwise not_asymptotic";
+  c.statement =
+      "1 - gamma ~ C exp(-2 T(t)), T = int dt / s_j along the run" +
+      (named ? " (the " + std::string(to_string(named->law)) + " law with parameter " + fmt(named->parameter) + ")"
+             : std::string(theory->symmetric_law.empty() ? " (none of the named laws)" : "")) +
+      " for scheme " + key;
+  c.criterion =
+      "the slope k of ln(1 - gamma) against 2T over the later half of the usable frames (the window) and "
+      "k' over the window's later half: ok if |k' - 1| <= " +
+      fmt(options.rate_tolerance) + " and the run resolves a change of " + fmt(options.rate_resolution) +
+      " (tolerance + |k' - k|); fail if |k' - 1| exceeds the tolerance plus that drift and 1 - gamma falls "
+      "by at least 10x over the window; otherwise not_asymptotic";
   c.theory = 1.0;
   c.measured = k_late;
   decide(c, decay < 10.0 && v.outcome == Outcome::fail ? Outcome::not_asymptotic : v.outcome);
-  c.details = {{"stderr", k_se},       {"whole_window", k},         {"resolution", v.detectable},
+  c.details = {{"stderr", k_se},        {"whole_window", k},         {"resolution", v.detectable},
                {"decay_factor", decay}, {"window_start", w.t_start}, {"window_end", w.t_end}};
   if (named) c.details.emplace_back("named_parameter_implied", named->parameter * k_late);
   c.note = "measured on the run's own trajectory (the speed factor at its gamma and radius)";
@@ -614,8 +632,8 @@ CheckResult variance_scale_check(const CheckInput& in) {
   const double tol = in.options.exponent_tolerance;
   Check c;
   c.name = "theorem_4_3_variance_scale";
-  c.statement = "dVar/dt = -Theta(Var / scale(t)), scale(t) = the speed factor of scheme " + std::string(scheme_key(x.scheme)) +
-                " near consensus at the run's radius";
+  c.statement = "dVar/dt = -Theta(Var / scale(t)), scale(t) = the speed factor of scheme " +
+                std::string(scheme_key(x.scheme)) + " near consensus at the run's radius";
   c.criterion = "q = (-d ln Var/dt) x scale(t) ~ t^b over the later half of the frames with |b| <= " + fmt(tol) +
                 "; not_asymptotic if b is outside and moves by more than that in the later half of the window";
   c.theory = 0.0;
@@ -623,11 +641,18 @@ CheckResult variance_scale_check(const CheckInput& in) {
   const bool close = std::abs(f.q_exponent) <= tol;
   const bool drifting = std::isfinite(f.q_exponent_late) && std::abs(f.q_exponent_late - f.q_exponent) > tol;
   decide(c, close, drifting);
-  c.details = {{"stderr", f.q_exponent_stderr}, {"late_half", f.q_exponent_late}, {"rate_exponent", f.exponent},
-               {"scale_exponent", f.scale_exponent}, {"q_min", f.q_min},          {"q_max", f.q_max},
-               {"window_start", f.t_start},       {"window_end", f.t_end},      {"delta", delta}};
-  c.note = "q is the Theta(1) factor (2 near consensus); rate_exponent m of -d ln Var/dt ~ t^-m against "
-           "scale_exponent of scale(t)";
+  c.details = {{"stderr", f.q_exponent_stderr},
+               {"late_half", f.q_exponent_late},
+               {"rate_exponent", f.exponent},
+               {"scale_exponent", f.scale_exponent},
+               {"q_min", f.q_min},
+               {"q_max", f.q_max},
+               {"window_start", f.t_start},
+               {"window_end", f.t_end},
+               {"delta", delta}};
+  c.note =
+      "q is the Theta(1) factor (2 near consensus); rate_exponent m of -d ln Var/dt ~ t^-m against "
+      "scale_exponent of scale(t)";
   return c;
 }
 
@@ -702,22 +727,28 @@ std::vector<TheoremCheck> make_check_list() {
       {"theorem_4_1_initial_slope", "Theorem 4.1", sym, initial_slope},
       {"theorem_4_1_symmetry", "Theorem 4.1", sym, symmetry},
       {"theorem_4_1_decay_rate", "Theorem 4.1", with(sym, {declares_theory()}), decay_rate},
-      {"theorem_4_2_attention_at_start", "Theorem 4.2",
-       {start_is(InitKind::uniform, ""), needs("needs model.beta = 1", [](const CheckContext& c) { return c.beta == 1.0; }),
+      {"theorem_4_2_attention_at_start",
+       "Theorem 4.2",
+       {start_is(InitKind::uniform, ""),
+        needs("needs model.beta = 1", [](const CheckContext& c) { return c.beta == 1.0; }),
         unit_norm_attention_at_start()},
        attention_at_start},
       {"theorem_4_3_variance_scale", "Theorem 4.3", cap, variance_scale_check},
       {"theorem_4_3_radial_growth", "Theorem 4.3",
        with(cap, {theory_flag(&SchemeTheory::radial_growth, "radial growth (Theorem 4.3 states it for pre and peri)")}),
        radial_growth},
-      {"corollary_radial_lower_bound", "Corollary of Theorem 3.1",
+      {"corollary_radial_lower_bound",
+       "Corollary of Theorem 3.1",
        {declares_theory(),
         theory_flag(&SchemeTheory::radial_alignment_bound, "radial bound (the Corollary is stated for pre and peri)"),
-        identity_attention(), needs("needs n <= e^beta", [](const CheckContext& c) { return c.n <= std::exp(c.beta); })},
+        identity_attention(),
+        needs("needs n <= e^beta", [](const CheckContext& c) { return c.n <= std::exp(c.beta); })},
        radial_lower_bound},
-      {"energy_monotonicity", "Energy (spec 4.1)",
+      {"energy_monotonicity",
+       "Energy (spec 4.1)",
        {energy_structure(),
-        needs("the recorded energy is that of Q = K = V = I; the run's Q^T K is another symmetric matrix", identity_like)},
+        needs("the recorded energy is that of Q = K = V = I; the run's Q^T K is another symmetric matrix",
+              identity_like)},
        energy_monotonicity},
   };
 }

@@ -51,24 +51,32 @@ void require(bool ok, const std::string& what, const std::string& problem) {
 MemorySource::MemorySource(RunConfig config, std::span<const double> time, std::span<const std::int64_t> step,
                            const Particles& particles, std::optional<RunSummary> summary, std::string revision,
                            const std::string& what)
-    : config_(std::move(config)), time_(time), step_(step), particles_(particles), summary_(std::move(summary)),
+    : config_(std::move(config)),
+      time_(time),
+      step_(step),
+      particles_(particles),
+      summary_(std::move(summary)),
       revision_(std::move(revision)) {
   check_times(what);
   const std::size_t frames = time_.size();
   const auto n = static_cast<std::size_t>(particles.n), d = static_cast<std::size_t>(particles.d);
   require(particles.n > 0 && particles.d > 0, what, "a particle run needs n > 0 tokens in d > 0 dimensions");
   require(particles.direction.size() == frames * n * d, what,
-          "direction holds " + std::to_string(particles.direction.size()) + " values, expected frames x n x d = " +
-              std::to_string(frames * n * d));
+          "direction holds " + std::to_string(particles.direction.size()) +
+              " values, expected frames x n x d = " + std::to_string(frames * n * d));
   require(particles.radius.size() == frames * n, what,
-          "radius holds " + std::to_string(particles.radius.size()) + " values, expected frames x n = " +
-              std::to_string(frames * n));
+          "radius holds " + std::to_string(particles.radius.size()) +
+              " values, expected frames x n = " + std::to_string(frames * n));
 }
 
 MemorySource::MemorySource(RunConfig config, std::span<const double> time, std::span<const std::int64_t> step,
-                           std::map<std::string, Field> fields, std::optional<RunSummary> summary,
-                           std::string revision, const std::string& what)
-    : config_(std::move(config)), time_(time), step_(step), fields_(std::move(fields)), summary_(std::move(summary)),
+                           std::map<std::string, Field> fields, std::optional<RunSummary> summary, std::string revision,
+                           const std::string& what)
+    : config_(std::move(config)),
+      time_(time),
+      step_(step),
+      fields_(std::move(fields)),
+      summary_(std::move(summary)),
       revision_(std::move(revision)) {
   check_times(what);
   require(!fields_.empty(), what, "a mean-field run needs its fields (density)");
@@ -113,7 +121,8 @@ MemorySource MemorySource::view(const MemoryRecorder& r) {
 
 Tokens MemorySource::frame(std::size_t index) const {
   if (!particles_) throw IoError("frame " + std::to_string(index) + ": a mean-field run has no particle frames");
-  if (index >= frames()) throw IoError("frame " + std::to_string(index) + " out of range (" + std::to_string(frames()) + " frames)");
+  if (index >= frames())
+    throw IoError("frame " + std::to_string(index) + " out of range (" + std::to_string(frames()) + " frames)");
   const Index n = particles_->n, d = particles_->d;
   const auto offset = index * static_cast<std::size_t>(n * d);
   Tokens t{RowMatrix(Eigen::Map<const RowMatrix>(particles_->direction.data() + offset, n, d)),
@@ -133,7 +142,8 @@ std::vector<std::string> MemorySource::field_names() const {
 std::vector<double> MemorySource::field_frame(const std::string& name, std::size_t index) const {
   const auto it = fields_.find(name);
   if (it == fields_.end()) throw IoError("the run has no field " + name);
-  if (index >= frames()) throw IoError("frame " + std::to_string(index) + " out of range (" + std::to_string(frames()) + " frames)");
+  if (index >= frames())
+    throw IoError("frame " + std::to_string(index) + " out of range (" + std::to_string(frames()) + " frames)");
   const auto part = it->second.values.subspan(index * it->second.cells, it->second.cells);
   return {part.begin(), part.end()};
 }

@@ -81,13 +81,15 @@ MeanFieldAnalysis analyze_meanfield(const FrameSource& source, const AnalyzeOpti
     double mass = 0.0;
     for (double v : cells) {
       if (!std::isfinite(v))
-        throw InputError("run", where + "frame " + std::to_string(i) + " of " + a.field + " is not a density (non-finite values)");
+        throw InputError(
+            "run", where + "frame " + std::to_string(i) + " of " + a.field + " is not a density (non-finite values)");
       mass += v;
     }
     if (!(mass > 0.0))
       throw InputError("run", where + "frame " + std::to_string(i) + " of " + a.field + " is not a density (no mass)");
     a.frames.push_back(analysis::density_figures(cells, density));
-    if (causal) a.frames.back().narrowest_cluster_cells = narrowest_over_slices(source.field_frame("density", i), cells.size());
+    if (causal)
+      a.frames.back().narrowest_cluster_cells = narrowest_over_slices(source.field_frame("density", i), cells.size());
   }
   const int modes = density.max_mode;
   std::vector<std::vector<double>> amplitudes;
@@ -105,28 +107,31 @@ MeanFieldAnalysis analyze_meanfield(const FrameSource& source, const AnalyzeOpti
                                     a.t.empty() ? 0.0 : a.t.front(), law, noise ? noise->sigma : 0.0,
                                     std::holds_alternative<Uniform>(a.config.attention.normalizer))
                      .real();
-      } catch (const std::domain_error&) {
-      }
+      } catch (const std::domain_error&) {}
     }
     a.theory.push_back(theory);
   }
   if (a.config.model.qkv != QkvKind::identity)
     a.notes.push_back("the closed-form rates of the uniform state are given for Q = K = V = I only");
   if (causal)
-    a.notes.push_back("causal mean field: the modes and clusters are those of the angular density of all tokens; "
-                      "the closed-form rates of the uniform state (full attention) do not apply; the resolution is "
-                      "that of the narrowest cluster of any cursor slice");
+    a.notes.push_back(
+        "causal mean field: the modes and clusters are those of the angular density of all tokens; "
+        "the closed-form rates of the uniform state (full attention) do not apply; the resolution is "
+        "that of the narrowest cluster of any cursor slice");
   if (scheme_has_radius(a.config.model.scheme))
-    a.notes.push_back("schemes with a radius: the rate of the uniform state changes with t (the value at the first "
-                      "frame is listed); the measured rate is an average over its window");
+    a.notes.push_back(
+        "schemes with a radius: the rate of the uniform state changes with t (the value at the first "
+        "frame is listed); the measured rate is an average over its window");
   if (auto w = under_resolved(a)) a.warnings.push_back(std::move(*w));
   return a;
 }
 
 RunAnalysis analyze_run(const FrameSource& source, const AnalyzeOptions& options) {
   RunAnalysis a;
-  if (source.has_particles()) a.particles = analyze_particles(source, options);
-  else a.meanfield = analyze_meanfield(source, options);
+  if (source.has_particles())
+    a.particles = analyze_particles(source, options);
+  else
+    a.meanfield = analyze_meanfield(source, options);
   return a;
 }
 

@@ -43,8 +43,8 @@ std::vector<AnalyzeOption> make_options() {
                   void (*set)(R&, const V&), O (*get)(const R&)) {
     rows.push_back({name, "", OptionType::real, E, doc, lower, upper, lower_open, nullptr, set, get});
   };
-  auto integer = [&](std::string_view name, std::string_view doc, double lower, double upper,
-                     void (*set)(R&, const V&), O (*get)(const R&)) {
+  auto integer = [&](std::string_view name, std::string_view doc, double lower, double upper, void (*set)(R&, const V&),
+                     O (*get)(const R&)) {
     rows.push_back({name, "", OptionType::integer, E, doc, lower, upper, false, nullptr, set, get});
   };
   auto flag = [&](std::string_view name, std::string_view short_flag, OptionScope scope, std::string_view doc,
@@ -66,74 +66,97 @@ std::vector<AnalyzeOption> make_options() {
                     r.write_observables = true;
                   },
                   [](const R& r) -> O { return r.observables_file ? O(r.observables_file->string()) : O(); }});
-  flag("no_write", "", E,
-       "do not write observables anywhere (normdyn.analyze writes none unless given observables_file or no_write=False)",
-       [](R& r, const V& v) { r.write_observables = !flag_of(v); }, [](const R& r) -> O { return !r.write_observables; });
-  real("cluster_epsilon", "join two tokens into a cluster when their cosine exceeds 1 - epsilon", 0.0, 2.0, false,
-       [](R& r, const V& v) { r.options.clusters.epsilon = real_of(v); },
-       [](const R& r) -> O { return r.options.clusters.epsilon; });
-  real("rank_threshold",
-       "effective rank: count eigenvalues of the second-moment matrix above this fraction of its trace", 0.0, 1.0, false,
-       [](R& r, const V& v) { r.options.rank_threshold = real_of(v); },
-       [](const R& r) -> O { return r.options.rank_threshold; });
-  real("plateau_energy_tolerance", "plateau: max E / min E <= 1 + tolerance", 0.0, kInf, true,
-       [](R& r, const V& v) { r.options.plateaus.energy_tolerance = real_of(v); },
-       [](const R& r) -> O { return r.options.plateaus.energy_tolerance; });
-  integer("plateau_min_frames", "plateau: at least this many frames", 1, 1 << 30,
-          [](R& r, const V& v) { r.options.plateaus.min_frames = static_cast<std::size_t>(integer_of(v)); },
-          [](const R& r) -> O { return static_cast<std::int64_t>(r.options.plateaus.min_frames); });
-  real("plateau_min_duration", "plateau: at least this long in t", 0.0, kInf, false,
-       [](R& r, const V& v) { r.options.plateaus.min_duration = real_of(v); },
-       [](const R& r) -> O { return r.options.plateaus.min_duration; });
-  real("plateau_min_log_duration",
-       "plateau: ln(t_end / t_start) at least this (metastable states live on geometric times)", 0.0, kInf, false,
-       [](R& r, const V& v) { r.options.plateaus.min_log_duration = real_of(v); },
-       [](const R& r) -> O { return r.options.plateaus.min_log_duration; });
+  flag(
+      "no_write", "", E,
+      "do not write observables anywhere (normdyn.analyze writes none unless given observables_file or no_write=False)",
+      [](R& r, const V& v) { r.write_observables = !flag_of(v); },
+      [](const R& r) -> O { return !r.write_observables; });
+  real(
+      "cluster_epsilon", "join two tokens into a cluster when their cosine exceeds 1 - epsilon", 0.0, 2.0, false,
+      [](R& r, const V& v) { r.options.clusters.epsilon = real_of(v); },
+      [](const R& r) -> O { return r.options.clusters.epsilon; });
+  real(
+      "rank_threshold",
+      "effective rank: count eigenvalues of the second-moment matrix above this fraction of its trace", 0.0, 1.0, false,
+      [](R& r, const V& v) { r.options.rank_threshold = real_of(v); },
+      [](const R& r) -> O { return r.options.rank_threshold; });
+  real(
+      "plateau_energy_tolerance", "plateau: max E / min E <= 1 + tolerance", 0.0, kInf, true,
+      [](R& r, const V& v) { r.options.plateaus.energy_tolerance = real_of(v); },
+      [](const R& r) -> O { return r.options.plateaus.energy_tolerance; });
+  integer(
+      "plateau_min_frames", "plateau: at least this many frames", 1, 1 << 30,
+      [](R& r, const V& v) { r.options.plateaus.min_frames = static_cast<std::size_t>(integer_of(v)); },
+      [](const R& r) -> O { return static_cast<std::int64_t>(r.options.plateaus.min_frames); });
+  real(
+      "plateau_min_duration", "plateau: at least this long in t", 0.0, kInf, false,
+      [](R& r, const V& v) { r.options.plateaus.min_duration = real_of(v); },
+      [](const R& r) -> O { return r.options.plateaus.min_duration; });
+  real(
+      "plateau_min_log_duration",
+      "plateau: ln(t_end / t_start) at least this (metastable states live on geometric times)", 0.0, kInf, false,
+      [](R& r, const V& v) { r.options.plateaus.min_log_duration = real_of(v); },
+      [](const R& r) -> O { return r.options.plateaus.min_log_duration; });
   rows.push_back({"quantity", "", OptionType::choice, E, "series whose decay is fitted", -kInf, kInf, false,
                   &rate_quantity_names,
                   [](R& r, const V& v) { r.options.quantity = *rate_quantity_from_string(text_of(v)); },
                   [](const R& r) -> O { return std::string(to_string(r.options.quantity)); }});
   rows.push_back({"law", "", OptionType::choice, E,
-                  "decay law of the fit (auto: the law whose local exponent is steadiest)", -kInf,
-                  kInf, false, &law_names,
+                  "decay law of the fit (auto: the law whose local exponent is steadiest)", -kInf, kInf, false,
+                  &law_names,
                   [](R& r, const V& v) {
-                    if (text_of(v) == "auto") r.options.rate.law.reset();
-                    else r.options.rate.law = analysis::decay_law_from_string(text_of(v));
+                    if (text_of(v) == "auto")
+                      r.options.rate.law.reset();
+                    else
+                      r.options.rate.law = analysis::decay_law_from_string(text_of(v));
                   },
                   [](const R& r) -> O {
                     return r.options.rate.law ? std::string(to_string(*r.options.rate.law)) : std::string("auto");
                   }});
   rows.push_back({"fit_window", "", OptionType::window, E,
                   "fit window T0:T1 (either side may be empty; Python: also a pair (t0, t1); default: automatic)",
-                  -kInf, kInf, false, nullptr, [](R& r, const V& v) { r.options.rate.window = std::get<analysis::TimeWindow>(v); },
+                  -kInf, kInf, false, nullptr,
+                  [](R& r, const V& v) { r.options.rate.window = std::get<analysis::TimeWindow>(v); },
                   [](const R& r) -> O { return r.options.rate.window ? O(*r.options.rate.window) : O(); }});
-  real("fit_fraction", "with a given law that has no steady stretch: this later fraction of the usable time range",
-       0.01, 1.0, false, [](R& r, const V& v) { r.options.rate.late_fraction = real_of(v); },
-       [](const R& r) -> O { return r.options.rate.late_fraction; });
-  real("fit_floor", "values at or below this are not fitted (round-off)", 0.0, kInf, false,
-       [](R& r, const V& v) { r.options.rate.floor = real_of(v); }, [](const R& r) -> O { return r.options.rate.floor; });
-  flag("no_correction", "", E, "report the plain fit, without fitting a shift of the time origin",
-       [](R& r, const V& v) { r.options.rate.correction = !flag_of(v); },
-       [](const R& r) -> O { return !r.options.rate.correction; });
-  real("energy_tolerance", "energy check: largest allowed relative decrease between frames", 0.0, kInf, false,
-       [](R& r, const V& v) { r.options.checks.energy_tolerance = real_of(v); },
-       [](const R& r) -> O { return r.options.checks.energy_tolerance; });
-  flag("no_velocity", "", E,
-       "do not rebuild the run's dynamics: angular speed from finite differences, no <theta_j, A_j>",
-       [](R& r, const V& v) { r.options.use_velocity = !flag_of(v); }, [](const R& r) -> O { return !r.options.use_velocity; });
-  integer("threads", "threads of the attention kernel (0: all cores; default: 1 for small runs, else the run's)", 0,
-          4096, [](R& r, const V& v) { r.options.threads = static_cast<int>(integer_of(v)); },
-          [](const R& r) -> O { return r.options.threads ? O(std::int64_t{*r.options.threads}) : O(); });
-  integer("modes", "mean-field runs: Fourier modes k = 1..K of the density", 1, 4096,
-          [](R& r, const V& v) { r.options.density.max_mode = static_cast<int>(integer_of(v)); },
-          [](const R& r) -> O { return std::int64_t{r.options.density.max_mode}; });
-  real("density_cluster_level", "mean-field runs: a cluster is an arc where the density exceeds this x uniform", 1.0,
-       1e12, false, [](R& r, const V& v) { r.options.density.cluster_level = real_of(v); },
-       [](const R& r) -> O { return r.options.density.cluster_level; });
-  flag("fail_on_check", "", OptionScope::command_line, "exit with code 1 if a theorem check fails",
-       [](R& r, const V& v) { r.fail_on_check = flag_of(v); }, [](const R& r) -> O { return r.fail_on_check; });
-  flag("quiet", "-q", OptionScope::command_line, "no report on stdout", [](R& r, const V& v) { r.quiet = flag_of(v); },
-       [](const R& r) -> O { return r.quiet; });
+  real(
+      "fit_fraction", "with a given law that has no steady stretch: this later fraction of the usable time range", 0.01,
+      1.0, false, [](R& r, const V& v) { r.options.rate.late_fraction = real_of(v); },
+      [](const R& r) -> O { return r.options.rate.late_fraction; });
+  real(
+      "fit_floor", "values at or below this are not fitted (round-off)", 0.0, kInf, false,
+      [](R& r, const V& v) { r.options.rate.floor = real_of(v); },
+      [](const R& r) -> O { return r.options.rate.floor; });
+  flag(
+      "no_correction", "", E, "report the plain fit, without fitting a shift of the time origin",
+      [](R& r, const V& v) { r.options.rate.correction = !flag_of(v); },
+      [](const R& r) -> O { return !r.options.rate.correction; });
+  real(
+      "energy_tolerance", "energy check: largest allowed relative decrease between frames", 0.0, kInf, false,
+      [](R& r, const V& v) { r.options.checks.energy_tolerance = real_of(v); },
+      [](const R& r) -> O { return r.options.checks.energy_tolerance; });
+  flag(
+      "no_velocity", "", E,
+      "do not rebuild the run's dynamics: angular speed from finite differences, no <theta_j, A_j>",
+      [](R& r, const V& v) { r.options.use_velocity = !flag_of(v); },
+      [](const R& r) -> O { return !r.options.use_velocity; });
+  integer(
+      "threads", "threads of the attention kernel (0: all cores; default: 1 for small runs, else the run's)", 0, 4096,
+      [](R& r, const V& v) { r.options.threads = static_cast<int>(integer_of(v)); },
+      [](const R& r) -> O { return r.options.threads ? O(std::int64_t{*r.options.threads}) : O(); });
+  integer(
+      "modes", "mean-field runs: Fourier modes k = 1..K of the density", 1, 4096,
+      [](R& r, const V& v) { r.options.density.max_mode = static_cast<int>(integer_of(v)); },
+      [](const R& r) -> O { return std::int64_t{r.options.density.max_mode}; });
+  real(
+      "density_cluster_level", "mean-field runs: a cluster is an arc where the density exceeds this x uniform", 1.0,
+      1e12, false, [](R& r, const V& v) { r.options.density.cluster_level = real_of(v); },
+      [](const R& r) -> O { return r.options.density.cluster_level; });
+  flag(
+      "fail_on_check", "", OptionScope::command_line, "exit with code 1 if a theorem check fails",
+      [](R& r, const V& v) { r.fail_on_check = flag_of(v); }, [](const R& r) -> O { return r.fail_on_check; });
+  flag(
+      "quiet", "-q", OptionScope::command_line, "no report on stdout", [](R& r, const V& v) { r.quiet = flag_of(v); },
+      [](const R& r) -> O { return r.quiet; });
   return rows;
 }
 
@@ -157,12 +180,18 @@ std::string AnalyzeRequest::label(std::string_view name) const {
 
 std::string_view to_string(OptionType t) noexcept {
   switch (t) {
-    case OptionType::real: return "float";
-    case OptionType::integer: return "integer";
-    case OptionType::flag: return "flag";
-    case OptionType::choice: return "choice";
-    case OptionType::window: return "window";
-    case OptionType::path: return "path";
+    case OptionType::real:
+      return "float";
+    case OptionType::integer:
+      return "integer";
+    case OptionType::flag:
+      return "flag";
+    case OptionType::choice:
+      return "choice";
+    case OptionType::window:
+      return "window";
+    case OptionType::path:
+      return "path";
   }
   return "float";
 }
@@ -241,7 +270,8 @@ void apply_option(AnalyzeRequest& request, const AnalyzeOption& o, const OptionV
       if (!std::holds_alternative<std::int64_t>(value)) type_error("an integer");
       const auto v = static_cast<double>(std::get<std::int64_t>(value));
       if (!(v >= o.lower && v <= o.upper))
-        throw InputError(label, "must be " + option_domain(o) + ", got " + std::to_string(std::get<std::int64_t>(value)));
+        throw InputError(label,
+                         "must be " + option_domain(o) + ", got " + std::to_string(std::get<std::int64_t>(value)));
       break;
     }
     case OptionType::flag:
@@ -296,7 +326,8 @@ OptionValue parse_option_text(const AnalyzeOption& o, const std::string& text, c
       if (text == "false" || text == "0") return false;
       throw InputError(label, "expected true or false, got \"" + text + "\"");
     case OptionType::choice:
-    case OptionType::path: return text;
+    case OptionType::path:
+      return text;
     case OptionType::window: {
       const auto colon = text.find(':');
       if (colon == std::string::npos) throw InputError(label, "expected T0:T1, got \"" + text + "\"");
@@ -313,7 +344,8 @@ std::string analyze_options_markdown() {
   for (const auto& o : analyze_options()) {
     std::string flag = "`" + option_flag(o) + "`";
     if (!o.short_flag.empty()) flag = "`" + std::string(o.short_flag) + "`, " + flag;
-    const std::string keyword = o.scope == OptionScope::everywhere ? "`" + std::string(o.name) + "`" : "(command line only)";
+    const std::string keyword =
+        o.scope == OptionScope::everywhere ? "`" + std::string(o.name) + "`" : "(command line only)";
     const std::string domain = option_domain(o);
     std::string value = o.type == OptionType::choice ? domain : std::string(to_string(o.type));
     if (o.type != OptionType::choice && !domain.empty()) value += " " + domain;

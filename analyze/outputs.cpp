@@ -26,7 +26,8 @@ void require_writable_target(const fs::path& p, const std::string& label, bool d
 }
 
 // Outputs never replace the run being analyzed, each other, or another run.
-void check_outputs(const AnalyzeRequest& request, const std::optional<fs::path>& run_file, const fs::path& observables) {
+void check_outputs(const AnalyzeRequest& request, const std::optional<fs::path>& run_file,
+                   const fs::path& observables) {
   if (request.json) {
     const std::string label = request.label("json");
     if (run_file && same_file(*request.json, *run_file))
@@ -101,11 +102,14 @@ void write_report(const fs::path& path, const std::string& text, const StagingHo
       throw IoError(path.string() + ": cannot write the report: " + std::strerror(written ? errno : err));
   };
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) write(path);
-  else replace_file_atomically(path, write, false, on_staging);
+  if (::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode))
+    write(path);
+  else
+    replace_file_atomically(path, write, false, on_staging);
 }
 
-AnalysisOutcome analyze_and_write(const FrameSource& source, const AnalyzeRequest& request, const StagingHook& on_staging) {
+AnalysisOutcome analyze_and_write(const FrameSource& source, const AnalyzeRequest& request,
+                                  const StagingHook& on_staging) {
   const std::optional<fs::path> run_file = source.file();
   if (request.write_observables && !run_file)
     throw InputError(request.label(request.observables_file ? "observables_file" : "no_write"),
@@ -113,9 +117,9 @@ AnalysisOutcome analyze_and_write(const FrameSource& source, const AnalyzeReques
                      "gives the series as a Dataset");
   // The analysis never writes the run file (a live writer may be appending to it, and an
   // interrupted write would leave it unreadable): the observables go to RUN.observables.h5.
-  const fs::path observables =
-      request.observables_file ? *request.observables_file
-                               : (run_file ? ObservablesFile::sibling_path(*run_file) : fs::path());
+  const fs::path observables = request.observables_file
+                                   ? *request.observables_file
+                                   : (run_file ? ObservablesFile::sibling_path(*run_file) : fs::path());
   check_outputs(request, run_file, observables);
   AnalysisOutcome out;
   out.analysis = analyze_run(source, request.options);

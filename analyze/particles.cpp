@@ -77,10 +77,14 @@ analysis::AttentionNorms attention_norms(const RunConfig& config, const std::vec
 
 std::string_view to_string(RateQuantity q) noexcept {
   switch (q) {
-    case RateQuantity::one_minus_mean_cosine: return "one_minus_mean_cosine";
-    case RateQuantity::variance: return "variance";
-    case RateQuantity::one_minus_min_cosine: return "one_minus_min_cosine";
-    case RateQuantity::diameter: return "diameter";
+    case RateQuantity::one_minus_mean_cosine:
+      return "one_minus_mean_cosine";
+    case RateQuantity::variance:
+      return "variance";
+    case RateQuantity::one_minus_min_cosine:
+      return "one_minus_min_cosine";
+    case RateQuantity::diameter:
+      return "diameter";
   }
   return "one_minus_mean_cosine";
 }
@@ -99,10 +103,14 @@ std::vector<std::string> rate_quantity_names() {
 
 std::vector<double> quantity_series(const AnalysisResult& r, RateQuantity q) {
   switch (q) {
-    case RateQuantity::one_minus_mean_cosine: return collect(r.frames, [](const auto& o) { return o.one_minus_mean_cosine; });
-    case RateQuantity::variance: return collect(r.frames, [](const auto& o) { return o.variance; });
-    case RateQuantity::one_minus_min_cosine: return collect(r.frames, [](const auto& o) { return o.one_minus_min_cosine; });
-    case RateQuantity::diameter: return collect(r.frames, [](const auto& o) { return o.diameter; });
+    case RateQuantity::one_minus_mean_cosine:
+      return collect(r.frames, [](const auto& o) { return o.one_minus_mean_cosine; });
+    case RateQuantity::variance:
+      return collect(r.frames, [](const auto& o) { return o.variance; });
+    case RateQuantity::one_minus_min_cosine:
+      return collect(r.frames, [](const auto& o) { return o.one_minus_min_cosine; });
+    case RateQuantity::diameter:
+      return collect(r.frames, [](const auto& o) { return o.diameter; });
   }
   return {};
 }
@@ -115,7 +123,8 @@ AnalysisResult analyze_particles(const FrameSource& reader, const AnalyzeOptions
   r.t = reader.times();
   r.step = reader.steps();
   const std::size_t frames = std::min({reader.frames(), r.t.size(), r.step.size()});
-  if (!reader.has_particles()) throw InputError("run", "a mean-field run has no particle frames (analyze_meanfield reads it)");
+  if (!reader.has_particles())
+    throw InputError("run", "a mean-field run has no particle frames (analyze_meanfield reads it)");
   r.t.resize(frames);
   r.step.resize(frames);
   r.quantity = options.quantity;
@@ -239,9 +248,12 @@ AnalysisResult analyze_particles(const FrameSource& reader, const AnalyzeOptions
     r.mean_angular_speed.assign(frames, kNaN);
     for (std::size_t i = 0; i < frames; ++i) {
       const bool left = i > 0, right = i < secant.size();
-      if (left && right) r.mean_angular_speed[i] = 0.5 * (secant[i - 1] + secant[i]);
-      else if (left) r.mean_angular_speed[i] = secant[i - 1];
-      else if (right) r.mean_angular_speed[i] = secant[i];
+      if (left && right)
+        r.mean_angular_speed[i] = 0.5 * (secant[i - 1] + secant[i]);
+      else if (left)
+        r.mean_angular_speed[i] = secant[i - 1];
+      else if (right)
+        r.mean_angular_speed[i] = secant[i];
     }
     for (std::size_t k = 0; k < r.observable_names.size(); ++k)
       if (r.observable_names[k] == "mean_angular_speed") r.observable_values[k] = r.mean_angular_speed;
@@ -314,7 +326,8 @@ AnalysisResult analyze_particles(const FrameSource& reader, const AnalyzeOptions
     c.ok = max_norm_error <= allowed;
     c.outcome = c.ok ? analysis::Outcome::ok : analysis::Outcome::fail;
     if (!c.ok) {
-      c.note = "frame " + std::to_string(worst_frame) + " is off the sphere: the file is damaged or was not written by normdyn";
+      c.note = "frame " + std::to_string(worst_frame) +
+               " is off the sphere: the file is damaged or was not written by normdyn";
       r.notes.push_back("frames off the unit sphere (max | |theta_j| - 1 | = " + std::to_string(max_norm_error) +
                         " at frame " + std::to_string(worst_frame) + "): the results below are not trustworthy");
     }

@@ -64,8 +64,8 @@ json rate_fit_json(const analysis::RateFit& f, RateQuantity q) {
 }
 
 json event_json(const analysis::ClusterEvent& e) {
-  return {{"t_before", number(e.t_before)}, {"t", number(e.t)},       {"parts", e.parts},
-          {"part_sizes", e.part_sizes},     {"whole", e.whole},       {"whole_size", e.whole_size}};
+  return {{"t_before", number(e.t_before)}, {"t", number(e.t)}, {"parts", e.parts},
+          {"part_sizes", e.part_sizes},     {"whole", e.whole}, {"whole_size", e.whole_size}};
 }
 
 const analysis::FrameObservables* last_frame(const AnalysisResult& r) {
@@ -84,10 +84,12 @@ json warnings_json(const std::vector<AnalysisWarning>& warnings) {
 }
 
 json growth_json(const analysis::GrowthExponent& g) {
-  return {{"exponent", number(g.exponent)}, {"stderr", number(g.exponent_stderr)},
+  return {{"exponent", number(g.exponent)},
+          {"stderr", number(g.exponent_stderr)},
           {"late_exponent", number(g.late_exponent)},
           {"window", std::isfinite(g.t_start) ? json::array({number(g.t_start), number(g.t_end)}) : json(nullptr)},
-          {"points", g.points},           {"problem", g.problem.empty() ? json(nullptr) : json(g.problem)}};
+          {"points", g.points},
+          {"problem", g.problem.empty() ? json(nullptr) : json(g.problem)}};
 }
 
 // First, last, and (for discrete runs) mean over frames of a registry series; null where absent.
@@ -98,7 +100,8 @@ json series_summary(const AnalysisResult& r, std::string_view name) {
   std::size_t count = 0;
   for (double v : *s)
     if (std::isfinite(v)) sum += v, ++count;
-  return {{"first", number(s->front())}, {"last", number(s->back())},
+  return {{"first", number(s->front())},
+          {"last", number(s->back())},
           {"mean", count ? number(sum / double(count)) : json(nullptr)}};
 }
 
@@ -191,7 +194,8 @@ std::string particle_report(const AnalysisResult& r, const ReportContext& contex
   }
   j["final_clusters"] = final_clusters;
   json merges = json::array(), splits = json::array();
-  for (const auto& e : r.events) (e.kind == analysis::ClusterEvent::Kind::merge ? merges : splits).push_back(event_json(e));
+  for (const auto& e : r.events)
+    (e.kind == analysis::ClusterEvent::Kind::merge ? merges : splits).push_back(event_json(e));
   j["merges"] = merges;
   j["splits"] = splits;
 
@@ -231,7 +235,6 @@ std::string particle_report(const AnalysisResult& r, const ReportContext& contex
   j["warnings"] = warnings_json(r.warnings);
   return j.dump(2);
 }
-
 
 std::string meanfield_report(const MeanFieldAnalysis& a, const ReportContext& context) {
   const analysis::DensityOptions& density = context.options->density;
@@ -292,7 +295,6 @@ std::string meanfield_report(const MeanFieldAnalysis& a, const ReportContext& co
   j["warnings"] = warnings_json(a.warnings);
   return j.dump(2);
 }
-
 
 }  // namespace
 

@@ -24,7 +24,8 @@ ObservableSeriesOut from_registry(const ObservableInfo& info, std::vector<double
 void particle_series(const AnalysisResult& r, bool all, std::vector<ObservableSeriesOut>& out) {
   for (std::size_t k = 0; k < r.observable_names.size(); ++k) {
     out.push_back(from_registry(*find_observable(r.observable_names[k]), r.observable_values[k]));
-    if (r.observable_names[k] == "mean_angular_speed") out.back().attributes.emplace_back("method", r.angular_speed_method);
+    if (r.observable_names[k] == "mean_angular_speed")
+      out.back().attributes.emplace_back("method", r.angular_speed_method);
   }
   const std::size_t frames = r.clusters.size();
   {
@@ -39,16 +40,23 @@ void particle_series(const AnalysisResult& r, bool all, std::vector<ObservableSe
   if (!all || frames == 0) return;
   const auto n = static_cast<std::uint64_t>(r.clusters.front().label.size());
   std::size_t kmax = 0;
-  ObservableSeriesOut labels{"cluster_label", "1", "id of each token's cluster: the smallest token index in it", true,
-                             {n}, {"token"}, {}, {}};
+  ObservableSeriesOut labels{
+      "cluster_label", "1", "id of each token's cluster: the smallest token index in it", true, {n}, {"token"}, {}, {}};
   for (const auto& c : r.clusters) {
     labels.values.insert(labels.values.end(), c.label.begin(), c.label.end());
     kmax = std::max(kmax, c.count());
   }
   out.push_back(std::move(labels));
-  ObservableSeriesOut ids{"cluster_id", "1", "cluster ids in increasing order, padded with -1", true, {kmax}, {"cluster"}, {}, {}};
-  ObservableSeriesOut sizes{"cluster_size", "1", "cluster sizes in the order of cluster_id, padded with 0", true,
-                            {kmax}, {"cluster"}, {}, {}};
+  ObservableSeriesOut ids{
+      "cluster_id", "1", "cluster ids in increasing order, padded with -1", true, {kmax}, {"cluster"}, {}, {}};
+  ObservableSeriesOut sizes{"cluster_size",
+                            "1",
+                            "cluster sizes in the order of cluster_id, padded with 0",
+                            true,
+                            {kmax},
+                            {"cluster"},
+                            {},
+                            {}};
   ids.values.assign(frames * kmax, -1.0);
   sizes.values.assign(frames * kmax, 0.0);
   for (std::size_t i = 0; i < frames; ++i)
@@ -60,9 +68,14 @@ void particle_series(const AnalysisResult& r, bool all, std::vector<ObservableSe
   out.push_back(std::move(sizes));
   const auto d = static_cast<std::uint64_t>(r.clusters.front().centres.cols());
   if (frames * kmax * d > kMaxCentreValues) return;
-  ObservableSeriesOut centres{"cluster_centre", "1",
+  ObservableSeriesOut centres{"cluster_centre",
+                              "1",
                               "normalized mean direction of each cluster, in the order of cluster_id, padded with NaN",
-                              false, {kmax, d}, {"cluster", "component"}, {}, {}};
+                              false,
+                              {kmax, d},
+                              {"cluster", "component"},
+                              {},
+                              {}};
   centres.values.assign(frames * kmax * d, kNaN);
   for (std::size_t i = 0; i < frames; ++i)
     for (std::size_t k = 0; k < r.clusters[i].count(); ++k)
@@ -76,11 +89,16 @@ void meanfield_series(const MeanFieldAnalysis& a, std::vector<ObservableSeriesOu
   for (const auto& o : kDensityObservables) {
     std::vector<double> values;
     for (const auto& f : a.frames) {
-      if (o.name == "mode_amplitude") values.insert(values.end(), f.mode_amplitude.begin(), f.mode_amplitude.end());
-      else if (o.name == "density_cluster_count") values.push_back(f.cluster_count);
-      else if (o.name == "w1_to_uniform") values.push_back(f.w1_to_uniform);
-      else if (o.name == "max_density") values.push_back(f.max_density);
-      else throw std::logic_error("density observable without a value: " + std::string(o.name));
+      if (o.name == "mode_amplitude")
+        values.insert(values.end(), f.mode_amplitude.begin(), f.mode_amplitude.end());
+      else if (o.name == "density_cluster_count")
+        values.push_back(f.cluster_count);
+      else if (o.name == "w1_to_uniform")
+        values.push_back(f.w1_to_uniform);
+      else if (o.name == "max_density")
+        values.push_back(f.max_density);
+      else
+        throw std::logic_error("density observable without a value: " + std::string(o.name));
     }
     ObservableSeriesOut s = from_registry(o, std::move(values));
     if (o.name == "mode_amplitude") {
@@ -89,10 +107,15 @@ void meanfield_series(const MeanFieldAnalysis& a, std::vector<ObservableSeriesOu
     }
     out.push_back(std::move(s));
   }
-  ObservableSeriesOut width{"narrowest_cluster_cells", "1",
+  ObservableSeriesOut width{"narrowest_cluster_cells",
+                            "1",
                             "second-moment width, in grid cells, of the narrowest density cluster (+inf without "
                             "clusters); below 1 the clusters are under-resolved",
-                            false, {}, {}, {}, {}};
+                            false,
+                            {},
+                            {},
+                            {},
+                            {}};
   for (const auto& f : a.frames) width.values.push_back(f.narrowest_cluster_cells);
   out.push_back(std::move(width));
 }

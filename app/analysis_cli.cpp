@@ -18,12 +18,18 @@ namespace {
 
 std::string flag_type_name(OptionType type) {
   switch (type) {
-    case OptionType::real: return "FLOAT";
-    case OptionType::integer: return "INT";
-    case OptionType::choice: return "NAME";
-    case OptionType::window: return "T0:T1";
-    case OptionType::path: return "PATH";
-    case OptionType::flag: return "";
+    case OptionType::real:
+      return "FLOAT";
+    case OptionType::integer:
+      return "INT";
+    case OptionType::choice:
+      return "NAME";
+    case OptionType::window:
+      return "T0:T1";
+    case OptionType::path:
+      return "PATH";
+    case OptionType::flag:
+      return "";
   }
   return "TEXT";
 }
@@ -98,18 +104,24 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
     State::AnalyzeFlag& f = s.analyze_flags.emplace_back();
     f.option = &o;
     const std::string names = (o.short_flag.empty() ? "" : std::string(o.short_flag) + ",") + option_flag(o);
-    if (o.type == OptionType::flag) f.cli = s.analyze->add_flag(names, f.on, option_help(o));
-    else f.cli = s.analyze->add_option(names, f.text, option_help(o))->type_name(flag_type_name(o.type));
+    if (o.type == OptionType::flag)
+      f.cli = s.analyze->add_flag(names, f.on, option_help(o));
+    else
+      f.cli = s.analyze->add_option(names, f.text, option_help(o))->type_name(flag_type_name(o.type));
   }
 
   PlotRequest& p = s.plot_request;
-  s.plot = cli.add_subcommand("plot", "Figures (PNG, PDF, SVG) of run files and their observables (runs `normdyn analyze` output)");
+  s.plot = cli.add_subcommand(
+      "plot", "Figures (PNG, PDF, SVG) of run files and their observables (runs `normdyn analyze` output)");
   s.plot->add_option("runs", p.runs, "HDF5 run files (analyze them first)")->required()->check(CLI::ExistingFile);
-  s.plot->add_option("-o,--output-dir", s.plot_output, "directory of the figures (default: RUN_plots beside the first run)");
-  s.plot->add_option("--kind", p.kinds,
-                     "overview | decay | heatmap | tokens | trajectory | compare | meanfield | phase (repeatable; "
-                     "default: all that apply to the files)")
-      ->check(CLI::IsMember({"overview", "decay", "heatmap", "tokens", "trajectory", "compare", "meanfield", "phase", "all"}));
+  s.plot->add_option("-o,--output-dir", s.plot_output,
+                     "directory of the figures (default: RUN_plots beside the first run)");
+  s.plot
+      ->add_option("--kind", p.kinds,
+                   "overview | decay | heatmap | tokens | trajectory | compare | meanfield | phase (repeatable; "
+                   "default: all that apply to the files)")
+      ->check(CLI::IsMember(
+          {"overview", "decay", "heatmap", "tokens", "trajectory", "compare", "meanfield", "phase", "all"}));
   s.plot->add_option("--width", p.width, "column (3.4 in), page (7.0 in) or inches (default: each figure's own)");
   s.plot->add_option("--format", p.formats, "png | pdf | svg (repeatable; default: png)")
       ->check(CLI::IsMember({"png", "pdf", "svg"}));
@@ -121,8 +133,9 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
 
   AnimateRequest& an = s.animate_request;
   s.animate = cli.add_subcommand(
-      "animate", "Animation of a run over time (MP4 through ffmpeg, GIF through Pillow): tokens on the circle or "
-                 "the sphere, or a mean-field density");
+      "animate",
+      "Animation of a run over time (MP4 through ffmpeg, GIF through Pillow): tokens on the circle or "
+      "the sphere, or a mean-field density");
   s.animate->add_option("run", an.run, "HDF5 run file (particles or mean field)")->required()->check(CLI::ExistingFile);
   s.animate->add_option("-o,--output", an.output, "the animation: OUT.mp4 or OUT.gif")->required();
   s.animate->add_option("--fps", an.fps, "frames per second")->capture_default_str()->check(CLI::Range(0.1, 120.0));
@@ -134,32 +147,69 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.animate->add_flag("--force", an.force, "replace an existing output file");
   s.animate->add_flag("-q,--quiet", an.quiet, "no progress bar");
 
+  add_study_commands(cli);
+
+  ReproduceRequest& rp = s.reproduce_request;
+  s.reproduce = cli.add_subcommand(
+      "reproduce",
+      "The paper's statements measured against theory: DIR/reproduction.md, reproduction.json and figures");
+  s.reproduce->add_flag("--quick", rp.quick, "reduced sizes (about a minute)");
+  s.reproduce->add_option("-o,--output-dir", s.reproduce_dir, "folder of the report (default: reproduction)");
+  s.reproduce->add_flag("--force", rp.force, "replace an existing report in the folder");
+  s.reproduce->add_option("--threads", rp.threads, "threads of the attention kernel (0: all)")
+      ->check(CLI::Range(0, 4096));
+  s.reproduce
+      ->add_option("--only", rp.only,
+                   "run these groups of rows only (repeat or separate by commas: renyi, noise-pitchfork, "
+                   "theorem-4.1-slopes, ...; an unknown name lists them all)")
+      ->delimiter(',');
+}
+
+// `normdyn study`: the studies over many configurations.
+void AnalysisCli::add_study_commands(CLI::App& cli) {
+  State& s = *state_;
   AttentionStudyRequest& st = s.study_request;
   s.study = cli.add_subcommand("study", "Studies over many configurations");
   s.study->require_subcommand(1);
   s.study_attention = s.study->add_subcommand(
       "theorem-4.2", "max_j |A_j(0)| over a grid of (n, d) from uniform starts against sqrt(log n/n) + log n/d");
-  s.study_attention->add_option("--n", st.n, "token counts")->delimiter(',')->capture_default_str()->check(CLI::Range(2, 1 << 20));
-  s.study_attention->add_option("--d", st.d, "dimensions")->delimiter(',')->capture_default_str()->check(CLI::Range(2, 1 << 20));
-  s.study_attention->add_option("--seeds", st.seeds, "uniform starts per (n, d)")->capture_default_str()->check(CLI::Range(1, 10000));
+  s.study_attention->add_option("--n", st.n, "token counts")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1 << 20));
+  s.study_attention->add_option("--d", st.d, "dimensions")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1 << 20));
+  s.study_attention->add_option("--seeds", st.seeds, "uniform starts per (n, d)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
   s.study_attention->add_option("--seed", st.first_seed, "first seed")->capture_default_str();
-  s.study_attention->add_option("--beta", st.beta, "inverse temperature (the theorem: 1)")->capture_default_str()->check(CLI::PositiveNumber);
-  s.study_attention->add_option("--constant", st.constant, "the C of the check")->capture_default_str()->check(CLI::PositiveNumber);
+  s.study_attention->add_option("--beta", st.beta, "inverse temperature (the theorem: 1)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  s.study_attention->add_option("--constant", st.constant, "the C of the check")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   s.study_attention
       ->add_option_function<std::string>(
           "--qkv", [&st](const std::string& v) { st.unit_norm_qkv = v == "gaussian_unit_norm"; },
           "attention matrices: identity | gaussian_unit_norm (Gaussian, scaled to |Q^T K| = |V| = 1, from each seed)")
       ->check(CLI::IsMember({"identity", "gaussian_unit_norm"}));
-  s.study_attention->add_option("--threads", st.threads, "threads of the attention kernel (0: all)")->check(CLI::Range(0, 4096));
+  s.study_attention->add_option("--threads", st.threads, "threads of the attention kernel (0: all)")
+      ->check(CLI::Range(0, 4096));
   s.study_attention->add_option("--json", s.study_json, "write the table as JSON to this file");
 
   studies::SymmetricStudyRequest& sy = s.symmetric_request;
   s.study_symmetric = s.study->add_subcommand(
-      "symmetric", "Theorem 4.1: the reduced scalar ODE of the orthonormal start (gamma, dgamma/dt, r) for every scheme");
+      "symmetric",
+      "Theorem 4.1: the reduced scalar ODE of the orthonormal start (gamma, dgamma/dt, r) for every scheme");
   s.study_symmetric->add_option("--n", sy.n, "number of tokens (d >= n is implied)")->required();
   s.study_symmetric->add_option("--beta", sy.beta, "inverse temperature")->required();
   s.study_symmetric->add_option("--t-end", sy.t_end, "horizon")->required();
-  CLI::Option* linear = s.study_symmetric->add_option("--samples", sy.samples, "output intervals (times 0, T/K, ..., T)")->capture_default_str();
+  CLI::Option* linear =
+      s.study_symmetric->add_option("--samples", sy.samples, "output intervals (times 0, T/K, ..., T)")
+          ->capture_default_str();
   s.study_symmetric
       ->add_option_function<std::vector<double>>(
           "--log-times",
@@ -173,39 +223,36 @@ AnalysisCli::AnalysisCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.study_symmetric->add_option("--r0", sy.r0, "initial radius")->capture_default_str();
   s.study_symmetric->add_option("--alpha", sy.alpha, "nGPT's alpha (constant)")->capture_default_str();
   s.study_symmetric->add_option("--tau", sy.tau, "Mix-LN's switch time")->capture_default_str();
-  s.study_symmetric->add_option("--step", sy.step, "largest RK4 step")->capture_default_str()->check(CLI::PositiveNumber);
+  s.study_symmetric->add_option("--step", sy.step, "largest RK4 step")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   s.study_symmetric->add_option("--json", s.symmetric_json, "write the trajectories as JSON to this file");
   s.study_symmetric->add_flag("--force", s.symmetric_force, "replace an existing JSON file");
 
   studies::EquiangularStudyRequest& eq = s.equiangular_request;
   s.study_equiangular = s.study->add_subcommand(
-      "equiangular", "The equiangular model: Post-LN particles from every pairwise cosine rho0 against rho' of the "
-                     "closed form (softmax or the uniform normalizer), and the rates 2 and 2 e^beta");
-  s.study_equiangular->add_option("--n", eq.n, "number of tokens")->capture_default_str()->check(CLI::Range(2, 1 << 16));
-  s.study_equiangular->add_option("--d", eq.d, "dimension of the particles (0: n)")->capture_default_str()->check(CLI::Range(0, 1 << 16));
+      "equiangular",
+      "The equiangular model: Post-LN particles from every pairwise cosine rho0 against rho' of the "
+      "closed form (softmax or the uniform normalizer), and the rates 2 and 2 e^beta");
+  s.study_equiangular->add_option("--n", eq.n, "number of tokens")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1 << 16));
+  s.study_equiangular->add_option("--d", eq.d, "dimension of the particles (0: n)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 16));
   s.study_equiangular->add_option("--beta", eq.beta, "inverse temperature >= 0")->capture_default_str();
-  s.study_equiangular->add_option("--rho0", eq.rho0, "initial pairwise cosine, -1/(n-1) <= rho0 < 1")->capture_default_str();
+  s.study_equiangular->add_option("--rho0", eq.rho0, "initial pairwise cosine, -1/(n-1) <= rho0 < 1")
+      ->capture_default_str();
   s.study_equiangular->add_option("--normalizer", eq.normalizer, "softmax | uniform")
       ->capture_default_str()
       ->check(CLI::IsMember({"softmax", "uniform"}));
   s.study_equiangular->add_option("--t-end", eq.t_end, "horizon")->capture_default_str();
-  s.study_equiangular->add_option("--samples", eq.samples, "output intervals (times 0, T/K, ..., T)")->capture_default_str();
-  s.study_equiangular->add_option("--threads", eq.threads, "threads of the attention kernel (0: all)")->check(CLI::Range(0, 4096));
+  s.study_equiangular->add_option("--samples", eq.samples, "output intervals (times 0, T/K, ..., T)")
+      ->capture_default_str();
+  s.study_equiangular->add_option("--threads", eq.threads, "threads of the attention kernel (0: all)")
+      ->check(CLI::Range(0, 4096));
   s.study_equiangular->add_option("--json", s.equiangular_json, "write the trajectories as JSON to this file");
   s.study_equiangular->add_flag("--force", s.equiangular_force, "replace an existing JSON file");
-
-  ReproduceRequest& rp = s.reproduce_request;
-  s.reproduce = cli.add_subcommand(
-      "reproduce", "The paper's statements measured against theory: DIR/reproduction.md, reproduction.json and figures");
-  s.reproduce->add_flag("--quick", rp.quick, "reduced sizes (about a minute)");
-  s.reproduce->add_option("-o,--output-dir", s.reproduce_dir, "folder of the report (default: reproduction)");
-  s.reproduce->add_flag("--force", rp.force, "replace an existing report in the folder");
-  s.reproduce->add_option("--threads", rp.threads, "threads of the attention kernel (0: all)")->check(CLI::Range(0, 4096));
-  s.reproduce
-      ->add_option("--only", rp.only,
-                   "run these groups of rows only (repeat or separate by commas: renyi, noise-pitchfork, "
-                   "theorem-4.1-slopes, ...; an unknown name lists them all)")
-      ->delimiter(',');
 }
 
 AnalysisCli::~AnalysisCli() = default;
@@ -256,7 +303,8 @@ int AnalysisCli::analyze_many(AnalyzeRequest request, const std::vector<std::fil
   std::size_t width = 4;
   for (const Row& r : rows) width = std::max(width, r.file.size());
   std::printf("%-*s  exit  result\n", static_cast<int>(width), "file");
-  for (const Row& r : rows) std::printf("%-*s  %4d  %s\n", static_cast<int>(width), r.file.c_str(), r.code, r.outcome.c_str());
+  for (const Row& r : rows)
+    std::printf("%-*s  %4d  %s\n", static_cast<int>(width), r.file.c_str(), r.code, r.outcome.c_str());
   return worst;
 }
 
@@ -268,7 +316,8 @@ int AnalysisCli::run() {
     for (const State::AnalyzeFlag& f : s.analyze_flags) {
       if (f.cli->count() == 0) continue;
       const std::string flag = option_flag(*f.option);
-      const OptionValue value = f.option->type == OptionType::flag ? OptionValue(f.on) : parse_option_text(*f.option, f.text, flag);
+      const OptionValue value =
+          f.option->type == OptionType::flag ? OptionValue(f.on) : parse_option_text(*f.option, f.text, flag);
       apply_option(request, *f.option, value, flag);
     }
     const std::vector<std::filesystem::path> runs = expand_runs(s.runs);

@@ -26,6 +26,7 @@ class AnalysisCli {
 
  private:
   static int analyze_many(AnalyzeRequest request, const std::vector<std::filesystem::path>& runs);
+  void add_study_commands(CLI::App& cli);
   struct State;
   std::unique_ptr<State> state_;
 };

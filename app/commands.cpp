@@ -46,7 +46,9 @@ void print_alternatives(std::ostream& out, const std::string& heading, const std
     const Traits t = traits_of_alternative(a);
     for (const auto& [member, name] : kTraitNames)
       if (!(t.*member)) broken += (broken.empty() ? "" : ", ") + std::string(name);
-    if (!broken.empty()) out << "  " << std::setw(16) << "" << "not: " << broken << "\n";
+    if (!broken.empty())
+      out << "  " << std::setw(16) << ""
+          << "not: " << broken << "\n";
   });
   out << "\n";
 }
@@ -77,8 +79,8 @@ int print_config_reference(std::ostream& out) {
   out << "\n| `solver.method` | kind | order | dense output | description |\n|---|---|---|---|---|\n";
   for (const MethodInfo& m : kMethods)
     out << "| `" << m.name << "` | " << to_string(m.control) << " | "
-        << (m.order == 0 ? std::string("variable") : std::to_string(m.order)) << " | " << (m.dense_output ? "yes" : "no")
-        << " | " << cell(std::string(m.description)) << " |\n";
+        << (m.order == 0 ? std::string("variable") : std::to_string(m.order)) << " | "
+        << (m.dense_output ? "yes" : "no") << " | " << cell(std::string(m.description)) << " |\n";
   return 0;
 }
 

@@ -28,7 +28,8 @@ EnsembleCli::EnsembleCli(CLI::App& cli) : state_(std::make_unique<State>()) {
       "ensemble",
       "Integrate every point of a sweep file in this process (members in parallel over threads, no run file per "
       "member) and write the ensemble statistics per group of the [ensemble] `over` axis into one HDF5 file");
-  s.command->add_option("sweep", s.sweep_file, "sweep file (TOML): base = \"FILE\", [set], [axes], [ensemble]")->required();
+  s.command->add_option("sweep", s.sweep_file, "sweep file (TOML): base = \"FILE\", [set], [axes], [ensemble]")
+      ->required();
   s.command->add_option("-o,--output", s.output,
                         "the ensemble file (default: the sweep file's stem + .ensemble.h5); an existing one holding "
                         "this ensemble is left as it is, one holding a part of it (fewer seeds or axis values) is "
@@ -38,8 +39,10 @@ EnsembleCli::EnsembleCli(CLI::App& cli) : state_(std::make_unique<State>()) {
   s.command->add_option("--set", s.set,
                         "override a key at every point: KEY=VALUE, or KEY:=VALUE to also drop the keys of the base "
                         "that conflict with it (repeatable; after the file's [set]; stored in the file)");
-  s.command->add_flag("--force", s.force, "replace an existing output file (also one holding members this ensemble lacks) and start over");
-  s.command->add_option("--quantiles", s.quantiles, "quantile levels of 1 - mean cosine and mean radius (default 0.1 0.5 0.9)");
+  s.command->add_flag("--force", s.force,
+                      "replace an existing output file (also one holding members this ensemble lacks) and start over");
+  s.command->add_option("--quantiles", s.quantiles,
+                        "quantile levels of 1 - mean cosine and mean radius (default 0.1 0.5 0.9)");
   s.command->add_flag("--no-member-figures", s.no_member_figures,
                       "leave out each member's figures per frame (the file is much smaller on large ensembles, but a "
                       "later call cannot return or extend it)");
@@ -78,8 +81,10 @@ int EnsembleCli::run(Team& team, const std::string& command_line) {
   install_interrupt_handlers();
   o.stop_requested = [] { return interrupt_requested() ? interrupt_signal() : 0; };
   ProgressLine::Style style = ProgressLine::Style::none;
-  if (s.progress == "plain") style = ProgressLine::Style::plain;
-  else if (s.progress == "auto" && !s.quiet && ProgressLine::stderr_is_terminal()) style = ProgressLine::Style::line;
+  if (s.progress == "plain")
+    style = ProgressLine::Style::plain;
+  else if (s.progress == "auto" && !s.quiet && ProgressLine::stderr_is_terminal())
+    style = ProgressLine::Style::line;
   if (!root) style = ProgressLine::Style::none;
   bool drawn = false;
   if (style != ProgressLine::Style::none) {
@@ -89,9 +94,12 @@ int EnsembleCli::run(Team& team, const std::string& command_line) {
       const std::size_t new_done = e.done - e.resumed;
       const double rate = e.seconds > 0.0 ? static_cast<double>(new_done) / e.seconds : 0.0;
       char eta[32] = "--";
-      if (rate > 0.0 && new_done >= 4) std::snprintf(eta, sizeof eta, "%.0fs", static_cast<double>(e.total - e.done) / rate);
-      std::fprintf(stderr, style == ProgressLine::Style::line ? "\r\033[Knormdyn: %zu / %zu members (%3.0f%%)  %.3g members/s  ETA %s"
-                                                              : "normdyn: %zu / %zu members (%.1f%%), %.3g members/s, ETA %s\n",
+      if (rate > 0.0 && new_done >= 4)
+        std::snprintf(eta, sizeof eta, "%.0fs", static_cast<double>(e.total - e.done) / rate);
+      std::fprintf(stderr,
+                   style == ProgressLine::Style::line
+                       ? "\r\033[Knormdyn: %zu / %zu members (%3.0f%%)  %.3g members/s  ETA %s"
+                       : "normdyn: %zu / %zu members (%.1f%%), %.3g members/s, ETA %s\n",
                    e.done, e.total, 100.0 * static_cast<double>(e.done) / static_cast<double>(e.total), rate, eta);
       std::fflush(stderr);
       drawn = style == ProgressLine::Style::line;
@@ -101,8 +109,8 @@ int EnsembleCli::run(Team& team, const std::string& command_line) {
   if (drawn) std::fprintf(stderr, "\r\033[K");
   const int code = static_cast<int>(exit_code(out.status));
   if (root && (!s.quiet || code != 0))
-    std::fprintf(stderr, "normdyn: %s: %s, %zu integrated in %.3g s -> %s\n", std::string(to_string(out.status)).c_str(),
-                 out.message.c_str(), out.integrated, out.seconds,
+    std::fprintf(stderr, "normdyn: %s: %s, %zu integrated in %.3g s -> %s\n",
+                 std::string(to_string(out.status)).c_str(), out.message.c_str(), out.integrated, out.seconds,
                  out.status == RunStatus::interrupted ? "(not written yet)" : o.output.c_str());
   return code;
 }

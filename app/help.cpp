@@ -40,8 +40,10 @@ void collect(CLI::App& app, const std::string& prefix, std::vector<std::string>&
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     const std::string path = prefix.empty() ? sub->get_name() : prefix + " " + sub->get_name();
     const auto found = examples().find(path);
-    if (found == examples().end()) missing.push_back(path);
-    else sub->footer("Example:\n  " + found->second);
+    if (found == examples().end())
+      missing.push_back(path);
+    else
+      sub->footer("Example:\n  " + found->second);
     collect(*sub, path, missing);
   }
 }
@@ -133,8 +135,10 @@ const CLI::App* find_command(const CLI::App& cli, const std::vector<std::string>
     }
     if (!next) {
       std::string message = "unknown command '" + (path.empty() ? word : path + " " + word) + "'";
-      if (names.empty()) message = "'" + path + "' has no subcommands";
-      else if (const auto close = did_you_mean(word, names)) message += "; did you mean '" + *close + "'?";
+      if (names.empty())
+        message = "'" + path + "' has no subcommands";
+      else if (const auto close = did_you_mean(word, names))
+        message += "; did you mean '" + *close + "'?";
       throw InputError("help", message);
     }
     path += (path.empty() ? "" : " ") + word;

@@ -127,11 +127,12 @@ int main(int argc, char** argv) {
   int threads = -1;
   std::string resume;
   CLI::App* run_cmd = cli.add_subcommand("run", "Simulate one configuration and write its HDF5 run file");
-  auto* config_opt =
-      run_cmd->add_option("config", run.config, "TOML configuration file (- for standard input; default: the built-in defaults, see config-reference)");
+  auto* config_opt = run_cmd->add_option(
+      "config", run.config,
+      "TOML configuration file (- for standard input; default: the built-in defaults, see config-reference)");
   std::string from;
-  auto* from_opt = run_cmd->add_option("--from", from,
-                                       "repeat a run from the configuration stored in its run file (with --set on top; needs -o)");
+  auto* from_opt = run_cmd->add_option(
+      "--from", from, "repeat a run from the configuration stored in its run file (with --set on top; needs -o)");
   auto* resume_opt = run_cmd->add_option("--resume", resume,
                                          "continue an interrupted or killed run file with its stored configuration");
   auto* output_opt = run_cmd->add_option("-o,--output", output, "output file (overrides output.path)");
@@ -139,9 +140,11 @@ int main(int argc, char** argv) {
                       ->allow_extra_args(false);
   std::string continue_from;
   double t_end = 0.0;
-  auto* continue_opt = run_cmd->add_option(
-      "--continue", continue_from, "continue a finished run from its last state into a new file (needs --t-end and -o)");
-  auto* t_end_opt = run_cmd->add_option("--t-end", t_end, "with --continue: the new final time")->check(CLI::PositiveNumber);
+  auto* continue_opt =
+      run_cmd->add_option("--continue", continue_from,
+                          "continue a finished run from its last state into a new file (needs --t-end and -o)");
+  auto* t_end_opt =
+      run_cmd->add_option("--t-end", t_end, "with --continue: the new final time")->check(CLI::PositiveNumber);
   resume_opt->excludes(config_opt)->excludes(output_opt)->excludes(set_opt);
   from_opt->excludes(config_opt)->excludes(resume_opt);
   continue_opt->excludes(config_opt)->excludes(resume_opt)->excludes(from_opt);
@@ -162,14 +165,17 @@ int main(int argc, char** argv) {
                     "run even if the estimated memory or run-file size exceeds what the machine has");
 
   cli.add_subcommand("list-schemes", "List the normalization schemes with their speed factor and radial rate");
-  cli.add_subcommand("list-attention",
-                     "List the attention masks, score biases, positional encodings and normalizers with their formulas");
+  cli.add_subcommand(
+      "list-attention",
+      "List the attention masks, score biases, positional encodings and normalizers with their formulas");
   bool reference_toml = false;
   cli.add_subcommand("config-reference", "Print every configuration key with its type, default and meaning")
-      ->add_flag("--toml", reference_toml, "a complete, commented configuration file of the defaults instead of the table");
+      ->add_flag("--toml", reference_toml,
+                 "a complete, commented configuration file of the defaults instead of the table");
   std::vector<std::string> verify_files;
   CLI::App* verify_cmd = cli.add_subcommand(
-      "verify", "Check every frame of run files against the checksums written with them (after a copy, from an archive)");
+      "verify",
+      "Check every frame of run files against the checksums written with them (after a copy, from an archive)");
   verify_cmd->add_option("runs", verify_files, "HDF5 run files")->required();
   app::AnalysisCli analysis_cli(cli);
   app::SweepCli sweep_cli(cli);
@@ -179,7 +185,8 @@ int main(int argc, char** argv) {
   help_cmd->add_option("command", help_words, "a command, and a subcommand of it (normdyn help study symmetric)");
   app::add_examples(cli);
 
-  if (const auto unknown = unknown_command(argc, argv, cli)) return fail_in_team(team, ExitCode::bad_input, *unknown, true);
+  if (const auto unknown = unknown_command(argc, argv, cli))
+    return fail_in_team(team, ExitCode::bad_input, *unknown, true);
 
   app::install_interrupt_handlers();
   if (const auto unknown = unknown_subcommand(std::as_const(cli), argc, argv))
@@ -199,7 +206,8 @@ int main(int argc, char** argv) {
   try {
     // Only `run`, `sweep` and `ensemble` share their work among the processes of an MPI launch.
     if (team.size() > 1 && !run_cmd->parsed() && !sweep_cli.parsed() && !ensemble_cli.parsed())
-      throw InputError("mpirun", "only `normdyn run`, `normdyn sweep` and `normdyn ensemble` run on several MPI processes");
+      throw InputError("mpirun",
+                       "only `normdyn run`, `normdyn sweep` and `normdyn ensemble` run on several MPI processes");
     run.options.team = &team;
     if (help_cmd->parsed()) return print_help(cli, help_words);
     if (run_cmd->parsed()) {

@@ -62,8 +62,9 @@ void explain_python_failure(const std::filesystem::path& python) {
   const char* env = std::getenv("NORMDYN_PYTHON");
   const std::string problem = python.string() + " cannot import numpy, h5py and matplotlib; ";
   if (env && *env)
-    throw InputError("NORMDYN_PYTHON", problem + "point it to /usr/bin/python3, which has Debian's packages "
-                                                 "(bash scripts/install-deps.sh), or install them for it");
+    throw InputError("NORMDYN_PYTHON", problem +
+                                           "point it to /usr/bin/python3, which has Debian's packages "
+                                           "(bash scripts/install-deps.sh), or install them for it");
   throw IoError(problem + "install them with: bash scripts/install-deps.sh");
 }
 
@@ -113,7 +114,8 @@ int run_script(const std::filesystem::path& script, const char* override_variabl
     if (std::filesystem::is_directory(run, ec)) continue;
     require_input_file(run, "RUN", "run file");
     const std::filesystem::path sibling = ObservablesFile::sibling_path(run);
-    if (std::filesystem::exists(std::filesystem::symlink_status(sibling, ec))) require_input_file(sibling, "RUN", "observables file");
+    if (std::filesystem::exists(std::filesystem::symlink_status(sibling, ec)))
+      require_input_file(sibling, "RUN", "observables file");
   }
   ChildOptions options;
   options.exec_failure_code = static_cast<int>(ExitCode::io_failure);
@@ -140,9 +142,19 @@ int plot_command(const PlotRequest& request) {
 }
 
 std::vector<std::string> animate_arguments(const AnimateRequest& r) {
-  std::vector<std::string> args{plot_python().string(), animate_script().string(), r.run.string(),
-                                "-o", r.output.string(), "--fps", argument_text(r.fps), "--max-frames",
-                                std::to_string(r.max_frames), "--width", r.width, "--dpi", argument_text(r.dpi)};
+  std::vector<std::string> args{plot_python().string(),
+                                animate_script().string(),
+                                r.run.string(),
+                                "-o",
+                                r.output.string(),
+                                "--fps",
+                                argument_text(r.fps),
+                                "--max-frames",
+                                std::to_string(r.max_frames),
+                                "--width",
+                                r.width,
+                                "--dpi",
+                                argument_text(r.dpi)};
   if (r.force) args.push_back("--force");
   if (r.quiet) args.push_back("--quiet");
   return args;
@@ -151,7 +163,8 @@ std::vector<std::string> animate_arguments(const AnimateRequest& r) {
 int animate_command(const AnimateRequest& request) {
   // Checked here too, so that the message names the flag before Python starts.
   const std::string ext = request.output.extension().string();
-  if (ext != ".mp4" && ext != ".gif") throw InputError("--output", request.output.string() + ": must end in .mp4 or .gif");
+  if (ext != ".mp4" && ext != ".gif")
+    throw InputError("--output", request.output.string() + ": must end in .mp4 or .gif");
   if (std::filesystem::exists(request.output) && !request.force)
     throw InputError("--output", request.output.string() + " exists (--force replaces it)");
   return run_script(animate_script(), "NORMDYN_ANIMATE_SCRIPT", {request.run}, animate_arguments(request));

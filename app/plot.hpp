@@ -12,7 +12,8 @@ namespace normdyn::app {
 struct PlotRequest {
   std::vector<std::filesystem::path> runs;
   std::optional<std::filesystem::path> output_dir;
-  std::vector<std::string> kinds;   // overview, decay, heatmap, tokens, trajectory, compare, meanfield, phase (empty: all)
+  std::vector<std::string>
+      kinds;  // overview, decay, heatmap, tokens, trajectory, compare, meanfield, phase (empty: all)
   std::vector<long long> frames;    // frames of the heatmaps and snapshots (negative: from the end)
   std::vector<std::string> labels;  // legend labels of the runs (default: scheme and file name)
   bool log_time = false;

@@ -36,7 +36,8 @@ void ProgressLine::show(const ProgressEvent& e) {
                  "\"total_frames\": %zu, \"session_seconds\": %.3f, \"steps_per_second\": %.6g, \"eta_seconds\": %s, "
                  "\"done\": %s}\n",
                  e.t, e.t_end, e.fraction(), static_cast<long long>(e.steps), e.frames, e.total_frames,
-                 e.session_seconds, rate, left >= 0.0 ? std::to_string(left).c_str() : "null", e.done ? "true" : "false");
+                 e.session_seconds, rate, left >= 0.0 ? std::to_string(left).c_str() : "null",
+                 e.done ? "true" : "false");
     std::fflush(stderr);
     return;
   }

@@ -33,12 +33,15 @@ int reproduce_command(const ReproduceRequest& request) {
   options.threads = request.threads;
   options.only = request.only;
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
-  if (terminal) options.progress = [](const std::string& name) { std::fprintf(stderr, "reproduce: %s ...\n", name.c_str()); };
+  if (terminal)
+    options.progress = [](const std::string& name) { std::fprintf(stderr, "reproduce: %s ...\n", name.c_str()); };
   const studies::Reproduction r = studies::reproduce(options);
 
   if (!r.symmetric.is_null()) studies::write_new_file(dir / "symmetric_start.json", r.symmetric.dump(1) + "\n", true);
-  if (!r.random_weights.is_null()) studies::write_new_file(dir / "random_weights.json", r.random_weights.dump(1) + "\n", true);
-  if (!r.metastability.is_null()) studies::write_new_file(dir / "metastability.json", r.metastability.dump(1) + "\n", true);
+  if (!r.random_weights.is_null())
+    studies::write_new_file(dir / "random_weights.json", r.random_weights.dump(1) + "\n", true);
+  if (!r.metastability.is_null())
+    studies::write_new_file(dir / "metastability.json", r.metastability.dump(1) + "\n", true);
   studies::write_new_file(dir / "reproduction.json", studies::to_json(r).dump(2) + "\n", true);
 
   std::vector<std::string> figures;
@@ -53,8 +56,10 @@ int reproduce_command(const ReproduceRequest& request) {
     child.stderr_file = dir / "figures.log";
     child.discard_stdio = true;
     const ChildOutcome out = run_child_process({python, script, dir.string()}, child);
-    if (out.exit_code == 4) note = "Figures skipped: matplotlib is missing (" + python + "); see figures.log.";
-    else if (out.exit_code != 0) note = "Figures skipped: the plot script failed; see figures.log.";
+    if (out.exit_code == 4)
+      note = "Figures skipped: matplotlib is missing (" + python + "); see figures.log.";
+    else if (out.exit_code != 0)
+      note = "Figures skipped: the plot script failed; see figures.log.";
     for (const char* f : {"symmetric_start.png", "theorem_4_2.png", "random_weights.png", "metastability.png"})
       if (fs::exists(dir / f, ec)) figures.emplace_back(f);
     if (note.empty()) fs::remove(dir / "figures.log", ec);

@@ -21,13 +21,15 @@ Team* sharing_team(const RunOptions& options) {
 
 // Why the terms may not be those the run used (a library changed since), on standard error.
 void warn_terms(const RunConfig& config) {
-  for (const std::string& w : user_term_warnings(config.terms)) std::fprintf(stderr, "normdyn: warning: %s\n", w.c_str());
+  for (const std::string& w : user_term_warnings(config.terms))
+    std::fprintf(stderr, "normdyn: warning: %s\n", w.c_str());
 }
 
 int report(const RunSummary& s, const RunConfig& config, const RunOptions& options) {
   if (sharing_team(options) && !options.team->is_root()) return static_cast<int>(exit_code(s.status));
   if (!options.quiet || s.status != RunStatus::ok) {
-    std::fprintf(stderr, "normdyn: %s: %s; %lld frames, %lld steps (%lld rejected), %lld rhs evaluations, %.3g s -> %s\n",
+    std::fprintf(stderr,
+                 "normdyn: %s: %s; %lld frames, %lld steps (%lld rejected), %lld rhs evaluations, %.3g s -> %s\n",
                  std::string(to_string(s.status)).c_str(), s.message.c_str(), static_cast<long long>(s.frames),
                  static_cast<long long>(s.accepted_steps), static_cast<long long>(s.rejected_steps),
                  static_cast<long long>(s.rhs_evaluations), s.wall_seconds, config.output.path.c_str());
@@ -45,7 +47,8 @@ int report(const RunSummary& s, const RunConfig& config, const RunOptions& optio
   // On a terminal, where to go from here.
   if (!options.quiet && s.frames > 0 && exit_code(s.status) == ExitCode::ok && ProgressLine::stderr_is_terminal()) {
     const std::string path = config.output.path.string();
-    std::fprintf(stderr, "next: normdyn analyze %s   (report, rates, theorem checks)\n      normdyn plot %s      (figures)\n",
+    std::fprintf(stderr,
+                 "next: normdyn analyze %s   (report, rates, theorem checks)\n      normdyn plot %s      (figures)\n",
                  path.c_str(), path.c_str());
   }
   return static_cast<int>(exit_code(s.status));
@@ -72,10 +75,14 @@ ProgressLine::Style progress_style(const RunRequest& request) {
   const RunOptions& options = request.options;
   if (sharing_team(options) && !options.team->is_root()) return ProgressLine::Style::none;
   switch (request.progress) {
-    case ProgressMode::none: return ProgressLine::Style::none;
-    case ProgressMode::plain: return ProgressLine::Style::plain;
-    case ProgressMode::jsonl: return ProgressLine::Style::jsonl;
-    case ProgressMode::automatic: break;
+    case ProgressMode::none:
+      return ProgressLine::Style::none;
+    case ProgressMode::plain:
+      return ProgressLine::Style::plain;
+    case ProgressMode::jsonl:
+      return ProgressLine::Style::jsonl;
+    case ProgressMode::automatic:
+      break;
   }
   if (options.quiet || !ProgressLine::stderr_is_terminal()) return ProgressLine::Style::none;
   return ProgressLine::Style::line;
@@ -138,7 +145,8 @@ RunConfig requested_config(const RunRequest& request) {
   }
   if (request.from) {
     require_run_file(*request.from, "--from");
-    if (!request.output) throw InputError("--from", "give the file of the new run with -o OUT (the input is never written)");
+    if (!request.output)
+      throw InputError("--from", "give the file of the new run with -o OUT (the input is never written)");
     const RunReader reader(*request.from);
     return repeated_config(reader.config(), reader.config_toml(), reader.feedforward(), request.from->string(),
                            request.sets);

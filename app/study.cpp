@@ -23,14 +23,16 @@ int attention_study_command(const AttentionStudyRequest& request) {
   }
   const bool ok = c_hat <= request.constant;
 
-  std::printf("Theorem 4.2: max_j |A_j(0)| <= C (sqrt(log n / n) + log n / d) for a uniform start, beta = %g, "
-              "%s; %d seed(s) per (n, d)\n",
-              request.beta,
-              request.unit_norm_qkv ? "Gaussian Q, K, V scaled to |Q^T K| = |V| = 1 (gaussian_unit_norm, seed = the start's)"
-                                    : "Q = K = V = I",
-              request.seeds);
-  std::printf("columns: hyp = e^sqrt(d) >= n log n >= d; max|A| over tokens (mean and max over seeds); bound = "
-              "sqrt(log n/n) + log n/d; ratio = max/bound; then the mean angular speed at t = 0 of each scheme\n");
+  std::printf(
+      "Theorem 4.2: max_j |A_j(0)| <= C (sqrt(log n / n) + log n / d) for a uniform start, beta = %g, "
+      "%s; %d seed(s) per (n, d)\n",
+      request.beta,
+      request.unit_norm_qkv ? "Gaussian Q, K, V scaled to |Q^T K| = |V| = 1 (gaussian_unit_norm, seed = the start's)"
+                            : "Q = K = V = I",
+      request.seeds);
+  std::printf(
+      "columns: hyp = e^sqrt(d) >= n log n >= d; max|A| over tokens (mean and max over seeds); bound = "
+      "sqrt(log n/n) + log n/d; ratio = max/bound; then the mean angular speed at t = 0 of each scheme\n");
   std::printf("%7s %6s %4s %12s %12s %12s %8s |", "n", "d", "hyp", "max|A| mean", "max|A| max", "bound", "ratio");
   for_each_scheme([](auto s) { std::printf(" %8s", std::string(decltype(s)::key).c_str()); });
   std::printf("\n");
@@ -41,9 +43,10 @@ int attention_study_command(const AttentionStudyRequest& request) {
     for_each_scheme([&](auto s) { std::printf(" %8.4g", r.angular_speed.at(std::string(decltype(s)::key))); });
     std::printf("\n");
   }
-  std::printf("largest ratio (estimate of C): %.4g over the grid, %.4g where e^sqrt(d) >= n log n >= d; "
-              "check C <= %g: %s\n",
-              c_hat, c_hat_hyp, request.constant, ok ? "ok" : "FAIL");
+  std::printf(
+      "largest ratio (estimate of C): %.4g over the grid, %.4g where e^sqrt(d) >= n log n >= d; "
+      "check C <= %g: %s\n",
+      c_hat, c_hat_hyp, request.constant, ok ? "ok" : "FAIL");
 
   if (request.json) {
     nlohmann::json j;
@@ -63,13 +66,13 @@ int attention_study_command(const AttentionStudyRequest& request) {
                     {"ratio", r.max_attention_max / r.bound},
                     {"mean_angular_speed", r.angular_speed}});
     j["rows"] = jr;
-    j["checks"] = nlohmann::json::array(
-        {{{"name", "theorem_4_2_attention_grid"},
-          {"statement", "max_j |A_j(0)| <= C (sqrt(log n / n) + log n / d) over the grid"},
-          {"criterion", "largest ratio <= C = " + std::to_string(request.constant)},
-          {"theory", request.constant},
-          {"measured", c_hat},
-          {"ok", ok}}});
+    j["checks"] =
+        nlohmann::json::array({{{"name", "theorem_4_2_attention_grid"},
+                                {"statement", "max_j |A_j(0)| <= C (sqrt(log n / n) + log n / d) over the grid"},
+                                {"criterion", "largest ratio <= C = " + std::to_string(request.constant)},
+                                {"theory", request.constant},
+                                {"measured", c_hat},
+                                {"ok", ok}}});
     std::ofstream out(*request.json);
     out << j.dump(2) << "\n";
     if (!out) throw IoError(request.json->string() + ": cannot write the study");
@@ -80,14 +83,15 @@ int attention_study_command(const AttentionStudyRequest& request) {
 int symmetric_study_command(const studies::SymmetricStudyRequest& request,
                             const std::optional<std::filesystem::path>& json, bool force) {
   const studies::SymmetricStudy study = studies::symmetric_study(request);
-  std::printf("Theorem 4.1, symmetric start: reduced scalar ODE, n = %g, beta = %g, r0 = %g, alpha = %g, tau = %g, "
-              "t in [0, %g], %s (RK4, step <= %g)\n",
-              request.n, request.beta, request.r0, request.alpha, request.tau, request.t_end,
-              (request.log_samples ? "t = 0 and " + std::to_string(request.log_samples) + " log-spaced times from " +
-                                         nlohmann::json(request.log_t0).dump()
-                                   : std::to_string(request.samples) + " samples")
-                  .c_str(),
-              request.step);
+  std::printf(
+      "Theorem 4.1, symmetric start: reduced scalar ODE, n = %g, beta = %g, r0 = %g, alpha = %g, tau = %g, "
+      "t in [0, %g], %s (RK4, step <= %g)\n",
+      request.n, request.beta, request.r0, request.alpha, request.tau, request.t_end,
+      (request.log_samples ? "t = 0 and " + std::to_string(request.log_samples) + " log-spaced times from " +
+                                 nlohmann::json(request.log_t0).dump()
+                           : std::to_string(request.samples) + " samples")
+          .c_str(),
+      request.step);
   std::printf("%-5s %14s %14s %14s %12s %14s %14s\n", "key", "gamma(T)", "1-gamma(T)", "dgamma/dt(T)", "r(T)",
               "dgamma/dt(0)", "theory(0)");
   for (const auto& [key, tr] : study.schemes)
@@ -102,9 +106,10 @@ int equiangular_study_command(const studies::EquiangularStudyRequest& request,
                               const std::optional<std::filesystem::path>& json, bool force) {
   const studies::EquiangularStudy study = studies::equiangular_study(request);
   const studies::EquiangularStudyRequest& r = study.request;
-  std::printf("Equiangular model, Post-LN, %s attention: n = %ld, d = %ld, beta = %g, rho0 = %g, t in [0, %g]; "
-              "particles (dopri5, rtol 1e-12) against the closed form (RK4, step <= 1e-4)\n",
-              r.normalizer.c_str(), static_cast<long>(r.n), static_cast<long>(r.d > 0 ? r.d : r.n), r.beta, r.rho0, r.t_end);
+  std::printf(
+      "Equiangular model, Post-LN, %s attention: n = %ld, d = %ld, beta = %g, rho0 = %g, t in [0, %g]; "
+      "particles (dopri5, rtol 1e-12) against the closed form (RK4, step <= 1e-4)\n",
+      r.normalizer.c_str(), static_cast<long>(r.n), static_cast<long>(r.d > 0 ? r.d : r.n), r.beta, r.rho0, r.t_end);
   std::printf("%12s %20s %20s %12s %12s\n", "t", "rho (closed form)", "rho (particles)", "|diff|", "spread");
   const std::size_t count = study.rho_particles.size();
   for (std::size_t k = 0; k <= 10 && count > 0; ++k) {

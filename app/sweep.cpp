@@ -52,9 +52,9 @@ struct Plan {
   SweepSpec spec;
   std::vector<IndexedPoint> points;
   fs::path dir;
-  std::vector<Job> jobs;                  // one per point
+  std::vector<Job> jobs;                         // one per point
   std::vector<std::optional<JobResult>> reused;  // finished runs whose stored result still holds
-  std::deque<std::size_t> queue;          // points to hand out, in order
+  std::deque<std::size_t> queue;                 // points to hand out, in order
   int lock_fd = -1;
 
   Plan() = default;
@@ -97,19 +97,19 @@ double cost_estimate(const RunConfig& c) {
 
 // Creates DIR/runs, takes DIR's lock (one sweep per directory) and removes what killed runs left.
 void lock_directory(Plan& plan) {
-    std::error_code ec;
-    fs::create_directories(plan.dir / "runs", ec);
-    if (ec) throw IoError(plan.dir.string() + ": cannot create the sweep directory: " + ec.message());
-    const fs::path lock = plan.dir / ".normdyn-sweep.lock";
-    plan.lock_fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (plan.lock_fd < 0) throw IoError(lock.string() + ": cannot create: " + std::strerror(errno));
-    if (::flock(plan.lock_fd, LOCK_EX | LOCK_NB) != 0)
-      throw IoError(plan.dir.string() + ": another normdyn sweep is working in this directory");
-    // Temporary files of runs killed while creating their file: with the lock held, nobody writes them.
-    for (const auto& e : fs::directory_iterator(plan.dir / "runs", ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.size() > 4 && name.ends_with(".tmp")) fs::remove(e.path(), ec);
-    }
+  std::error_code ec;
+  fs::create_directories(plan.dir / "runs", ec);
+  if (ec) throw IoError(plan.dir.string() + ": cannot create the sweep directory: " + ec.message());
+  const fs::path lock = plan.dir / ".normdyn-sweep.lock";
+  plan.lock_fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (plan.lock_fd < 0) throw IoError(lock.string() + ": cannot create: " + std::strerror(errno));
+  if (::flock(plan.lock_fd, LOCK_EX | LOCK_NB) != 0)
+    throw IoError(plan.dir.string() + ": another normdyn sweep is working in this directory");
+  // Temporary files of runs killed while creating their file: with the lock held, nobody writes them.
+  for (const auto& e : fs::directory_iterator(plan.dir / "runs", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > 4 && name.ends_with(".tmp")) fs::remove(e.path(), ec);
+  }
 }
 
 SweepSpec read_spec(const SweepRequest& request) {
@@ -164,8 +164,7 @@ void plan_sweep(const SweepRequest& request, Plan& plan) {
         const RunReader reader(job.file);
         const RunConfig stored = reader.config();
         if (to_toml(comparable(stored)) != to_toml(comparable(p.config))) {
-          if (mismatches++ == 0)
-            first_mismatch = job.file.string() + " (" + first_difference(stored, p.config) + ")";
+          if (mismatches++ == 0) first_mismatch = job.file.string() + " (" + first_difference(stored, p.config) + ")";
         }
         const auto summary = reader.summary();
         job.action = summary && summary->status != RunStatus::interrupted ? JobAction::summarize : JobAction::resume;
@@ -258,7 +257,8 @@ class Manager {
       results_[i].status = point_status::not_run;
       results_[i].message = "not run: the sweep was interrupted";
       results_[i].figures.final_variance = results_[i].figures.final_one_minus_mean_cosine =
-          results_[i].figures.final_pair_fraction = results_[i].figures.t_sync = std::numeric_limits<double>::quiet_NaN();
+          results_[i].figures.final_pair_fraction = results_[i].figures.t_sync =
+              std::numeric_limits<double>::quiet_NaN();
       if (plan.reused[i]) {
         results_[i] = *plan.reused[i];
         results_[i].started = results_[i].finished = 0.0;
@@ -315,13 +315,20 @@ class Manager {
   void handle_messages() {
     while (auto m = team_->try_receive()) {
       switch (m->tag) {
-        case kResult: record(result_from_json(m->text)); [[fallthrough]];
+        case kResult:
+          record(result_from_json(m->text));
+          [[fallthrough]];
         case kRequest:
-          if (auto job = next()) team_->send(m->source, kAssign, to_json(*job));
-          else team_->send(m->source, kNone, "");
+          if (auto job = next())
+            team_->send(m->source, kAssign, to_json(*job));
+          else
+            team_->send(m->source, kNone, "");
           break;
-        case kDone: ++workers_done_; break;
-        default: break;
+        case kDone:
+          ++workers_done_;
+          break;
+        default:
+          break;
       }
     }
   }
@@ -339,9 +346,10 @@ class Manager {
       // The sweep's time left from its own throughput so far (runs overlap in the slots).
       std::string eta;
       if (done_ < total_to_do_ && done_ >= 2)
-        eta = ", sweep ETA " + std::to_string(static_cast<long long>(
-                                   std::ceil(seconds_since(t0_) / static_cast<double>(done_) *
-                                             static_cast<double>(total_to_do_ - done_)))) + " s";
+        eta = ", sweep ETA " +
+              std::to_string(static_cast<long long>(std::ceil(seconds_since(t0_) / static_cast<double>(done_) *
+                                                              static_cast<double>(total_to_do_ - done_)))) +
+              " s";
       std::fprintf(stderr, "[%*zu/%zu] %s: %s (%.3g s%s%s)%s%s\n", width, done_, total_to_do_,
                    plan_.points[r.index].name.c_str(), r.status.c_str(), r.elapsed_seconds,
                    team_ ? (", rank " + std::to_string(r.rank)).c_str() : "", eta.c_str(),
@@ -367,7 +375,11 @@ class Manager {
     std::map<std::string, std::size_t> by_status, by_action;
     for (const auto& r : results_) {
       ++by_status[r.status];
-      if (!r.action.empty()) ++by_action[r.action == "cached" ? "reused" : r.action == "run" ? "run" : r.action == "resume" ? "resumed" : "summarized"];
+      if (!r.action.empty())
+        ++by_action[r.action == "cached"   ? "reused"
+                    : r.action == "run"    ? "run"
+                    : r.action == "resume" ? "resumed"
+                                           : "summarized"];
     }
     bool all_good = true;
     for (const auto& [status, count] : by_status) all_good = all_good && is_success_status(status);
@@ -380,7 +392,8 @@ class Manager {
     for (const auto& [s, n] : by_status) statuses += (statuses.empty() ? "" : ", ") + std::to_string(n) + " " + s;
     for (const auto& [a, n] : by_action) actions += (actions.empty() ? "" : ", ") + std::to_string(n) + " " + a;
     const double wall = seconds_since(t0_);
-    std::printf("normdyn sweep: %zu points: %s (%s) in %.3g s\n", results_.size(), statuses.c_str(), actions.c_str(), wall);
+    std::printf("normdyn sweep: %zu points: %s (%s) in %.3g s\n", results_.size(), statuses.c_str(), actions.c_str(),
+                wall);
     if (done_ > 0) {
       double busy = 0.0;
       for (const auto& [rank, b] : busy_) busy += b;
@@ -485,8 +498,7 @@ int sweep_command(const SweepRequest& request) {
   const int cores = request.team ? request.team->cores() : 1;
   const int jobs = request.jobs > 0 ? request.jobs : std::max(1, cores / std::max(1, request.threads));
   if (!request.list && !request.quiet && jobs * request.threads > cores)
-    std::fprintf(stderr,
-                 "normdyn sweep: %s%d job%s x %d thread%s on %d core%s%s: the runs will share cores\n",
+    std::fprintf(stderr, "normdyn sweep: %s%d job%s x %d thread%s on %d core%s%s: the runs will share cores\n",
                  team ? ("rank " + std::to_string(team->rank()) + ": ").c_str() : "", jobs, jobs > 1 ? "s" : "",
                  request.threads, request.threads > 1 ? "s" : "", cores, cores > 1 ? "s" : "",
                  team ? " (its binding; mpirun --bind-to none lifts it)" : "");

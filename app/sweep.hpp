@@ -20,12 +20,12 @@ namespace normdyn::app {
 struct SweepRequest {
   std::filesystem::path sweep_file;
   std::filesystem::path output_dir;
-  int jobs = 0;         // runs at once per process; 0: its cores (Team::cores) / threads
-  int threads = 1;      // attention-kernel threads of every run
-  bool force = false;   // run every point again, replacing its file
-  bool list = false;    // print the points and what would be done with each; run nothing
-  bool quiet = false;   // no line per finished run
-  bool plot = false;    // draw the ensemble figures afterwards (scripts/plot_sweep.py)
+  int jobs = 0;                  // runs at once per process; 0: its cores (Team::cores) / threads
+  int threads = 1;               // attention-kernel threads of every run
+  bool force = false;            // run every point again, replacing its file
+  bool list = false;             // print the points and what would be done with each; run nothing
+  bool quiet = false;            // no line per finished run
+  bool plot = false;             // draw the ensemble figures afterwards (scripts/plot_sweep.py)
   std::vector<std::string> set;  // --set KEY=VALUE / KEY:=VALUE, after the file's [set]
   std::string command_line;
   Team* team = nullptr;  // the processes of an MPI launch (nullptr or one process: this one alone)

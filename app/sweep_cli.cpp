@@ -21,9 +21,10 @@ SweepCli::SweepCli(CLI::App& cli) : state_(std::make_unique<State>()) {
       ->required();
   s.command->add_option("-o,--output", s.output_dir, "directory of the runs and the index (created if needed)")
       ->required();
-  s.command->add_option("-j,--jobs", s.request.jobs,
-                        "runs at once on each process (default: the cores it may use / --threads; under mpirun "
-                        "its binding and its share of the machine)")
+  s.command
+      ->add_option("-j,--jobs", s.request.jobs,
+                   "runs at once on each process (default: the cores it may use / --threads; under mpirun "
+                   "its binding and its share of the machine)")
       ->check(CLI::Range(1, 4096));
   s.command->add_option("--threads", s.request.threads, "attention-kernel threads of each run (default 1)")
       ->check(CLI::Range(1, 4096));

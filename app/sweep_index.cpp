@@ -1,6 +1,5 @@
 #include "sweep_index.hpp"
 
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,7 +15,6 @@
 
 namespace normdyn::app {
 namespace {
-
 
 // The column of one key, typed as the configuration key is; points where the key does not apply
 // hold NaN, -1 or "".
@@ -66,7 +64,8 @@ TableMatrix padded(const std::string& name, const std::vector<const std::vector<
   std::size_t cols = 0;
   for (const auto* r : rows) cols = std::max(cols, r->size());
   TableMatrix m{name, rows.size(), cols, std::vector<double>(rows.size() * cols, kNaN)};
-  for (std::size_t i = 0; i < rows.size(); ++i) std::copy(rows[i]->begin(), rows[i]->end(), m.values.begin() + static_cast<std::ptrdiff_t>(i * cols));
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    std::copy(rows[i]->begin(), rows[i]->end(), m.values.begin() + static_cast<std::ptrdiff_t>(i * cols));
   return m;
 }
 
@@ -95,9 +94,12 @@ void write_csv(const std::filesystem::path& path, const std::vector<TableColumn>
       std::visit(
           [&](const auto& v) {
             using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<T, std::vector<double>>) text += csv_number(v[r]);
-            else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) text += std::to_string(v[r]);
-            else text += csv_field(v[r]);
+            if constexpr (std::is_same_v<T, std::vector<double>>)
+              text += csv_number(v[r]);
+            else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>)
+              text += std::to_string(v[r]);
+            else
+              text += csv_field(v[r]);
           },
           columns[c].values);
     }
@@ -178,8 +180,8 @@ static TableGroup sweep_axes_group(const SweepSpec& spec) {
     for (std::size_t i = 0; i < a.values.size(); ++i) joined += (i ? ", " : "") + a.values[i];
     values.push_back("[" + joined + "]");
   }
-  axes.columns = {{"key", keys}, {"size", sizes}, {"values", values}, {"kind", kinds}, {"dimension", dimensions},
-                  {"keys", axis_keys}};
+  axes.columns = {{"key", keys},   {"size", sizes},           {"values", values},
+                  {"kind", kinds}, {"dimension", dimensions}, {"keys", axis_keys}};
   return axes;
 }
 
@@ -194,7 +196,8 @@ static TableGroup sweep_ensemble_group(const SweepSpec& spec, const std::vector<
   ensemble.row_dimension = "group";  // the values of /runs/group
   ensemble.column_dimension = "frame";
   ensemble.matrix_coordinates = "time";
-  const std::size_t groups = group.empty() ? 0 : static_cast<std::size_t>(*std::max_element(group.begin(), group.end()) + 1);
+  const std::size_t groups =
+      group.empty() ? 0 : static_cast<std::size_t>(*std::max_element(group.begin(), group.end()) + 1);
   std::vector<std::size_t> first_row(groups, n);
   std::vector<std::vector<analysis::EnsembleMember>> members(groups);
   std::vector<std::int64_t> group_runs(groups, 0), group_used(groups, 0);
@@ -316,7 +319,8 @@ TableFile index_table(const IndexContent& c) {
   runs.push_back({"final_one_minus_mean_cosine",
                   doubles([&](std::size_t i) { return results[i].figures.final_one_minus_mean_cosine; })});
   runs.push_back({"final_cluster_count", ints([&](std::size_t i) { return results[i].figures.final_cluster_count; })});
-  runs.push_back({"final_pair_fraction", doubles([&](std::size_t i) { return results[i].figures.final_pair_fraction; })});
+  runs.push_back(
+      {"final_pair_fraction", doubles([&](std::size_t i) { return results[i].figures.final_pair_fraction; })});
   runs.push_back({"t_sync", doubles([&](std::size_t i) { return results[i].figures.t_sync; })});
   runs.push_back({"rate_law", strings([&](std::size_t i) {
                     const auto& f = results[i].figures.rate;

@@ -17,7 +17,7 @@ struct IndexedPoint {
   std::size_t index = 0;
   std::vector<std::size_t> coordinates;  // index of the value on each axis
   std::string name;
-  std::vector<ConfigScalar> columns;     // the resolved value of each of sweep_columns(spec)
+  std::vector<ConfigScalar> columns;  // the resolved value of each of sweep_columns(spec)
 };
 
 // The index's format: the "schema" attribute of index.h5 (CHANGELOG.md lists the versions).

@@ -89,7 +89,6 @@ void file_stamp(const std::filesystem::path& file, std::int64_t& size, std::int6
   mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
-
 // Reads the run file: its summary and the figures of every frame.
 void summarize_file(const Job& job, JobResult& r) {
   const RunReader reader(job.file);
@@ -103,9 +102,9 @@ void summarize_file(const Job& job, JobResult& r) {
     r.run_seconds = summary->wall_seconds;
   } else {
     r.status = point_status::crashed;
-    std::string why = r.signal ? "the run process was killed by signal " + std::to_string(r.signal) + " (" +
-                                     strsignal(r.signal) + ")"
-                               : "the run process exited with code " + std::to_string(r.exit_code);
+    std::string why =
+        r.signal ? "the run process was killed by signal " + std::to_string(r.signal) + " (" + strsignal(r.signal) + ")"
+                 : "the run process exited with code " + std::to_string(r.exit_code);
     const std::string detail = last_line(job.log);
     r.message = why + " before finishing its file" + (detail.empty() ? "" : ": " + detail) +
                 "; the sweep resumes it when run again";
@@ -121,9 +120,12 @@ void summarize_file(const Job& job, JobResult& r) {
 
 std::string_view to_string(JobAction a) noexcept {
   switch (a) {
-    case JobAction::run: return "run";
-    case JobAction::resume: return "resume";
-    case JobAction::summarize: return "summarize";
+    case JobAction::run:
+      return "run";
+    case JobAction::resume:
+      return "resume";
+    case JobAction::summarize:
+      return "summarize";
   }
   return "?";
 }
@@ -249,7 +251,8 @@ JobResult result_from_json(const std::string& text) {
   analysis::RateFit& fit = r.figures.rate;
   fit.ok = f.at("rate_ok").get<bool>();
   fit.problem = f.at("rate_problem").get<std::string>();
-  fit.law = analysis::decay_law_from_string(f.at("rate_law").get<std::string>()).value_or(analysis::DecayLaw::exponential);
+  fit.law =
+      analysis::decay_law_from_string(f.at("rate_law").get<std::string>()).value_or(analysis::DecayLaw::exponential);
   fit.parameter = number_of(f.at("rate_parameter"));
   fit.parameter_stderr = number_of(f.at("rate_stderr"));
   fit.window = {number_of(f.at("rate_window").at(0)), number_of(f.at("rate_window").at(1))};
@@ -289,8 +292,10 @@ JobResult execute_job(const Job& job, std::atomic<int>& child) {
   try {
     if (job.action != JobAction::summarize) {
       std::vector<std::string> args{"run"};
-      if (job.action == JobAction::resume) args.insert(args.end(), {"--resume", job.file.string()});
-      else args.insert(args.end(), {job.config.string(), "-o", job.file.string()});
+      if (job.action == JobAction::resume)
+        args.insert(args.end(), {"--resume", job.file.string()});
+      else
+        args.insert(args.end(), {job.config.string(), "-o", job.file.string()});
       if (job.force && job.action == JobAction::run) args.push_back("--force");
       args.insert(args.end(), {"-q", "--threads", std::to_string(job.threads)});
       const ChildOutcome outcome = run_child(args, job.log, child);
@@ -307,7 +312,8 @@ JobResult execute_job(const Job& job, std::atomic<int>& child) {
         r.message = "the run process was killed by signal " + std::to_string(r.signal) + " (" + strsignal(r.signal) +
                     ") before creating its file" + (detail.empty() ? "" : ": " + detail);
       } else {
-        r.status = r.exit_code == static_cast<int>(ExitCode::bad_input) ? point_status::bad_input : point_status::io_error;
+        r.status =
+            r.exit_code == static_cast<int>(ExitCode::bad_input) ? point_status::bad_input : point_status::io_error;
         r.message = detail.empty() ? "the run process exited with code " + std::to_string(r.exit_code) + " and no file"
                                    : detail;
       }

@@ -56,13 +56,13 @@ bool is_success_status(const std::string& status);
 
 struct JobResult {
   std::size_t index = 0;
-  std::string action;   // "run", "resume", "summarize" or "cached"
-  std::string status;   // a RunStatus name or one of point_status
+  std::string action;  // "run", "resume", "summarize" or "cached"
+  std::string status;  // a RunStatus name or one of point_status
   std::string message;
-  int exit_code = -1;   // of the child; -1 without one
-  int signal = 0;       // that ended the child
-  int rank = 0;         // process that did the job
-  double elapsed_seconds = 0.0;  // wall time of the job (child and summary)
+  int exit_code = -1;                    // of the child; -1 without one
+  int signal = 0;                        // that ended the child
+  int rank = 0;                          // process that did the job
+  double elapsed_seconds = 0.0;          // wall time of the job (child and summary)
   double started = 0.0, finished = 0.0;  // seconds since the sweep started (manager's clock)
   // From the run file's /summary.
   double t_reached = std::numeric_limits<double>::quiet_NaN();

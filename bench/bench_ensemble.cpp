@@ -17,9 +17,12 @@ int main(int argc, char** argv) {
   int threads = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "-o" && i + 1 < argc) output = argv[++i];
-    else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (a != "ensemble" && a != "--force" && a != "-q") sweep = a;
+    if (a == "-o" && i + 1 < argc)
+      output = argv[++i];
+    else if (a == "--threads" && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else if (a != "ensemble" && a != "--force" && a != "-q")
+      sweep = a;
   }
   if (sweep.empty() || output.empty()) {
     std::fprintf(stderr, "usage: %s ensemble SWEEP -o OUT --force -q --threads T\n", argv[0]);

@@ -90,12 +90,10 @@ int main(int argc, char** argv) {
               static_cast<long long>(reference.rejected), reference.status.c_str());
 
   const double t_end = 20.0;
-  std::printf("\n%-16s %7s %8s %10s %10s %12s %10s\n", "method", "M", "dt", "seconds", "s per t", "W1(t=10)",
-              "steps");
+  std::printf("\n%-16s %7s %8s %10s %10s %12s %10s\n", "method", "M", "dt", "seconds", "s per t", "W1(t=10)", "steps");
   const auto row = [&](const char* name, std::int64_t m, double dt, const Outcome& o) {
     std::printf("%-16s %7lld %8.4g %10.2f %10.4f %12.4e %10lld %s\n", name, static_cast<long long>(m), dt, o.seconds,
-                o.seconds / t_end, w1(o.at_ten, reference.at_ten), static_cast<long long>(o.steps),
-                o.status.c_str());
+                o.seconds / t_end, w1(o.at_ten, reference.at_ten), static_cast<long long>(o.steps), o.status.c_str());
   };
   const Outcome fv = run(config, grid, MeanFieldMethod::finite_volume, 0.0, t_end);
   row("finite_volume", grid, 0.0, fv);
@@ -125,10 +123,11 @@ int main(int argc, char** argv) {
   row("semi_lagrangian", small_grid, dt, sl_small);
   const Outcome sl_large = run(config, grid, MeanFieldMethod::semi_lagrangian, dt, t_end);
   const double ratio = static_cast<double>(grid) / static_cast<double>(small_grid);
-  std::printf("time per unit time from M = %lld to %lld: semi_lagrangian (dt = %g) grows as M^%.2f (target <= 1.3), "
-              "finite volumes as M^%.2f\n",
-              static_cast<long long>(small_grid), static_cast<long long>(grid), dt,
-              std::log(sl_large.seconds / sl_small.seconds) / std::log(ratio),
-              std::log(fv.seconds / fv_small.seconds) / std::log(ratio));
+  std::printf(
+      "time per unit time from M = %lld to %lld: semi_lagrangian (dt = %g) grows as M^%.2f (target <= 1.3), "
+      "finite volumes as M^%.2f\n",
+      static_cast<long long>(small_grid), static_cast<long long>(grid), dt,
+      std::log(sl_large.seconds / sl_small.seconds) / std::log(ratio),
+      std::log(fv.seconds / fv_small.seconds) / std::log(ratio));
   return 0;
 }

@@ -121,10 +121,12 @@ int main(int argc, char** argv) {
   const double beta = 1.0;
   volatile double sink = 0.0;
 
-  const double rec_serial = seconds_of([&] {
-    const auto p = analysis::pairwise_summary(x.theta, beta);
-    sink = p.energy + analysis::variance(x.theta) + p.min_cosine;
-  }, repeats);
+  const double rec_serial = seconds_of(
+      [&] {
+        const auto p = analysis::pairwise_summary(x.theta, beta);
+        sink = p.energy + analysis::variance(x.theta) + p.min_cosine;
+      },
+      repeats);
   analysis::PairwiseSummary old_pass;
   std::vector<double> values;
   const auto [rec_before, rec_after] = interleaved_seconds(
@@ -137,10 +139,12 @@ int main(int argc, char** argv) {
   AttentionKernel kernel(KernelOptions{.threads = threads});
   RowMatrix attention(n, d);
   const Vector no_masses;
-  const double rhs = seconds_of([&] {
-    kernel.compute(x.theta, AttentionMatrices::identity_matrices(), beta, no_masses, attention);
-    sink = attention(0, 0);
-  }, repeats);
+  const double rhs = seconds_of(
+      [&] {
+        kernel.compute(x.theta, AttentionMatrices::identity_matrices(), beta, no_masses, attention);
+        sink = attention(0, 0);
+      },
+      repeats);
   std::printf("n = %lld, d = %lld, %d threads, best of %d\n", static_cast<long long>(n), static_cast<long long>(d),
               threads, repeats);
   std::printf("frame observables (energy, variance, min_cosine):\n");
@@ -149,22 +153,27 @@ int main(int argc, char** argv) {
   std::printf("  tiled, tile reductions  %.4f s (after); before/after %.2f\n", rec_after, rec_before / rec_after);
   std::printf("    of which the tiles' products and minimum (no exponentials) %.4f s\n", products_and_min);
   std::printf("  same values: energy rel. diff %.1e, min_cosine %s\n",
-              std::abs(values[0] - old_pass.energy) / old_pass.energy, values[2] == 1.0 - (1.0 - old_pass.min_cosine) ? "equal" : "DIFFERENT");
+              std::abs(values[0] - old_pass.energy) / old_pass.energy,
+              values[2] == 1.0 - (1.0 - old_pass.min_cosine) ? "equal" : "DIFFERENT");
   std::printf("one right-hand side (attention kernel, %s path) %.4f s\n",
               kernel.last_path() == KernelPath::symmetric ? "symmetric" : "general", rhs);
   std::printf("frame / right-hand side: before %.3f, after %.3f\n", rec_before / rhs, rec_after / rhs);
   std::printf("frame / dopri5 step (6 right-hand sides): before %.3f, after %.3f\n", rec_before / (6 * rhs),
               rec_after / (6 * rhs));
 
-  const double an_before = seconds_of([&] {
-    const RowMatrix h = chords_before(x.theta);
-    sink = (-beta * h.array()).exp().sum();
-  }, repeats);
+  const double an_before = seconds_of(
+      [&] {
+        const RowMatrix h = chords_before(x.theta);
+        sink = (-beta * h.array()).exp().sum();
+      },
+      repeats);
   omp_set_num_threads(threads);
-  const double an_after = seconds_of([&] {
-    const RowMatrix h = analysis::half_squared_chords(x.theta);
-    sink = analysis::normalized_energy(h, beta);
-  }, repeats);
+  const double an_after = seconds_of(
+      [&] {
+        const RowMatrix h = analysis::half_squared_chords(x.theta);
+        sink = analysis::normalized_energy(h, beta);
+      },
+      repeats);
   std::printf("analysis (pairwise matrix + normalized energy): before %.4f s, after %.4f s; ratio %.2f\n", an_before,
               an_after, an_before / an_after);
   return sink > -1.0 ? 0 : 1;

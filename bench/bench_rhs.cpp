@@ -94,8 +94,8 @@ void BM_DgemmEigen(benchmark::State& state) {
     c.noalias() = a * b;
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["flops"] = benchmark::Counter(2.0 * double(m) * double(m) * double(m),
-                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["flops"] =
+      benchmark::Counter(2.0 * double(m) * double(m) * double(m), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["threads"] = Eigen::nbThreads();
   Eigen::setNbThreads(1);
 }
@@ -109,8 +109,8 @@ void BM_DgemmOpenBLAS(benchmark::State& state) {
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, m, m, 1.0, a.data(), m, b.data(), m, 0.0, c.data(), m);
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["flops"] = benchmark::Counter(2.0 * double(m) * double(m) * double(m),
-                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["flops"] =
+      benchmark::Counter(2.0 * double(m) * double(m) * double(m), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["threads"] = openblas_get_num_threads();
   openblas_set_num_threads(1);
 }
@@ -244,10 +244,14 @@ class SummaryReporter : public benchmark::ConsoleReporter {
   }
   static double unit_seconds(const Run& r) {
     switch (r.time_unit) {
-      case benchmark::kNanosecond: return 1e-9;
-      case benchmark::kMicrosecond: return 1e-6;
-      case benchmark::kMillisecond: return 1e-3;
-      default: return 1.0;
+      case benchmark::kNanosecond:
+        return 1e-9;
+      case benchmark::kMicrosecond:
+        return 1e-6;
+      case benchmark::kMillisecond:
+        return 1e-3;
+      default:
+        return 1.0;
     }
   }
   static double slope(const std::vector<std::pair<double, double>>& points) {
@@ -280,9 +284,14 @@ void register_benchmarks() {
   for (Index d : {2, 3, 4, 6, 8}) rhs->Args({1024, d, 0, 2})->Args({1024, d, 0, 3});
   rhs->Unit(benchmark::kMicrosecond)->UseRealTime();
   benchmark::RegisterBenchmark("BM_KernelIdentity", BM_KernelIdentity)
-      ->Args({1024, 64, 0})->Args({4096, 3, 0})->Unit(benchmark::kMicrosecond)->UseRealTime();
+      ->Args({1024, 64, 0})
+      ->Args({4096, 3, 0})
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("BM_KernelGeneralQkv", BM_KernelGeneralQkv)
-      ->Args({1024, 64, 0})->Unit(benchmark::kMicrosecond)->UseRealTime();
+      ->Args({1024, 64, 0})
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("BM_ExpStd", BM_ExpStd)->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("BM_ExpEigen", BM_ExpEigen)->Unit(benchmark::kMicrosecond);
 #ifdef NORMDYN_BENCH_SLEEF

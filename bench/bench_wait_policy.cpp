@@ -107,10 +107,11 @@ int main(int argc, char** argv) {
                                         {"active", "active", nullptr}};
   double load[3] = {0, 0, 0};
   ::getloadavg(load, 3);
-  std::printf("one right-hand side, n = %lld, d = %lld, %d threads, median of %d evaluations per child, "
-              "median over %d rounds; %ld CPUs, load average at start %.2f\n",
-              static_cast<long long>(n), static_cast<long long>(d), threads, evaluations, rounds,
-              ::sysconf(_SC_NPROCESSORS_ONLN), load[0]);
+  std::printf(
+      "one right-hand side, n = %lld, d = %lld, %d threads, median of %d evaluations per child, "
+      "median over %d rounds; %ld CPUs, load average at start %.2f\n",
+      static_cast<long long>(n), static_cast<long long>(d), threads, evaluations, rounds,
+      ::sysconf(_SC_NPROCESSORS_ONLN), load[0]);
   std::map<std::pair<int, int>, std::vector<double>> ms;  // (policy, busy) -> per round
   std::vector<std::string> seen(policies.size());
   for (int r = 0; r < rounds; ++r)

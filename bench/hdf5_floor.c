@@ -24,8 +24,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s [OUT GROUPS FIXED EXTENDABLE ATTRIBUTES FRAMES]\n", argv[0]);
     return 2;
   }
-  const long groups = atol(argv[2]), fixed = atol(argv[3]), extendable = atol(argv[4]),
-             attributes = atol(argv[5]), frames = atol(argv[6]);
+  const long groups = atol(argv[2]), fixed = atol(argv[3]), extendable = atol(argv[4]), attributes = atol(argv[5]),
+             frames = atol(argv[6]);
   const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST);
   const hid_t file = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, fapl);

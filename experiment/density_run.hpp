@@ -25,7 +25,8 @@ class DensityBalance {
  public:
   void add(std::span<const double> masses, std::span<const double> density) {
     if (initial_.empty()) initial_.assign(masses.begin(), masses.end());
-    for (std::size_t j = 0; j < masses.size(); ++j) mass_drift_ = std::max(mass_drift_, std::abs(masses[j] - initial_[j]));
+    for (std::size_t j = 0; j < masses.size(); ++j)
+      mass_drift_ = std::max(mass_drift_, std::abs(masses[j] - initial_[j]));
     min_density_ = std::min(min_density_, *std::min_element(density.begin(), density.end()));
   }
   double mass_drift() const { return mass_drift_; }
@@ -78,7 +79,9 @@ struct ReopenedDensityRun {
 
   // Where the integration starts again: the checkpoint, or x0 when the earlier session was killed
   // before its first flush.
-  const std::vector<double>& x(const std::vector<double>& x0) const { return state.checkpoint ? state.checkpoint->x : x0; }
+  const std::vector<double>& x(const std::vector<double>& x0) const {
+    return state.checkpoint ? state.checkpoint->x : x0;
+  }
   const Checkpoint* checkpoint() const { return state.checkpoint ? &*state.checkpoint : nullptr; }
   double earlier_wall_seconds() const { return state.checkpoint ? state.wall_seconds : 0.0; }
 };

@@ -22,7 +22,9 @@ GridValues coordinate_values(const std::vector<ConfigScalar>& values) {
     for (const auto& v : values) out.push_back(std::get<double>(v));
     return out;
   }
-  if (all([](const ConfigScalar& v) { return std::holds_alternative<std::int64_t>(v) || std::holds_alternative<bool>(v); })) {
+  if (all([](const ConfigScalar& v) {
+        return std::holds_alternative<std::int64_t>(v) || std::holds_alternative<bool>(v);
+      })) {
     std::vector<std::int64_t> out;
     for (const auto& v : values)
       out.push_back(std::holds_alternative<bool>(v) ? std::int64_t{std::get<bool>(v)} : std::get<std::int64_t>(v));
@@ -67,8 +69,9 @@ bool require_replaceable_output(const EnsembleOptions& options) {
                                               " exists and is not a regular file (a FIFO, device, directory or "
                                               "symbolic link); an ensemble replaces only regular files");
   if (is_run_file(options.output))
-    throw InputError(options.output_name, options.output.string() +
-                                              " is a normdyn run file, which an ensemble never replaces: choose another output");
+    throw InputError(
+        options.output_name,
+        options.output.string() + " is a normdyn run file, which an ensemble never replaces: choose another output");
   return !options.force;
 }
 
@@ -85,7 +88,8 @@ std::uint64_t member_digest(RunConfig config, const EnsembleSpec& e) {
   // The user's terms given from Python are not in the text: their record is.
   std::string terms;
   for (const UserTermSpec& t : config.terms)
-    if (t.kind != "library") terms += '\0' + t.name + ' ' + t.kind + ' ' + t.digest + ' ' + t.params + (t.rows ? " rows" : "");
+    if (t.kind != "library")
+      terms += '\0' + t.name + ' ' + t.kind + ' ' + t.digest + ' ' + t.params + (t.rows ? " rows" : "");
   return text_hash(to_toml(config) + '\0' + number_text(e.pair_cosine) + ' ' + number_text(e.cluster_epsilon) + terms);
 }
 
@@ -131,12 +135,15 @@ PriorMembers read_prior(const EnsembleOptions& options, const std::vector<std::u
   }();
   if (!config || !frames || !status || !steps || !rhs || !reached || !time ||
       std::any_of(series.begin(), series.end(), [](auto* v) { return v == nullptr; }))
-    throw InputError(options.output_name, refused + " and holds an ensemble written without its members' figures (by "
-                                                    "an earlier normdyn or without member figures), which cannot be "
-                                                    "reused" + replace);
+    throw InputError(options.output_name, refused +
+                                              " and holds an ensemble written without its members' figures (by "
+                                              "an earlier normdyn or without member figures), which cannot be "
+                                              "reused" +
+                                              replace);
   const std::size_t members = config->size(), T = time->size();
   if (frames->size() != members || status->size() != members || steps->size() != members || rhs->size() != members ||
-      reached->size() != members || std::any_of(series.begin(), series.end(), [&](auto* v) { return v->size() != members * T; }))
+      reached->size() != members ||
+      std::any_of(series.begin(), series.end(), [&](auto* v) { return v->size() != members * T; }))
     throw InputError(options.output_name, refused + " and is damaged (its members' arrays disagree)" + replace);
 
   const std::unordered_set<std::uint64_t> here(digests.begin(), digests.end());
@@ -146,11 +153,13 @@ PriorMembers read_prior(const EnsembleOptions& options, const std::vector<std::u
   const std::unordered_set<std::uint64_t> kept_here(kept.begin(), kept.end());
   std::size_t missing_trajectories = 0;
   if (trajectory_config)
-    for (const std::int64_t c : *trajectory_config) missing_trajectories += kept_here.count(std::bit_cast<std::uint64_t>(c)) == 0;
+    for (const std::int64_t c : *trajectory_config)
+      missing_trajectories += kept_here.count(std::bit_cast<std::uint64_t>(c)) == 0;
   if (missing > 0 || missing_trajectories > 0) {
     std::string what = std::to_string(missing) + " of its " + std::to_string(members) + " members are not members here";
     if (missing_trajectories > 0)
-      what += (missing > 0 ? ", and " : "; ") + std::to_string(missing_trajectories) + " of its kept trajectories are not kept here";
+      what += (missing > 0 ? ", and " : "; ") + std::to_string(missing_trajectories) +
+              " of its kept trajectories are not kept here";
     throw InputError(options.output_name, refused + " and holds another ensemble (" + what + ")" + replace);
   }
 
@@ -180,10 +189,11 @@ PriorMembers read_prior(const EnsembleOptions& options, const std::vector<std::u
       // Only the frames the member reached (NaN after its end in the file).
       const std::size_t f = member->second.frames();
       const std::size_t per_d = T ? D / T : 0, per_r = T ? R / T : 0;
-      prior.trajectories.emplace(c, std::pair{std::vector<double>(direction->begin() + static_cast<std::ptrdiff_t>(k * D),
-                                                                  direction->begin() + static_cast<std::ptrdiff_t>(k * D + f * per_d)),
-                                              std::vector<double>(radius->begin() + static_cast<std::ptrdiff_t>(k * R),
-                                                                  radius->begin() + static_cast<std::ptrdiff_t>(k * R + f * per_r))});
+      prior.trajectories.emplace(
+          c, std::pair{std::vector<double>(direction->begin() + static_cast<std::ptrdiff_t>(k * D),
+                                           direction->begin() + static_cast<std::ptrdiff_t>(k * D + f * per_d)),
+                       std::vector<double>(radius->begin() + static_cast<std::ptrdiff_t>(k * R),
+                                           radius->begin() + static_cast<std::ptrdiff_t>(k * R + f * per_r))});
     }
   }
   return prior;
@@ -198,8 +208,9 @@ std::string identity_of(const SweepSpec& spec, const std::vector<SweepPoint>& po
     for (const auto& v : a.values) id += v + ',';
     id += '\0';
   }
-  id += to_toml(points.front().config) + '\0' + std::to_string(points.size()) + (options.member_figures ? " figures " : " ") +
-        number_text(spec.ensemble.pair_cosine) + ' ' + number_text(spec.ensemble.cluster_epsilon) + " trajectories";
+  id += to_toml(points.front().config) + '\0' + std::to_string(points.size()) +
+        (options.member_figures ? " figures " : " ") + number_text(spec.ensemble.pair_cosine) + ' ' +
+        number_text(spec.ensemble.cluster_epsilon) + " trajectories";
   for (auto p : options.trajectories) id += ' ' + std::to_string(p);
   return id;
 }
@@ -285,8 +296,9 @@ GridFile ensemble_grid(const EnsembleResult& r) {
     f.dimensions.push_back(GridDimension{a.dimension, a.values, A{{"key", a.key}, {"long_name", a.key}}});
     group_dims.push_back(a.dimension);
   }
-  f.dimensions.push_back(GridDimension{r.over.dimension, r.over.values,
-                                       A{{"key", r.over.key}, {"long_name", r.over.key.empty() ? "member" : r.over.key}}});
+  f.dimensions.push_back(
+      GridDimension{r.over.dimension, r.over.values,
+                    A{{"key", r.over.key}, {"long_name", r.over.key.empty() ? "member" : r.over.key}}});
   f.dimensions.push_back(GridDimension{"quantile", r.quantiles, A{{"long_name", std::string("quantile level")}}});
   f.dimensions.push_back(GridDimension{"time", r.time, A{{"long_name", std::string("time (depth)")}}});
   auto with = [&](std::vector<std::string> tail) {
@@ -298,7 +310,8 @@ GridFile ensemble_grid(const EnsembleResult& r) {
     f.variables.push_back(GridVariable{name, std::move(d), std::move(v), A{{"long_name", long_name}}});
   };
   add("pair_fraction", with({"time"}), view(r.pair_fraction), "mean fraction of token pairs with cosine > pair_cosine");
-  add("sync_probability", with({"time"}), view(r.sync_probability), "fraction of the members synchronized (every pair) by t");
+  add("sync_probability", with({"time"}), view(r.sync_probability),
+      "fraction of the members synchronized (every pair) by t");
   add("cluster_count", with({"time"}), view(r.cluster_count), "mean number of clusters (cosine > 1 - cluster_epsilon)");
   add("one_minus_mean_cosine", with({"time"}), view(r.one_minus_mean_cosine), "mean of 1 - mean pairwise cosine");
   add("mean_radius", with({"time"}), view(r.mean_radius), "mean of the mean token radius");
@@ -316,11 +329,14 @@ GridFile ensemble_grid(const EnsembleResult& r) {
   }
   f.variables.back().attributes.emplace_back("flag_meanings", meanings);
   f.variables.back().attributes.emplace_back("flag_values", "0.." + std::to_string(flags.back()));
-  add("t_sync", with({r.over.dimension}), view(r.t_sync), "first sample time with every pair synchronized (NaN: never)");
-  add("final_cluster_count", with({r.over.dimension}), view(r.final_cluster_count), "clusters at the member's last frame");
+  add("t_sync", with({r.over.dimension}), view(r.t_sync),
+      "first sample time with every pair synchronized (NaN: never)");
+  add("final_cluster_count", with({r.over.dimension}), view(r.final_cluster_count),
+      "clusters at the member's last frame");
   {
     std::string laws = "none";
-    for (auto law : {analysis::DecayLaw::exponential, analysis::DecayLaw::power, analysis::DecayLaw::stretched_exponential})
+    for (auto law :
+         {analysis::DecayLaw::exponential, analysis::DecayLaw::power, analysis::DecayLaw::stretched_exponential})
       laws += " " + std::string(analysis::to_string(law));
     add("rate_law", with({r.over.dimension}), view(r.rate_law),
         "law of the late-time fit of 1 - mean cosine (as normdyn analyze)");
@@ -334,7 +350,8 @@ GridFile ensemble_grid(const EnsembleResult& r) {
     add("rate_problem", with({r.over.dimension}), view(r.rate_problem),
         "why the fit is not citable as it is (citable: nothing against it)");
     f.variables.back().attributes.emplace_back("flag_meanings", problems);
-    f.variables.back().attributes.emplace_back("flag_values", "0.." + std::to_string(std::size(analysis::kProblemTokens)));
+    f.variables.back().attributes.emplace_back("flag_values",
+                                               "0.." + std::to_string(std::size(analysis::kProblemTokens)));
   }
   add("t_reached", with({r.over.dimension}), view(r.t_reached), "time reached");
   // What a later ensemble needs to reuse the members: their figures per frame, compressed (they
@@ -343,8 +360,10 @@ GridFile ensemble_grid(const EnsembleResult& r) {
   add("member_config", with({r.over.dimension}), view(r.member_config),
       "digest (64-bit FNV-1a, as a signed integer) of the member's resolved configuration and the figure options");
   const std::pair<const std::vector<double>*, const char*> member_series[] = {
-      {&r.member_pair_fraction, "pair_fraction"}, {&r.member_cluster_count, "cluster_count"},
-      {&r.member_one_minus_mean_cosine, "one_minus_mean_cosine"}, {&r.member_mean_radius, "mean_radius"}};
+      {&r.member_pair_fraction, "pair_fraction"},
+      {&r.member_cluster_count, "cluster_count"},
+      {&r.member_one_minus_mean_cosine, "one_minus_mean_cosine"},
+      {&r.member_mean_radius, "mean_radius"}};
   for (const auto& [values, figure] : member_series) {
     if (!r.member_figures) break;
     add(std::string("member_") + figure, with({r.over.dimension, "time"}), view(*values),
@@ -359,7 +378,8 @@ GridFile ensemble_grid(const EnsembleResult& r) {
     std::vector<std::int64_t> tokens(static_cast<std::size_t>(r.n)), components(static_cast<std::size_t>(r.d));
     for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<std::int64_t>(i);
     for (std::size_t i = 0; i < components.size(); ++i) components[i] = static_cast<std::int64_t>(i);
-    f.dimensions.push_back(GridDimension{"trajectory", pts, A{{"long_name", std::string("point index (sweep order)")}}});
+    f.dimensions.push_back(
+        GridDimension{"trajectory", pts, A{{"long_name", std::string("point index (sweep order)")}}});
     f.dimensions.push_back(GridDimension{"token", tokens, A{}});
     f.dimensions.push_back(GridDimension{"component", components, A{}});
     add("direction", {"trajectory", "time", "token", "component"}, view(r.trajectory_direction),

@@ -69,7 +69,8 @@ std::vector<char> serialize(std::size_t point, const EnsembleRecord& r);
 std::vector<char> serialize_group(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept);
 // Copies a group record's payload (after its group index) into the result; false, and nothing
 // copied, when it does not have this ensemble's layout.
-bool restore_group(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept, const std::vector<char>& bytes);
+bool restore_group(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept,
+                   const std::vector<char>& bytes);
 
 using GroupRecords = std::vector<std::pair<std::size_t, std::vector<char>>>;  // group, payload after its index
 
@@ -118,8 +119,10 @@ class Journal {
       throw InputError(output_name, path_.string() + " exists and is not a regular file; remove it (or use " +
                                         force_name + " to start over)");
     if (std::filesystem::exists(path_, ec)) {
-      const std::string bytes = InputFile(path_, output_name, "journal of this ensemble (" + force_name + " starts over)",
-                                          header.size() + max_bytes).read_all();
+      const std::string bytes =
+          InputFile(path_, output_name, "journal of this ensemble (" + force_name + " starts over)",
+                    header.size() + max_bytes)
+              .read_all();
       // The first line names the format: another one is another normdyn's, not another ensemble's.
       const std::string_view text(bytes.data(), bytes.size()), magic(kJournalMagic);
       const std::string_view line = text.substr(0, text.find('\n'));
@@ -309,9 +312,9 @@ class EnsembleRun {
   EnsembleResult& res_ = outcome_.result;
   std::optional<std::size_t> over_axis_;
   std::vector<std::size_t> group_axes_;
-  std::vector<char> keep_;                                // per point: its trajectory is kept
-  std::vector<std::uint64_t> digests_, kept_digests_;    // per point, per kept trajectory
-  std::string journal_identity_;  // what the journal's records depend on (identity_of)
+  std::vector<char> keep_;                             // per point: its trajectory is kept
+  std::vector<std::uint64_t> digests_, kept_digests_;  // per point, per kept trajectory
+  std::string journal_identity_;                       // what the journal's records depend on (identity_of)
   Team* team_ = nullptr;
   bool root_ = true;
   std::optional<Journal> journal_;

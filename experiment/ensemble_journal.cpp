@@ -15,7 +15,9 @@ void put(std::vector<char>& b, const void* p, std::size_t n) {
   b.insert(b.end(), c, c + n);
 }
 template <class T>
-void put(std::vector<char>& b, T v) { put(b, &v, sizeof v); }
+void put(std::vector<char>& b, T v) {
+  put(b, &v, sizeof v);
+}
 void put(std::vector<char>& b, const std::vector<double>& v) {
   put(b, static_cast<std::uint64_t>(v.size()));
   put(b, v.data(), v.size() * sizeof(double));
@@ -86,11 +88,13 @@ void for_each_group_slice(EnsembleResult& r, std::size_t g, const std::vector<st
     slice(*v, g * T, T);
   slice(r.members_at, g * T, T);
   for (auto* v : {&r.one_minus_mean_cosine_quantiles, &r.mean_radius_quantiles}) slice(*v, g * Q * T, Q * T);
-  for (auto* v : {&r.status, &r.final_cluster_count, &r.accepted_steps, &r.rhs_evaluations, &r.rate_law, &r.rate_problem})
+  for (auto* v :
+       {&r.status, &r.final_cluster_count, &r.accepted_steps, &r.rhs_evaluations, &r.rate_law, &r.rate_problem})
     slice(*v, g * M, M);
   for (auto* v : {&r.t_sync, &r.t_reached, &r.rate_parameter, &r.rate_stderr}) slice(*v, g * M, M);
   slice(r.member_frames, g * M, M);
-  for (auto* v : {&r.member_pair_fraction, &r.member_cluster_count, &r.member_one_minus_mean_cosine, &r.member_mean_radius})
+  for (auto* v :
+       {&r.member_pair_fraction, &r.member_cluster_count, &r.member_one_minus_mean_cosine, &r.member_mean_radius})
     slice(*v, g * M * T, M * T);
   for (std::size_t k : kept) {
     slice(r.trajectory_direction, k * D, D);
@@ -110,7 +114,8 @@ std::vector<char> serialize_group(EnsembleResult& r, std::size_t g, const std::v
 
 // Copies a group record's payload (after its group index) into the result; false, and nothing
 // copied, when it does not have this ensemble's layout.
-bool restore_group(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept, const std::vector<char>& bytes) {
+bool restore_group(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept,
+                   const std::vector<char>& bytes) {
   std::size_t expected = 0;
   for_each_group_slice(r, g, kept, [&](auto s) { expected += s.size_bytes(); });
   if (bytes.size() != expected) return false;
@@ -172,7 +177,6 @@ class Reader {
   std::size_t n_, at_ = 0;
 };
 
-
 // The complete records at the start of `bytes` (members appended to `out`, groups to `groups`;
 // without `groups` a group record is damaged); returns the bytes they take. A torn record, or one
 // whose frame is damaged, ends the reading. A record framed whole whose payload does not match its
@@ -226,12 +230,14 @@ std::size_t parse_records(const char* bytes, std::size_t size, std::size_t max_f
 // appended again by a session that was stopped before its append was synced), and a mebibyte.
 std::uint64_t journal_bound(const EnsembleResult& r, std::size_t points, std::size_t kept) {
   const double T = static_cast<double>(r.time.size()), Q = static_cast<double>(r.quantiles.size());
-  const double M = static_cast<double>(r.members_per_group), nd = static_cast<double>(r.n) * static_cast<double>(r.d + 1);
+  const double M = static_cast<double>(r.members_per_group),
+               nd = static_cast<double>(r.n) * static_cast<double>(r.d + 1);
   const double member = 128.0 + 3.0 * (8.0 + 18.0 * T) + 8.0 * T;
   const double group = 128.0 + 8.0 * (6.0 * T + 2.0 * Q * T + 11.0 * M + 4.0 * M * T);
   const double trajectories = static_cast<double>(kept) * 8.0 * T * nd;
-  const double bound = 2.0 * (static_cast<double>(points) * member + static_cast<double>(r.groups) * group +
-                              2.0 * trajectories) + double(1 << 20);
+  const double bound =
+      2.0 * (static_cast<double>(points) * member + static_cast<double>(r.groups) * group + 2.0 * trajectories) +
+      double(1 << 20);
   return bound >= 0x1p63 ? std::uint64_t{1} << 63 : static_cast<std::uint64_t>(bound);
 }
 

@@ -47,7 +47,8 @@ EnsembleRun::EnsembleRun(const SweepSpec& spec, const EnsembleOptions& options)
       bool on_axis = true;  // every other coordinate 0: the point names this axis' value
       for (std::size_t b = 0; b < spec_.axes.size(); ++b)
         if (b != a && p.coordinates[b] != 0) on_axis = false;
-      if (on_axis && values[a].size() == p.coordinates[a]) values[a].push_back(config_value(p.config, spec_.axes[a].key));
+      if (on_axis && values[a].size() == p.coordinates[a])
+        values[a].push_back(config_value(p.config, spec_.axes[a].key));
     }
   }
   for (std::size_t a = 0; a < spec_.axes.size(); ++a)
@@ -55,8 +56,10 @@ EnsembleRun::EnsembleRun(const SweepSpec& spec, const EnsembleOptions& options)
       group_axes_.push_back(a);
       res_.axes.push_back(EnsembleAxis{spec_.axes[a].key, dims[a], coordinate_values(values[a])});
     }
-  if (over_axis_) res_.over = EnsembleAxis{spec_.axes[*over_axis_].key, dims[*over_axis_], coordinate_values(values[*over_axis_])};
-  else res_.over = EnsembleAxis{"", "member", std::vector<std::int64_t>{0}};
+  if (over_axis_)
+    res_.over = EnsembleAxis{spec_.axes[*over_axis_].key, dims[*over_axis_], coordinate_values(values[*over_axis_])};
+  else
+    res_.over = EnsembleAxis{"", "member", std::vector<std::int64_t>{0}};
   res_.members_per_group = over_axis_ ? spec_.axes[*over_axis_].values.size() : 1;
   res_.groups = points_.size() / res_.members_per_group;
 
@@ -67,7 +70,8 @@ EnsembleRun::EnsembleRun(const SweepSpec& spec, const EnsembleOptions& options)
       throw InputError("trajectories", "point " + std::to_string(p) + " is not in the ensemble (points 0.." +
                                            std::to_string(points_.size() - 1) + ")");
     if (points_[p].config.model.n != res_.n || points_[p].config.model.d != res_.d)
-      throw InputError("trajectories", "the kept trajectories must share model.n and model.d (point " + points_[p].name + ")");
+      throw InputError("trajectories",
+                       "the kept trajectories must share model.n and model.d (point " + points_[p].name + ")");
     keep_[p] = 1;
   }
   res_.trajectory_points = options_.trajectories;
@@ -84,13 +88,15 @@ EnsembleRun::EnsembleRun(const SweepSpec& spec, const EnsembleOptions& options)
 // its base configuration and every member's input files.
 void EnsembleRun::require_output_not_an_input() const {
   std::vector<NamedInput> inputs;
-  for (const auto& file : options_.inputs) inputs.push_back({file, "an input of this ensemble (its sweep or configuration file)"});
+  for (const auto& file : options_.inputs)
+    inputs.push_back({file, "an input of this ensemble (its sweep or configuration file)"});
   if (!spec_.base.empty()) inputs.push_back({spec_.base, "this ensemble's base configuration (base)"});
   std::unordered_set<std::string> seen;
   for (const auto& p : points_)
     for (NamedInput& input : inputs_of(p.config, "a member's"))
       if (seen.insert(input.path.string()).second) inputs.push_back(std::move(input));
-  require_not_an_input(options_.output, options_.output_name, inputs, "an ensemble", options_.force ? options_.force_name : "");
+  require_not_an_input(options_.output, options_.output_name, inputs, "an ensemble",
+                       options_.force ? options_.force_name : "");
 }
 
 void EnsembleRun::open_output() {
@@ -119,8 +125,9 @@ void EnsembleRun::open_output() {
     if (const int code = team_->agree(0, std::hash<std::string>{}(id)); code != 0) {
       if (journal_ && journal_->created()) journal_->remove();
       if (team_->mismatched() && root_)
-        throw InputError("mpirun", "the processes were given different ensembles: every process needs the same sweep "
-                                   "file (and base), --set, -o, --quantiles and --trajectories");
+        throw InputError("mpirun",
+                         "the processes were given different ensembles: every process needs the same sweep "
+                         "file (and base), --set, -o, --quantiles and --trajectories");
       throw PeerFailure{code};
     }
   }
@@ -163,7 +170,8 @@ void EnsembleRun::restore() {
     v->assign(G_ * M_ * frames_, kNaN);
   res_.member_frames.assign(G_ * M_, 0);
   res_.member_config.assign(G_ * M_, 0);
-  for (const auto& p : points_) res_.member_config[group_of(p) * M_ + member_of(p)] = std::bit_cast<std::int64_t>(digests_[p.index]);
+  for (const auto& p : points_)
+    res_.member_config[group_of(p) * M_ + member_of(p)] = std::bit_cast<std::int64_t>(digests_[p.index]);
   for (std::uint64_t c : kept_digests_) res_.trajectory_config.push_back(std::bit_cast<std::int64_t>(c));
   per_frame_ = static_cast<std::size_t>(res_.n * res_.d);
   res_.trajectory_direction.assign(options_.trajectories.size() * frames_ * per_frame_, kNaN);
@@ -238,7 +246,8 @@ void EnsembleRun::finish_group(std::size_t g) {
     const std::size_t at = g * M_ + m;
     res_.member_frames[at] = static_cast<std::int64_t>(r.frames());
     {
-      const std::vector<double>* from[] = {&r.pair_fraction, &r.cluster_count, &r.one_minus_mean_cosine, &r.mean_radius};
+      const std::vector<double>* from[] = {&r.pair_fraction, &r.cluster_count, &r.one_minus_mean_cosine,
+                                           &r.mean_radius};
       std::vector<double>* to[] = {&res_.member_pair_fraction, &res_.member_cluster_count,
                                    &res_.member_one_minus_mean_cosine, &res_.member_mean_radius};
       for (std::size_t k = 0; k < 4; ++k)
@@ -297,8 +306,9 @@ void EnsembleRun::finish_group(std::size_t g) {
       if (options_.trajectories[k] != members_of_[g][m]) continue;
       std::copy(r.direction.begin(), r.direction.end(),
                 res_.trajectory_direction.begin() + static_cast<std::ptrdiff_t>(k * frames_ * per_frame_));
-      std::copy(r.radius.begin(), r.radius.end(),
-                res_.trajectory_radius.begin() + static_cast<std::ptrdiff_t>(k * frames_ * static_cast<std::size_t>(res_.n)));
+      std::copy(
+          r.radius.begin(), r.radius.end(),
+          res_.trajectory_radius.begin() + static_cast<std::ptrdiff_t>(k * frames_ * static_cast<std::size_t>(res_.n)));
     }
     r = EnsembleRecord{};  // its figures are in the statistics now
   }
@@ -313,11 +323,11 @@ void EnsembleRun::finish_group(std::size_t g) {
 void EnsembleRun::conclude() {
   if (finished_ < points_.size() || stop_) {
     outcome_.status = RunStatus::interrupted;
-    outcome_.message = "interrupted after " + std::to_string(finished_) + " of " + std::to_string(points_.size()) +
-                      " members";
-    outcome_.message += journal_ ? "; those done are kept in " + journal_->path().string() +
-                                     ": run the same command again to continue"
-                               : "; nothing was kept (no output file)";
+    outcome_.message =
+        "interrupted after " + std::to_string(finished_) + " of " + std::to_string(points_.size()) + " members";
+    outcome_.message +=
+        journal_ ? "; those done are kept in " + journal_->path().string() + ": run the same command again to continue"
+                 : "; nothing was kept (no output file)";
     outcome_.message += damaged_journal_note();
     return;
   }
@@ -327,15 +337,16 @@ void EnsembleRun::conclude() {
   outcome_.unchanged = prior_ && prior_->identity == res_.identity && outcome_.read_back == points_.size();
   if (outcome_.unchanged) {
     journal_->remove();
-    outcome_.message = options_.output.string() + " already holds this ensemble: its " + std::to_string(points_.size()) +
-                      " members were read back, none integrated, the file left as it was";
+    outcome_.message = options_.output.string() + " already holds this ensemble: its " +
+                       std::to_string(points_.size()) +
+                       " members were read back, none integrated, the file left as it was";
   } else {
     if (!options_.output.empty()) {
       write_grid_file(options_.output, ensemble_grid(res_));
       journal_->remove();
     }
     outcome_.message = std::to_string(points_.size()) + " members (" + std::to_string(outcome_.resumed) +
-                      " kept from an earlier session";
+                       " kept from an earlier session";
     if (outcome_.read_back > 0)
       outcome_.message += ", " + std::to_string(outcome_.read_back) + " read back from the existing output";
     outcome_.message += ')';
@@ -363,7 +374,8 @@ EnsembleOutcome EnsembleRun::run() {
   restore();
   remote_active_ = team_ && root_ ? team_->size() - 1 : 0;
   if (team_) outcome_.per_process.assign(static_cast<std::size_t>(team_->size()), 0);
-  const std::size_t available = team_ ? static_cast<std::size_t>(team_->cores()) : std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t available =
+      team_ ? static_cast<std::size_t>(team_->cores()) : std::max(1u, std::thread::hardware_concurrency());
   threads_ = options_.threads > 0 ? static_cast<std::size_t>(options_.threads) : available;
   threads_ = std::max<std::size_t>(1, std::min(threads_, root_ ? todo_.size() : points_.size()));
   std::vector<std::thread> pool;
@@ -384,12 +396,13 @@ EnsembleOutcome EnsembleRun::run() {
         if (m->tag != kEndTag) continue;
         outcome_.status = static_cast<RunStatus>(std::stoi(m->text));
         outcome_.message = "rank " + std::to_string(team_->rank()) + ": " + std::to_string(outcome_.integrated) +
-                          " members integrated";
+                           " members integrated";
         if (outcome_.status == RunStatus::interrupted) {
           outcome_.message += "; the ensemble was interrupted";
-          outcome_.message += options_.output.empty() ? "; nothing was kept (no output file)"
-                                                    : "; those done are kept in " + journal_path_of(options_.output).string() +
-                                                          " (rank 0's): run the same command again to continue";
+          outcome_.message += options_.output.empty()
+                                  ? "; nothing was kept (no output file)"
+                                  : "; those done are kept in " + journal_path_of(options_.output).string() +
+                                        " (rank 0's): run the same command again to continue";
         }
         return std::move(outcome_);
       }
@@ -397,7 +410,8 @@ EnsembleOutcome EnsembleRun::run() {
     }
   }
   if (options_.progress)
-    options_.progress(EnsembleProgress{finished_, outcome_.resumed + outcome_.read_back, points_.size(), outcome_.seconds, true});
+    options_.progress(
+        EnsembleProgress{finished_, outcome_.resumed + outcome_.read_back, points_.size(), outcome_.seconds, true});
   // A stop asked for at the very end (or by the last progress event) still publishes nothing: the
   // caller sees an interrupted ensemble, and the next run writes the file from the journal.
   if (!stop_ && options_.stop_requested && options_.stop_requested() != 0) stop_ = true;

@@ -63,8 +63,8 @@ void EnsembleRun::work() {
       if (!taken) break;
       const std::size_t p = *taken;
       RunConfig config = points_[p].config;
-      config.solver.threads = 1;           // parallel over members, not within one
-      config.output.observables = false;   // not kept: the ensemble's figures replace them
+      config.solver.threads = 1;          // parallel over members, not within one
+      config.output.observables = false;  // not kept: the ensemble's figures replace them
       ExperimentOptions eo;
       eo.write_file = false;
       eo.size_check = false;  // checked once above
@@ -94,7 +94,7 @@ void EnsembleRun::work() {
         complete = --remaining_[g] == 0;
         ++finished_;
       }
-      wake_.notify_all();  // the calling thread journals it and sees stops at once
+      wake_.notify_all();             // the calling thread journals it and sees stops at once
       if (complete) finish_group(g);  // only this thread touches the group now
     }
   } catch (...) {
@@ -208,7 +208,8 @@ void EnsembleRun::exchange(std::unique_lock<std::mutex>& lock) {
       std::vector<std::size_t> complete;
       for (auto& [p, rec] : got) {
         if (p >= points_.size() || done_[p])
-          throw IoError("rank " + std::to_string(m.source) + " sent point " + std::to_string(p) + " twice or out of range");
+          throw IoError("rank " + std::to_string(m.source) + " sent point " + std::to_string(p) +
+                        " twice or out of range");
         done_[p] = 1;
         records_[p] = std::move(rec);
         const std::size_t g = group_of(points_[p]);
@@ -248,7 +249,8 @@ void EnsembleRun::watch() {
       }
       wake_.notify_all();
     }
-    if (options_.progress && Clock::now() - last_progress >= std::chrono::duration<double>(options_.progress_interval)) {
+    if (options_.progress &&
+        Clock::now() - last_progress >= std::chrono::duration<double>(options_.progress_interval)) {
       last_progress = Clock::now();
       const EnsembleProgress e{finished_, outcome_.resumed + outcome_.read_back, points_.size(), seconds(), false};
       lock.unlock();

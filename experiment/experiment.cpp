@@ -22,7 +22,6 @@
 namespace normdyn {
 namespace {
 
-
 // Records every sample of a particle run with its observables and checkpoint, and stops the run
 // when the synchronization condition holds.
 class ParticleSession final : public Session {
@@ -70,8 +69,8 @@ std::string layers_note(const RunConfig& c) {
   if (c.model.qkv != QkvKind::file || c.model.heads != 1) return {};
   const std::size_t k = read_attention_matrices(c.model.qkv_file, c.model.d, 1).size();
   if (k < 2) return {};
-  return "; Q, K, V [" + std::to_string(k) + ", d, d] read as " + std::to_string(k) + " layers; set model.heads = " +
-         std::to_string(k) + " for heads";
+  return "; Q, K, V [" + std::to_string(k) + ", d, d] read as " + std::to_string(k) +
+         " layers; set model.heads = " + std::to_string(k) + " for heads";
 }
 
 // The team of a sharded run: the processes sharing it, when there are several.
@@ -101,9 +100,11 @@ RunSummary integrate_into(Recorder* recorder, const RunConfig& config, Attention
 
   IntegrationResult result;
   if (config.solver.method == Method::discrete)
-    result = run_layers(dynamics, x0, config.solver.t_start, config.solver.dt, samples, config.solver.max_steps, *observer, resume);
+    result = run_layers(dynamics, x0, config.solver.t_start, config.solver.dt, samples, config.solver.max_steps,
+                        *observer, resume);
   else
-    result = integrate(*system, x0, config.solver.t_start, samples, integrator_options(config.solver), *observer, resume);
+    result =
+        integrate(*system, x0, config.solver.t_start, samples, integrator_options(config.solver), *observer, resume);
   RunSummary summary = session.summarize(result, config);
   summary.message += layers_note(config);
   summary.max_norm_drift = result.counters.max_constraint_drift;
@@ -115,7 +116,8 @@ void reject_unshardable(const RunConfig& config) {
   if (config.model.kind == ModelKind::meanfield)
     throw InputError("model.kind", "mean-field runs cannot be sharded across MPI processes; run them without mpirun");
   if (config.solver.method == Method::discrete)
-    throw InputError("solver.method", "the discrete layer maps are not sharded over MPI processes; run them without mpirun");
+    throw InputError("solver.method",
+                     "the discrete layer maps are not sharded over MPI processes; run them without mpirun");
   if (const std::string setting = config.attention.breaking_setting(&Traits::shardable); !setting.empty())
     throw InputError(setting.substr(0, setting.find(' ')),
                      setting + " needs every row of the attention at once; run it without mpirun");
@@ -125,8 +127,8 @@ void reject_unshardable(const RunConfig& config) {
 // builds the initial state and creates the file. Then the team agrees that set-up succeeded (a
 // process that failed reports its error to main, which agrees with its exit code) and rank 0 hands
 // the initial state to the others.
-RunSummary run_sharded(const RunConfig& config, const ExperimentOptions& options,
-                       const std::vector<Recorder*>& others, Team& team) {
+RunSummary run_sharded(const RunConfig& config, const ExperimentOptions& options, const std::vector<Recorder*>& others,
+                       Team& team) {
   reject_unshardable(config);
   AttentionDynamics dynamics = make_dynamics(config);
   std::vector<double> x0(dynamics.layout().size());
@@ -136,7 +138,8 @@ RunSummary run_sharded(const RunConfig& config, const ExperimentOptions& options
     recorders.emplace(fresh_file(config, options), others);
     if (Recorder* r = recorders->get())
       r->begin(RunLayout{&config, Provenance{options.command_line, dynamics.threads(), team.size()},
-                         particle_contents(dynamics), config.output.sample_times(config.solver.t_end, config.solver.t_start)});
+                         particle_contents(dynamics),
+                         config.output.sample_times(config.solver.t_end, config.solver.t_start)});
   }
   if (const int code = team.agree(0); code != 0) {
     if (recorders && recorders->get()) recorders->get()->abandon();  // leave no file that looks like a run
@@ -155,12 +158,16 @@ RunSummary resume_sharded(const std::filesystem::path& path, std::optional<int> 
   std::string toml;
   auto set_up = [&] {
     config.output.path = path;
-    if (threads) config.solver.threads = *threads;
-    else if (config.solver.threads == 0) config.solver.threads = team.default_threads();
+    if (threads)
+      config.solver.threads = *threads;
+    else if (config.solver.threads == 0)
+      config.solver.threads = team.default_threads();
     // The user's terms supplied again: rank 0 matches them to the file's record; the others, whose
     // configuration comes from the text, which holds only the [[terms]] libraries, take them as given.
-    if (team.is_root()) bind_user_terms(config.terms, options.terms);
-    else config.terms.insert(config.terms.end(), options.terms.begin(), options.terms.end());
+    if (team.is_root())
+      bind_user_terms(config.terms, options.terms);
+    else
+      config.terms.insert(config.terms.end(), options.terms.begin(), options.terms.end());
     reject_unshardable(config);
     dynamics.emplace(make_dynamics(config));
   };
@@ -183,7 +190,8 @@ RunSummary resume_sharded(const std::filesystem::path& path, std::optional<int> 
   std::vector<double> given = team.is_root() ? given_qkv_values(config.model) : std::vector<double>{};
   team.broadcast(given);
   std::vector<double> bias;
-  if (const RowMatrix* b = team.is_root() ? given_score_bias(config) : nullptr) bias.assign(b->data(), b->data() + b->size());
+  if (const RowMatrix* b = team.is_root() ? given_score_bias(config) : nullptr)
+    bias.assign(b->data(), b->data() + b->size());
   team.broadcast(bias);
   if (!team.is_root()) {
     config = parse_config(toml, path.string());
@@ -203,7 +211,8 @@ RunSummary resume_sharded(const std::filesystem::path& path, std::optional<int> 
   Recorder* recorder = nullptr;
   if (file) {
     file->begin(RunLayout{&config, Provenance{options.command_line, dynamics->threads(), team.size()},
-                          particle_contents(*dynamics), config.output.sample_times(config.solver.t_end, config.solver.t_start)});
+                          particle_contents(*dynamics),
+                          config.output.sample_times(config.solver.t_end, config.solver.t_start)});
     recorder = file.get();
   }
   if (record[0] == 0.0) return integrate_into(recorder, config, *dynamics, start, nullptr, 0.0, options);
@@ -218,17 +227,23 @@ RunSummary resume_sharded(const std::filesystem::path& path, std::optional<int> 
 QkvSource make_qkv(const RunConfig& config) {
   const ModelConfig& m = config.model;
   switch (m.qkv) {
-    case QkvKind::identity: return QkvSource::identity(m.heads);
-    case QkvKind::gaussian: return QkvSource::gaussian(m.d, m.qkv_seed, m.heads);
-    case QkvKind::gaussian_per_layer: return QkvSource::gaussian_per_layer(m.d, m.qkv_seed, m.heads);
+    case QkvKind::identity:
+      return QkvSource::identity(m.heads);
+    case QkvKind::gaussian:
+      return QkvSource::gaussian(m.d, m.qkv_seed, m.heads);
+    case QkvKind::gaussian_per_layer:
+      return QkvSource::gaussian_per_layer(m.d, m.qkv_seed, m.heads);
     case QkvKind::gaussian_per_map_layer:
       return QkvSource::gaussian_per_map_layer(m.d, m.qkv_seed, m.qkv_sigma, config.solver.dt, config.solver.t_start);
-    case QkvKind::gaussian_unit_norm: return QkvSource::gaussian_unit_norm(m.d, m.qkv_seed, false, m.heads);
-    case QkvKind::file: return QkvSource::layers(read_attention_matrices(m.qkv_file, m.d, m.heads));
+    case QkvKind::gaussian_unit_norm:
+      return QkvSource::gaussian_unit_norm(m.d, m.qkv_seed, false, m.heads);
+    case QkvKind::file:
+      return QkvSource::layers(read_attention_matrices(m.qkv_file, m.d, m.heads));
     case QkvKind::given:
       if (!m.given_qkv)
-        throw InputError("model.qkv", "\"given\" needs the matrices: pass them with the run (Python: "
-                                      "normdyn.run(..., qkv=(Q, K, V))) or use model.qkv = \"file\"");
+        throw InputError("model.qkv",
+                         "\"given\" needs the matrices: pass them with the run (Python: "
+                         "normdyn.run(..., qkv=(Q, K, V))) or use model.qkv = \"file\"");
       return QkvSource::layers(*m.given_qkv);
   }
   return QkvSource::identity(m.heads);
@@ -261,8 +276,9 @@ AttentionDynamics make_dynamics(const RunConfig& config) {
 
 AttentionDynamics make_dynamics(const RunConfig& config, BlockTerms terms) {
   if (score_bias_to_read(config))
-    throw InputError("attention.bias", "\"matrix\" needs the matrix: read attention.bias_file first (read_score_bias) "
-                                       "or give it (Python: normdyn.run(..., score_bias=B))");
+    throw InputError("attention.bias",
+                     "\"matrix\" needs the matrix: read attention.bias_file first (read_score_bias) "
+                     "or give it (Python: normdyn.run(..., score_bias=B))");
   DynamicsSpec spec;
   spec.scheme = config.model.scheme;
   spec.beta = config.model.beta;
@@ -278,19 +294,27 @@ Tokens make_initial_tokens(const RunConfig& c) {
   const InitConfig& i = c.init;
   if (uses_density_tokens(c)) return initial_weighted_tokens(c).tokens;
   switch (i.kind) {
-    case InitKind::uniform: return uniform_tokens(c.model.n, c.model.d, i.r0, i.seed);
-    case InitKind::gaussian: return gaussian_tokens(c.model.n, c.model.d, i.seed);
-    case InitKind::orthonormal: return orthonormal_tokens(c.model.n, c.model.d, i.r0, i.seed);
-    case InitKind::cap: return cap_tokens(c.model.n, c.model.d, i.r0, i.delta, i.seed);
-    case InitKind::equiangular: return equiangular_tokens(c.model.n, c.model.d, i.rho, i.r0, i.seed);
-    case InitKind::file: return read_initial_tokens(i, c.model.n, c.model.d);
+    case InitKind::uniform:
+      return uniform_tokens(c.model.n, c.model.d, i.r0, i.seed);
+    case InitKind::gaussian:
+      return gaussian_tokens(c.model.n, c.model.d, i.seed);
+    case InitKind::orthonormal:
+      return orthonormal_tokens(c.model.n, c.model.d, i.r0, i.seed);
+    case InitKind::cap:
+      return cap_tokens(c.model.n, c.model.d, i.r0, i.delta, i.seed);
+    case InitKind::equiangular:
+      return equiangular_tokens(c.model.n, c.model.d, i.rho, i.r0, i.seed);
+    case InitKind::file:
+      return read_initial_tokens(i, c.model.n, c.model.d);
     case InitKind::given:
       if (!i.given_tokens)
-        throw InputError("init.kind", "\"given\" needs the tokens: pass them with the run (Python: "
-                                      "normdyn.run(..., tokens=X0)) or use init.kind = \"file\"");
+        throw InputError("init.kind",
+                         "\"given\" needs the tokens: pass them with the run (Python: "
+                         "normdyn.run(..., tokens=X0)) or use init.kind = \"file\"");
       return i.given_tokens->tokens;
     case InitKind::perturbed_uniform:  // handled above
-    case InitKind::von_mises: break;
+    case InitKind::von_mises:
+      break;
   }
   return uniform_tokens(c.model.n, c.model.d, i.r0, i.seed);
 }
@@ -306,8 +330,7 @@ RunSummary run_experiment(const RunConfig& config, const ExperimentOptions& opti
   // Bounds before allocation: nothing is built for a run the machine cannot hold.
   if (options.size_check) check_resources(config, config.output.path, options.write_file);
   if (Team* team = sharing_team(options)) return run_sharded(config, options, recorders, *team);
-  if (config.model.kind == ModelKind::meanfield)
-    return run_meanfield(config, options, recorders);
+  if (config.model.kind == ModelKind::meanfield) return run_meanfield(config, options, recorders);
   // Everything that can fail on bad input happens before anything is recorded.
   AttentionDynamics dynamics = make_dynamics(config);
   const Tokens start = make_initial_tokens(config);
@@ -340,8 +363,7 @@ RunSummary resume_experiment(const std::filesystem::path& path, std::optional<in
     const auto existing = std::filesystem::file_size(path, ec);
     check_resources(config, path, true, ec ? 0.0 : static_cast<double>(existing));
   }
-  if (config.model.kind == ModelKind::meanfield)
-    return resume_meanfield(path, config, options);
+  if (config.model.kind == ModelKind::meanfield) return resume_meanfield(path, config, options);
   AttentionDynamics dynamics = make_dynamics(config);
   // A run killed before its first flush has no checkpoint: it starts over from its initial state.
   std::vector<double> x0(dynamics.layout().size());

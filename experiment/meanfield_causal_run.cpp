@@ -29,26 +29,36 @@ std::unique_ptr<MeanFieldCausal> make_meanfield_causal(const RunConfig& config) 
 std::vector<FieldSpec> causal_field_layout(const RunConfig& config, const MeanFieldCausal& system) {
   const auto m = static_cast<std::size_t>(system.cells());
   const auto slices = static_cast<std::size_t>(system.cursor_cells());
-  const FieldAxis phi{"phi", "rad", "cell centres (i + 1/2) 2 pi / M of the angle phi = atan2(theta_2, theta_1); "
-                                    "cell i is [i, i + 1) 2 pi / M",
-                      m, system.phi(), false};
-  const FieldAxis sigma{"sigma", "1",
+  const FieldAxis phi{"phi",
+                      "rad",
+                      "cell centres (i + 1/2) 2 pi / M of the angle phi = atan2(theta_2, theta_1); "
+                      "cell i is [i, i + 1) 2 pi / M",
+                      m,
+                      system.phi(),
+                      false};
+  const FieldAxis sigma{"sigma",
+                        "1",
                         "cell centres (j - 1/2) / M_sigma of the cursor sigma (token i of n at i / n); cell j is "
                         "((j - 1) / M_sigma, j / M_sigma]",
-                        slices, system.sigma(), false};
+                        slices,
+                        system.sigma(),
+                        false};
   const std::string mask(alternative_key(config.attention.mask));
   return {FieldSpec{"density",
                     "cell averages of the density of tokens in phi at each cursor sigma (attention.mask = " + mask +
                         "); every slice integrates to 1 over phi",
-                    "1/rad", {sigma, phi}},
+                    "1/rad",
+                    {sigma, phi}},
           FieldSpec{"angular_density",
                     "cell averages of the density of all tokens in phi (the mean over sigma of /fields/density)",
-                    "1/rad", {phi}},
+                    "1/rad",
+                    {phi}},
           FieldSpec{kResolutionField,
                     "second-moment width, in grid cells, of the narrowest cluster of any slice of the density (an arc "
                     "above twice the uniform density holding at least 1 % of the slice's mass); +inf without "
                     "clusters; below 1 the cluster is under-resolved",
-                    "1", {}}};
+                    "1",
+                    {}}};
 }
 
 namespace {
@@ -91,7 +101,8 @@ RunSummary integrate_causal(Recorder* recorder, const RunConfig& config, MeanFie
                             const ExperimentOptions& options, ClusterResolution resolution = ClusterResolution()) {
   const std::vector<double> samples = config.output.sample_times(config.solver.t_end, config.solver.t_start);
   CausalFieldSession session(recorder, system, options,
-                             SessionClock::of(samples, config.solver.t_start, resume, earlier_wall_seconds), resolution);
+                             SessionClock::of(samples, config.solver.t_start, resume, earlier_wall_seconds),
+                             resolution);
   const IntegrationResult result =
       integrate(system, x0, config.solver.t_start, samples, integrator_options(config.solver), session, resume);
   RunSummary summary = session.summarize(result, config);
@@ -115,12 +126,11 @@ RunSummary run_meanfield_causal(const RunConfig& config, const ExperimentOptions
                                 const std::vector<Recorder*>& recorders) {
   const std::unique_ptr<MeanFieldCausal> system = make_meanfield_causal(config);
   const std::vector<double> x0 = system->initial_state(initial_angular_density(config));
-  return start_density_run(config, options, recorders, causal_contents(config, *system), x0,
-                           [&](Recorder* recorder, const std::vector<double>& x, const Checkpoint* resume,
-                               double earlier_wall_seconds) {
-                             return integrate_causal(recorder, config, *system, x, resume, earlier_wall_seconds,
-                                                     options);
-                           });
+  return start_density_run(
+      config, options, recorders, causal_contents(config, *system), x0,
+      [&](Recorder* recorder, const std::vector<double>& x, const Checkpoint* resume, double earlier_wall_seconds) {
+        return integrate_causal(recorder, config, *system, x, resume, earlier_wall_seconds, options);
+      });
 }
 
 RunSummary resume_meanfield_causal(const std::filesystem::path& path, const RunConfig& config,

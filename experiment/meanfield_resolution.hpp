@@ -27,8 +27,8 @@ class ClusterResolution {
 
   // The value of one frame (+inf, the minimum over no cluster, when there is none).
   double add(double t, std::span<const double> angular_density) {
-    return record(t, analysis::narrowest_cluster_cells(analysis::density_clusters(angular_density),
-                                                       angular_density.size()));
+    return record(
+        t, analysis::narrowest_cluster_cells(analysis::density_clusters(angular_density), angular_density.size()));
   }
   // The causal mean field: the narrowest cluster over the `slices` slices of `density` (slice-major),
   // each a density in phi (their average is wider where the slices' clusters differ).
@@ -53,7 +53,8 @@ class ClusterResolution {
     std::snprintf(buffer, sizeof buffer,
                   "clusters narrower than %g grid cell from t = %g (narrowest %.2f), merges may come late: check "
                   "with meanfield.grid = %lld",
-                  analysis::kResolvedClusterCells, *under_resolved_since_, narrowest_, static_cast<long long>(2 * grid));
+                  analysis::kResolvedClusterCells, *under_resolved_since_, narrowest_,
+                  static_cast<long long>(2 * grid));
     add_summary_warning(summary, "under_resolved", buffer);
   }
 

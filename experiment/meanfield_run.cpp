@@ -64,18 +64,25 @@ class FieldSession final : public Session {
 std::vector<FieldSpec> field_layout(const RunConfig& config, const MeanFieldCircle& system) {
   const auto m = static_cast<std::size_t>(system.cells());
   const std::string scheme(scheme_key(config.model.scheme));
-  const FieldAxis phi{"phi", "rad", "cell centres (i + 1/2) 2 pi / M of the angle phi = atan2(theta_2, theta_1); "
-                                    "cell i is [i, i + 1) 2 pi / M",
-                      m, system.phi(), false};
+  const FieldAxis phi{"phi",
+                      "rad",
+                      "cell centres (i + 1/2) 2 pi / M of the angle phi = atan2(theta_2, theta_1); "
+                      "cell i is [i, i + 1) 2 pi / M",
+                      m,
+                      system.phi(),
+                      false};
   // A scalar per frame, stored beside the density it describes.
   const FieldSpec resolution{
       kResolutionField,
       "second-moment width, in grid cells, of the narrowest cluster of the angular density (an arc above twice the "
       "uniform density holding at least 1 % of the mass); +inf without clusters; below 1 the cluster is under-resolved",
-      "1", {}};
+      "1",
+      {}};
   if (!system.has_radius())
-    return {FieldSpec{"density", "cell averages of the density of tokens in phi, scheme " + scheme + "; integrates to 1",
-                      "1/rad", {phi}},
+    return {FieldSpec{"density",
+                      "cell averages of the density of tokens in phi, scheme " + scheme + "; integrates to 1",
+                      "1/rad",
+                      {phi}},
             resolution};
   const auto mr = static_cast<std::size_t>(system.radial_cells());
   return {FieldSpec{"density",
@@ -83,8 +90,10 @@ std::vector<FieldSpec> field_layout(const RunConfig& config, const MeanFieldCirc
                         "; integrates to 1 over phi and r",
                     "1/(rad * radius)",
                     {phi, FieldAxis{"r", "radius", "cell centres in the radius r", mr, {}, true}}},
-          FieldSpec{"angular_density", "cell averages of the density of tokens in phi (the marginal of /fields/density)",
-                    "1/rad", {phi}},
+          FieldSpec{"angular_density",
+                    "cell averages of the density of tokens in phi (the marginal of /fields/density)",
+                    "1/rad",
+                    {phi}},
           resolution};
 }
 
@@ -126,9 +135,9 @@ std::vector<CircleAttention> circle_layers(const ModelConfig& model) {
   for (std::size_t k = 0; k < layers.size(); ++k) {
     const auto c = circle_attention(layers[k]);
     if (!c)
-      throw InputError("model.qkv_file",
-                       "layer " + std::to_string(k) + ": the mean-field solver needs Q^T K = a I + b J and V = c I + e J "
-                       "(J = [[0, -1], [1, 0]]), which commute with rotations of the plane");
+      throw InputError("model.qkv_file", "layer " + std::to_string(k) +
+                                             ": the mean-field solver needs Q^T K = a I + b J and V = c I + e J "
+                                             "(J = [[0, -1], [1, 0]]), which commute with rotations of the plane");
     out.push_back(*c);
   }
   return out;
@@ -167,13 +176,11 @@ RunSummary run_meanfield(const RunConfig& config, const ExperimentOptions& optio
   if (is_causal_meanfield(config)) return run_meanfield_causal(config, options, recorders);
   // Everything that can fail on bad input happens before anything is recorded.
   MeanFieldSetup setup = make_meanfield(config);
-  return start_density_run(config, options, recorders,
-                           density_contents(field_layout(config, *setup.system), setup.system->size()), setup.x0,
-                           [&](Recorder* recorder, const std::vector<double>& x0, const Checkpoint* resume,
-                               double earlier_wall_seconds) {
-                             return integrate_field(recorder, config, *setup.system, x0, resume, earlier_wall_seconds,
-                                                    options);
-                           });
+  return start_density_run(
+      config, options, recorders, density_contents(field_layout(config, *setup.system), setup.system->size()), setup.x0,
+      [&](Recorder* recorder, const std::vector<double>& x0, const Checkpoint* resume, double earlier_wall_seconds) {
+        return integrate_field(recorder, config, *setup.system, x0, resume, earlier_wall_seconds, options);
+      });
 }
 
 namespace {

@@ -52,8 +52,7 @@ class SphereFieldSession final : public Session {
     summary.extra = {{"mass_drift", balance_.mass_drift()},
                      {"min_density", balance_.min_density()},
                      {"largest_spectral_tail", largest_tail_},
-                     {"under_resolved_since",
-                      under_resolved_since_.value_or(std::numeric_limits<double>::infinity())}};
+                     {"under_resolved_since", under_resolved_since_.value_or(std::numeric_limits<double>::infinity())}};
     if (!under_resolved_since_) return;
     char buffer[300];
     std::snprintf(buffer, sizeof buffer,
@@ -138,20 +137,26 @@ std::vector<FieldSpec> sphere_field_layout(const MeanFieldSphere& system) {
   std::vector<double> phi(static_cast<std::size_t>(t.longitudes()));
   for (std::size_t j = 0; j < phi.size(); ++j)
     phi[j] = 2.0 * std::numbers::pi * static_cast<double>(j) / static_cast<double>(phi.size());
-  const FieldAxis theta_axis{"theta", "rad",
+  const FieldAxis theta_axis{"theta",
+                             "rad",
                              "colatitudes theta_i = arccos(x_i) of the Gauss-Legendre nodes x_i (north to south) of a "
                              "direction (sin theta cos phi, sin theta sin phi, cos theta); the area of a grid point "
                              "is w_i 2 pi / (longitudes), w_i the Gauss-Legendre weight",
-                             t.colatitudes().size(), t.colatitudes(), false};
+                             t.colatitudes().size(),
+                             t.colatitudes(),
+                             false};
   const FieldAxis phi_axis{"phi", "rad", "longitudes phi_j = 2 pi j / (longitudes)", phi.size(), phi, false};
   return {FieldSpec{"density",
                     "density of tokens per unit area on the sphere S^2 at the grid points (the synthesis of its "
-                    "spherical harmonics of degree <= " + std::to_string(t.lmax()) + "); integrates to 1",
-                    "1/sr", {theta_axis, phi_axis}},
+                    "spherical harmonics of degree <= " +
+                        std::to_string(t.lmax()) + "); integrates to 1",
+                    "1/sr",
+                    {theta_axis, phi_axis}},
           FieldSpec{kSphereTailField,
                     "share sqrt(sum_{l > 2L/3} |mu_l|^2 / sum_l |mu_l|^2) of the top third of the harmonic degrees; "
                     "above 1e-3 the density is under-resolved",
-                    "1", {}}};
+                    "1",
+                    {}}};
 }
 
 RunSummary run_meanfield_sphere(const RunConfig& config, const ExperimentOptions& options,
@@ -159,12 +164,11 @@ RunSummary run_meanfield_sphere(const RunConfig& config, const ExperimentOptions
   // Everything that can fail on bad input happens before anything is recorded.
   MeanFieldSphere system(sphere_spec(config));
   const std::vector<double> x0 = system.initial_state(initial_sphere_density(config, system));
-  return start_density_run(config, options, recorders, sphere_field_contents(system), x0,
-                           [&](Recorder* recorder, const std::vector<double>& x, const Checkpoint* resume,
-                               double earlier_wall_seconds) {
-                             return integrate_sphere_field(recorder, config, system, x, resume, earlier_wall_seconds,
-                                                           options);
-                           });
+  return start_density_run(
+      config, options, recorders, sphere_field_contents(system), x0,
+      [&](Recorder* recorder, const std::vector<double>& x, const Checkpoint* resume, double earlier_wall_seconds) {
+        return integrate_sphere_field(recorder, config, system, x, resume, earlier_wall_seconds, options);
+      });
 }
 
 RunSummary resume_meanfield_sphere(const std::filesystem::path& path, const RunConfig& config,
@@ -173,8 +177,8 @@ RunSummary resume_meanfield_sphere(const std::filesystem::path& path, const RunC
   const std::vector<double> x0 = system.initial_state(initial_sphere_density(config, system));
   const ReopenedDensityRun run = reopen_density_run(path, config, options, sphere_field_contents(system));
   // The resolution and mass summaries cover the frames of this session.
-  return integrate_sphere_field(run.file.get(), config, system, run.x(x0), run.checkpoint(),
-                                run.earlier_wall_seconds(), options);
+  return integrate_sphere_field(run.file.get(), config, system, run.x(x0), run.checkpoint(), run.earlier_wall_seconds(),
+                                options);
 }
 
 }  // namespace normdyn

@@ -103,8 +103,8 @@ void MemoryRecorder::begin(const RunLayout& layout) {
   }
 }
 
-void MemoryRecorder::particle_frame(double t, std::int64_t step, const Tokens& tokens,
-                                    std::span<const double> values, const CheckpointView&, double) {
+void MemoryRecorder::particle_frame(double t, std::int64_t step, const Tokens& tokens, std::span<const double> values,
+                                    const CheckpointView&, double) {
   times.push_back(t);
   steps.push_back(step);
   direction.insert(direction.end(), tokens.theta.data(), tokens.theta.data() + tokens.theta.size());
@@ -143,9 +143,8 @@ void MemoryRecorder::end(const RunSummary& s) {
 void RecorderFan::begin(const RunLayout& layout) {
   for (Recorder* r : recorders_) r->begin(layout);
 }
-void RecorderFan::particle_frame(double t, std::int64_t step, const Tokens& tokens,
-                                 std::span<const double> observables, const CheckpointView& checkpoint,
-                                 double integration_seconds) {
+void RecorderFan::particle_frame(double t, std::int64_t step, const Tokens& tokens, std::span<const double> observables,
+                                 const CheckpointView& checkpoint, double integration_seconds) {
   for (Recorder* r : recorders_) r->particle_frame(t, step, tokens, observables, checkpoint, integration_seconds);
 }
 void RecorderFan::field_frame(double t, std::int64_t step, const std::vector<std::span<const double>>& values,

@@ -17,8 +17,8 @@ RunConfig repeated_config(const RunConfig& stored, const std::string& text, cons
   if (c.init.kind == InitKind::given && stored.init.given_tokens && c.model.n == stored.model.n &&
       c.model.d == stored.model.d) {
     const RowMatrix& rows = stored.init.given_tokens->rows;
-    give_tokens(c, std::span<const double>(rows.data(), static_cast<std::size_t>(rows.size())), rows.rows(), rows.cols(),
-                "--from");
+    give_tokens(c, std::span<const double>(rows.data(), static_cast<std::size_t>(rows.size())), rows.rows(),
+                rows.cols(), "--from");
   }
   // The feed-forward weights as run, not as feedforward.file holds them now.
   if (c.feedforward.weights == FeedForwardWeights::file && weights && weights->a.cols() == c.model.d) {

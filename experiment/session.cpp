@@ -21,7 +21,11 @@ SessionClock SessionClock::of(const std::vector<double>& samples, double t_start
 }
 
 Session::Session(Recorder* recorder, const ExperimentOptions& options, const SessionClock& clock)
-    : recorder_(recorder), options_(options), clock_(clock), start_(Clock::now()), last_event_(start_),
+    : recorder_(recorder),
+      options_(options),
+      clock_(clock),
+      start_(Clock::now()),
+      last_event_(start_),
       frames_(clock.frames_before) {}
 
 void Session::emit(double t, std::int64_t steps, bool done) {
@@ -72,16 +76,20 @@ RunSummary Session::summarize(const IntegrationResult& result, const RunConfig& 
   summary.wall_seconds = clock_.earlier_wall_seconds + result.wall_seconds;
   const std::string at = " at t = " + std::to_string(result.t_reached);
   switch (result.status) {
-    case RunStatus::ok: summary.message = "reached t = " + std::to_string(result.t_reached); break;
+    case RunStatus::ok:
+      summary.message = "reached t = " + std::to_string(result.t_reached);
+      break;
     case RunStatus::synchronized:
-      summary.message = "synchronized: every pairwise cosine exceeds 1 - " +
-                        std::to_string(config.solver.sync_epsilon) + at;
+      summary.message =
+          "synchronized: every pairwise cosine exceeds 1 - " + std::to_string(config.solver.sync_epsilon) + at;
       break;
     case RunStatus::interrupted:
-      summary.message = (stop_reason_ > 0 ? "interrupted by signal " + std::to_string(stop_reason_) : "interrupted") + at;
+      summary.message =
+          (stop_reason_ > 0 ? "interrupted by signal " + std::to_string(stop_reason_) : "interrupted") + at;
       if (!options_.resume_hint.empty()) summary.message += "; " + options_.resume_hint;
       break;
-    default: summary.message = result.message;
+    default:
+      summary.message = result.message;
   }
   return summary;
 }
@@ -89,17 +97,20 @@ RunSummary Session::summarize(const IntegrationResult& result, const RunConfig& 
 std::vector<NamedInput> inputs_of(const RunConfig& config, const std::string& whose) {
   std::vector<NamedInput> out;
   if (config.init.kind == InitKind::file) out.push_back({config.init.file, whose + " initial tokens (init.file)"});
-  if (config.model.qkv == QkvKind::file) out.push_back({config.model.qkv_file, whose + " attention matrices (model.qkv_file)"});
+  if (config.model.qkv == QkvKind::file)
+    out.push_back({config.model.qkv_file, whose + " attention matrices (model.qkv_file)"});
   if (config.feedforward.weights == FeedForwardWeights::file)
     out.push_back({config.feedforward.file, whose + " feed-forward weights (feedforward.file)"});
   return out;
 }
 
-void require_not_an_input(const std::filesystem::path& out, const std::string& out_key, const std::vector<NamedInput>& inputs,
-                          const std::string& product, const std::string& force_name) {
+void require_not_an_input(const std::filesystem::path& out, const std::string& out_key,
+                          const std::vector<NamedInput>& inputs, const std::string& product,
+                          const std::string& force_name) {
   for (const NamedInput& input : inputs)
     if (!input.path.empty() && same_file(out, input.path))
-      throw InputError(out_key, out.string() + " is " + input.what + "; " + product + " never replaces one of its inputs" +
+      throw InputError(out_key, out.string() + " is " + input.what + "; " + product +
+                                    " never replaces one of its inputs" +
                                     (force_name.empty() ? std::string() : ", not even with " + force_name) +
                                     ": choose another output");
 }
@@ -107,7 +118,8 @@ void require_not_an_input(const std::filesystem::path& out, const std::string& o
 void require_output_not_an_input(const RunConfig& config, const ExperimentOptions& options) {
   std::vector<NamedInput> inputs{{options.config_file, "the configuration file of this run"}};
   for (NamedInput& input : inputs_of(config, "this run's")) inputs.push_back(std::move(input));
-  require_not_an_input(config.output.path, "output.path", inputs, "the run file", options.force ? options.force_name : "");
+  require_not_an_input(config.output.path, "output.path", inputs, "the run file",
+                       options.force ? options.force_name : "");
 }
 
 }  // namespace normdyn

@@ -24,8 +24,8 @@ struct SessionClock {
   double t_start = 0.0;
   double t_begin = 0.0;
   double t_end = 0.0;
-  std::int64_t steps_before = 0;    // accepted steps of earlier sessions
-  std::size_t frames_before = 0;    // frames recorded by earlier sessions
+  std::int64_t steps_before = 0;  // accepted steps of earlier sessions
+  std::size_t frames_before = 0;  // frames recorded by earlier sessions
   std::size_t total_frames = 0;
   double earlier_wall_seconds = 0.0;
 
@@ -88,8 +88,9 @@ std::vector<NamedInput> inputs_of(const RunConfig& config, const std::string& wh
 // The one check of every writer (run files, ensembles): InputError(out_key) when `out` is one of
 // `inputs` (the same file, by any name). `product` names the writer ("the run file"); `force_name`,
 // when force was given, is said to change nothing.
-void require_not_an_input(const std::filesystem::path& out, const std::string& out_key, const std::vector<NamedInput>& inputs,
-                          const std::string& product, const std::string& force_name);
+void require_not_an_input(const std::filesystem::path& out, const std::string& out_key,
+                          const std::vector<NamedInput>& inputs, const std::string& product,
+                          const std::string& force_name);
 // Throws InputError("output.path") when the run file would replace one of the run's inputs.
 void require_output_not_an_input(const RunConfig& config, const ExperimentOptions& options);
 

@@ -78,8 +78,7 @@ std::vector<std::filesystem::path> module_candidates() {
   const auto program = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) dirs.push_back(program.parent_path());
   Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&module_candidates), &info) != 0 && info.dli_fname &&
-      info.dli_fname[0] == '/')
+  if (::dladdr(reinterpret_cast<void*>(&module_candidates), &info) != 0 && info.dli_fname && info.dli_fname[0] == '/')
     dirs.push_back(std::filesystem::path(info.dli_fname).parent_path());
   std::vector<std::filesystem::path> out;
   auto add = [&out](const std::filesystem::path& p) {
@@ -130,7 +129,8 @@ Team::Team([[maybe_unused]] int& argc, [[maybe_unused]] char**& argv) {
   active_ = true;
 #else
   if (launcher_size() > 1)
-    throw InputError("mpirun", "this normdyn was built without MPI (CMake option NORMDYN_MPI=OFF); run it without mpirun");
+    throw InputError("mpirun",
+                     "this normdyn was built without MPI (CMake option NORMDYN_MPI=OFF); run it without mpirun");
 #endif
 }
 
@@ -140,8 +140,7 @@ Team::~Team() {
   // until their end message), so this ends; MPI_Finalize must not see a send in flight.
   try {
     while (complete_sends() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  } catch (...) {
-  }
+  } catch (...) {}
   mpi_->finalize();
 }
 

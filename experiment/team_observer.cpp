@@ -35,8 +35,10 @@ std::optional<RunStatus> TeamObserver::on_sample(std::size_t index, double t, st
 
 std::optional<RunStatus> TeamObserver::on_step(double t, const Counters& counters) {
   std::optional<RunStatus> local;
-  if (inner_) local = inner_->on_step(t, counters);
-  else if (stop_requested_ && stop_requested_() != 0) local = RunStatus::interrupted;
+  if (inner_)
+    local = inner_->on_step(t, counters);
+  else if (stop_requested_ && stop_requested_() != 0)
+    local = RunStatus::interrupted;
   return agree_on(local);
 }
 

@@ -58,7 +58,8 @@ class Source {
       if (direction.ndim() != 3) throw InputError("direction", "expected [time, token, component]");
       MemorySource::Particles p{{direction.data(), static_cast<std::size_t>(direction.size())},
                                 {radius.data(), static_cast<std::size_t>(radius.size())},
-                                static_cast<Index>(direction.shape(1)), static_cast<Index>(direction.shape(2))};
+                                static_cast<Index>(direction.shape(1)),
+                                static_cast<Index>(direction.shape(2))};
       memory_.emplace(std::move(config), t, s, p, std::move(summary), revision, "ds_or_path");
       return;
     }
@@ -115,13 +116,15 @@ class Source {
 
 py::object own(const py::handle& v) { return py::reinterpret_borrow<py::object>(v); }
 
-bool is_bool(const py::handle& v) { return PyBool_Check(v.ptr()) || py::type::of(v).attr("__name__").cast<std::string>() == "bool_"; }
+bool is_bool(const py::handle& v) {
+  return PyBool_Check(v.ptr()) || py::type::of(v).attr("__name__").cast<std::string>() == "bool_";
+}
 bool is_integer(const py::handle& v) { return !is_bool(v) && PyIndex_Check(v.ptr()); }
 bool is_real(const py::handle& v) { return !is_bool(v) && (PyFloat_Check(v.ptr()) || is_integer(v)); }
 
 [[noreturn]] void wrong_type(const std::string& key, const char* expected, const py::handle& v) {
-  throw py::type_error(key + ": expected " + expected + ", got " + py::type::of(v).attr("__name__").cast<std::string>() +
-                       " " + py::repr(v).cast<std::string>());
+  throw py::type_error(key + ": expected " + expected + ", got " +
+                       py::type::of(v).attr("__name__").cast<std::string>() + " " + py::repr(v).cast<std::string>());
 }
 
 // A keyword argument as a value of its option.
@@ -202,8 +205,10 @@ py::list observables(const py::handle& run, const py::dict& options) {
     std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(per_frame ? s.values.size() / per_frame : 0)};
     for (auto v : s.inner) shape.push_back(static_cast<py::ssize_t>(v));
     py::array values;
-    if (s.integer) values = py::array_t<std::int64_t>(shape, std::vector<std::int64_t>(s.values.begin(), s.values.end()).data());
-    else values = py::array_t<double>(shape, s.values.data());
+    if (s.integer)
+      values = py::array_t<std::int64_t>(shape, std::vector<std::int64_t>(s.values.begin(), s.values.end()).data());
+    else
+      values = py::array_t<double>(shape, s.values.data());
     out.append(py::make_tuple(s.name, values, s.inner_names, s.unit, s.description));
   }
   return out;

@@ -323,7 +323,8 @@ py::object grid_values(const GridValues& v, std::vector<py::ssize_t> shape) {
 
 py::dict grid_attributes(const std::vector<std::pair<std::string, TableAttribute>>& attributes) {
   py::dict d;
-  for (const auto& [name, value] : attributes) std::visit([&, &name = name](const auto& x) { d[py::str(name)] = x; }, value);
+  for (const auto& [name, value] : attributes)
+    std::visit([&, &name = name](const auto& x) { d[py::str(name)] = x; }, value);
   return d;
 }
 
@@ -338,11 +339,12 @@ Team& process_team() {
 
 // The ensemble of a sweep text (the package builds it from config and axes) as the grid of its file;
 // None on the processes other than rank 0 of an MPI launch (which share the members).
-py::object ensemble(const std::string& sweep_text, const std::string& source, std::optional<std::string> output, bool force,
-                  int threads, const std::vector<double>& quantiles, const std::vector<std::size_t>& trajectories,
-                  bool member_figures, py::object progress, double progress_interval, bool main_thread, const std::string& command_line,
-                  const py::object& qkv, const py::object& tokens, const py::object& score_bias,
-                  const std::string& config_file, const py::object& terms) {
+py::object ensemble(const std::string& sweep_text, const std::string& source, std::optional<std::string> output,
+                    bool force, int threads, const std::vector<double>& quantiles,
+                    const std::vector<std::size_t>& trajectories, bool member_figures, py::object progress,
+                    double progress_interval, bool main_thread, const std::string& command_line, const py::object& qkv,
+                    const py::object& tokens, const py::object& score_bias, const std::string& config_file,
+                    const py::object& terms) {
   if (threads < 0) throw InputError("threads", "must be >= 0 (0: all cores), got " + std::to_string(threads));
   const SweepSpec spec = parse_sweep(sweep_text, source);
   EnsembleOptions options;
@@ -394,8 +396,8 @@ py::object ensemble(const std::string& sweep_text, const std::string& source, st
     try {
       outcome = run_ensemble(spec, options);
     } catch (const PeerFailure& e) {
-      throw std::runtime_error("normdyn.ensemble: another MPI process failed (exit code " + std::to_string(e.exit_code) +
-                               "); its error is on its standard error");
+      throw std::runtime_error("normdyn.ensemble: another MPI process failed (exit code " +
+                               std::to_string(e.exit_code) + "); its error is on its standard error");
     } catch (const InputError& e) {
       team.fail_collective(static_cast<int>(ExitCode::bad_input), e.what(), agreements);
       throw;
@@ -482,62 +484,76 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("run", &run, py::arg("toml"), py::arg("source"), py::arg("overrides"), py::arg("output"), py::arg("force"),
         py::arg("threads"), py::arg("progress"), py::arg("progress_interval"), py::arg("main_thread"),
-        py::arg("command_line"), py::arg("config_file") = "", py::arg("qkv") = py::none(), py::arg("tokens") = py::none(),
-        py::arg("score_bias") = py::none(), py::arg("terms") = py::none());
+        py::arg("command_line"), py::arg("config_file") = "", py::arg("qkv") = py::none(),
+        py::arg("tokens") = py::none(), py::arg("score_bias") = py::none(), py::arg("terms") = py::none());
   m.def("resume", &resume, py::arg("path"), py::arg("threads"), py::arg("progress"), py::arg("progress_interval"),
         py::arg("main_thread"), py::arg("command_line"), py::arg("terms") = py::none());
   m.def("ensemble", &ensemble, py::arg("sweep_text"), py::arg("source"), py::arg("output"), py::arg("force"),
-        py::arg("threads"), py::arg("quantiles"), py::arg("trajectories"), py::arg("member_figures"), py::arg("progress"),
-        py::arg("progress_interval"), py::arg("main_thread"), py::arg("command_line"), py::arg("qkv") = py::none(),
-        py::arg("tokens") = py::none(), py::arg("score_bias") = py::none(), py::arg("config_file") = "",
-        py::arg("terms") = py::none());
-  m.def("processes", [] { return process_team().size(); },
-        "the processes of this launch (1 without an MPI launcher); starts MPI under one");
-  m.def("recovery_needed",
-        [](const std::string& path) {
-          switch (recovery_needed(path)) {
-            case Recovery::killed_plain_session: return std::string("killed_plain_session");
-            case Recovery::failed_write: return std::string("failed_write");
-            case Recovery::none: break;
-          }
-          return std::string();
-        },
-        "why `path` is unreadable until a resume recovers it (\"\" if it is not): \"killed_plain_session\" or "
-        "\"failed_write\"");
-  m.def("verify_frames",
-        [](const std::string& path) -> std::optional<std::size_t> { return verify_run_file(path, "path"); },
-        "checks every complete frame of a run file against its checksums, by the rules of `normdyn verify` (OSError "
-        "for a damaged file or the first frame that does not match); how many it checked, None for a file written "
-        "before checksums");
-  m.def("frame_checksum_mismatch",
-        [](const std::string& path) {
-          try {
-            (void)verify_run_file(path, "path");
-          } catch (const InputError&) {
-            // Not a run file (or none at all): normdyn.load says why in its own words.
-          } catch (const IoError& e) {
-            // A file a resume must first recover: normdyn.load says so, naming normdyn.resume.
-            if (recovery_needed(path) == Recovery::none) return std::string(e.what());
-          }
-          return std::string();
-        },
-        "what `normdyn verify` finds wrong with `path` (a damaged file, or the first frame that does not match "
-        "its checksum): \"\" if nothing, or if the file is not a run file or needs a resume to recover it");
-  m.def("limit_swmr_read_attempts",
-        [](const std::string& path, std::int64_t file_access_list) { return limit_swmr_read_attempts(path, file_access_list); },
-        "with no live writer of `path`, few metadata read attempts on h5py's file-access list (its id)");
+        py::arg("threads"), py::arg("quantiles"), py::arg("trajectories"), py::arg("member_figures"),
+        py::arg("progress"), py::arg("progress_interval"), py::arg("main_thread"), py::arg("command_line"),
+        py::arg("qkv") = py::none(), py::arg("tokens") = py::none(), py::arg("score_bias") = py::none(),
+        py::arg("config_file") = "", py::arg("terms") = py::none());
+  m.def(
+      "processes", [] { return process_team().size(); },
+      "the processes of this launch (1 without an MPI launcher); starts MPI under one");
+  m.def(
+      "recovery_needed",
+      [](const std::string& path) {
+        switch (recovery_needed(path)) {
+          case Recovery::killed_plain_session:
+            return std::string("killed_plain_session");
+          case Recovery::failed_write:
+            return std::string("failed_write");
+          case Recovery::none:
+            break;
+        }
+        return std::string();
+      },
+      "why `path` is unreadable until a resume recovers it (\"\" if it is not): \"killed_plain_session\" or "
+      "\"failed_write\"");
+  m.def(
+      "verify_frames",
+      [](const std::string& path) -> std::optional<std::size_t> { return verify_run_file(path, "path"); },
+      "checks every complete frame of a run file against its checksums, by the rules of `normdyn verify` (OSError "
+      "for a damaged file or the first frame that does not match); how many it checked, None for a file written "
+      "before checksums");
+  m.def(
+      "frame_checksum_mismatch",
+      [](const std::string& path) {
+        try {
+          (void)verify_run_file(path, "path");
+        } catch (const InputError&) {
+          // Not a run file (or none at all): normdyn.load says why in its own words.
+        } catch (const IoError& e) {
+          // A file a resume must first recover: normdyn.load says so, naming normdyn.resume.
+          if (recovery_needed(path) == Recovery::none) return std::string(e.what());
+        }
+        return std::string();
+      },
+      "what `normdyn verify` finds wrong with `path` (a damaged file, or the first frame that does not match "
+      "its checksum): \"\" if nothing, or if the file is not a run file or needs a resume to recover it");
+  m.def(
+      "limit_swmr_read_attempts",
+      [](const std::string& path, std::int64_t file_access_list) {
+        return limit_swmr_read_attempts(path, file_access_list);
+      },
+      "with no live writer of `path`, few metadata read attempts on h5py's file-access list (its id)");
   bind_analysis(m);
   // Paths as bytes (os.fsencode), so that any name the OS accepts passes.
-  m.def("read_text_file",
-        [](const std::string& path, const std::string& noun) { return read_text_file(path, path, noun); },
-        "the text of a regular file of at most 4 MiB, opened without blocking (ValueError for a FIFO, a "
-        "device, a directory or a larger file)");
-  m.def("require_input_file",
-        [](const std::string& path, const std::string& noun) { require_input_file(path, path, noun); },
-        "ValueError unless `path` is a regular file (checked without blocking: a FIFO would hang h5py's open)");
+  m.def(
+      "read_text_file",
+      [](const std::string& path, const std::string& noun) { return read_text_file(path, path, noun); },
+      "the text of a regular file of at most 4 MiB, opened without blocking (ValueError for a FIFO, a "
+      "device, a directory or a larger file)");
+  m.def(
+      "require_input_file",
+      [](const std::string& path, const std::string& noun) { require_input_file(path, path, noun); },
+      "ValueError unless `path` is a regular file (checked without blocking: a FIFO would hang h5py's open)");
   m.def("config_reference", &reference);
-  m.def("resolve_config", [](const std::string& toml_text, const std::string& source,
-                             const std::vector<std::string>& overrides) { return to_toml(parse(toml_text, source, overrides)); });
+  m.def("resolve_config",
+        [](const std::string& toml_text, const std::string& source, const std::vector<std::string>& overrides) {
+          return to_toml(parse(toml_text, source, overrides));
+        });
   m.def("versions", &version_dict);
   m.attr("__version__") = std::string(version());
 }

@@ -37,16 +37,18 @@ std::string shape_text(const py::array& a) {
   return out + "]";
 }
 
-void trampoline(double t, const double* theta, const double* r, double* out, std::int64_t n, std::int64_t d, void* user) {
+void trampoline(double t, const double* theta, const double* r, double* out, std::int64_t n, std::int64_t d,
+                void* user) {
   auto* term = static_cast<PythonTerm*>(user);
   t_failure.clear();
   py::gil_scoped_acquire gil;
   try {
     // Views of the integrator's own state, valid during the call.
-    py::array_t<double> theta_view({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(d)},
-                                   {static_cast<py::ssize_t>(d * sizeof(double)), static_cast<py::ssize_t>(sizeof(double))},
-                                   theta, py::none());
-    py::array_t<double> r_view({static_cast<py::ssize_t>(n)}, {static_cast<py::ssize_t>(sizeof(double))}, r, py::none());
+    py::array_t<double> theta_view(
+        {static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(d)},
+        {static_cast<py::ssize_t>(d * sizeof(double)), static_cast<py::ssize_t>(sizeof(double))}, theta, py::none());
+    py::array_t<double> r_view({static_cast<py::ssize_t>(n)}, {static_cast<py::ssize_t>(sizeof(double))}, r,
+                               py::none());
     theta_view.attr("setflags")(py::arg("write") = false);
     r_view.attr("setflags")(py::arg("write") = false);
     py::object result = term->function(t, theta_view, r_view);
@@ -58,8 +60,8 @@ void trampoline(double t, const double* theta, const double* r, double* out, std
     Array values = Array::ensure(result);
     if (!values) {
       PyErr_Clear();
-      t_failure = "returned " + std::string(py::str(py::type::of(result).attr("__name__"))) + ", not an array [n, d] = [" +
-                  std::to_string(n) + ", " + std::to_string(d) + "]";
+      t_failure = "returned " + std::string(py::str(py::type::of(result).attr("__name__"))) +
+                  ", not an array [n, d] = [" + std::to_string(n) + ", " + std::to_string(d) + "]";
       return;
     }
     if (values.ndim() != 2 || values.shape(0) != n || values.shape(1) != d) {

@@ -32,7 +32,8 @@ inline std::function<void(RunConfig&)> arrays_giver(const pybind11::object& qkv,
     if (!q || !k || !v || q.ndim() != 4) throw InputError("qkv", "expected three arrays [layers, heads, d, d]");
     g.has_qkv = true;
     g.q = copy(q), g.k = copy(k), g.v = copy(v);
-    g.layers = static_cast<Index>(q.shape(0)), g.heads = static_cast<Index>(q.shape(1)), g.d = static_cast<Index>(q.shape(2));
+    g.layers = static_cast<Index>(q.shape(0)), g.heads = static_cast<Index>(q.shape(1)),
+    g.d = static_cast<Index>(q.shape(2));
   }
   if (!tokens.is_none()) {
     const Array x = Array::ensure(tokens);

@@ -39,8 +39,13 @@ class Run {
  public:
   Run(OdeSystem& system, std::span<const double> x0, double t0, std::span<const double> samples,
       const IntegratorOptions& options, SampleObserver& observer, const Checkpoint* resume)
-      : system_(system), samples_(samples), options_(options), observer_(observer),
-        x_(x0.begin(), x0.end()), t_(t0), dt_(options.dt) {
+      : system_(system),
+        samples_(samples),
+        options_(options),
+        observer_(observer),
+        x_(x0.begin(), x0.end()),
+        t_(t0),
+        dt_(options.dt) {
     if (resume) {
       x_ = resume->x;
       t_ = resume->t;
@@ -109,8 +114,8 @@ class Run {
 
   bool after_step() {
     if (options_.max_steps > 0 && counters_.accepted_steps >= options_.max_steps && t_ < t_final_) {
-      finish(RunStatus::max_steps, "reached solver.max_steps = " + std::to_string(options_.max_steps) +
-                                       " at t = " + std::to_string(t_));
+      finish(RunStatus::max_steps,
+             "reached solver.max_steps = " + std::to_string(options_.max_steps) + " at t = " + std::to_string(t_));
       return false;
     }
     const auto start = Clock::now();
@@ -197,8 +202,7 @@ void run_dense(Run& run, Controlled controlled) {
       const double dt_tried = dt;
       const bool lands = dt == end - run.t_;
       double t = run.t_;
-      const auto result =
-          controlled.try_step(run.counting(), run.x_, run.dxdt_, t, run.x_new_, run.dxdt_new_, dt);
+      const auto result = controlled.try_step(run.counting(), run.x_, run.dxdt_, t, run.x_new_, run.dxdt_new_, dt);
       if (result == odeint::fail) {
         ++run.counters_.rejected_steps;
         run.dt_ = dt;
@@ -217,8 +221,7 @@ void run_dense(Run& run, Controlled controlled) {
         if (ts == t_new) {
           run.sample_ = run.x_new_;
         } else {
-          controlled.stepper().calc_state(ts, run.sample_, run.x_, run.dxdt_, t_old, run.x_new_, run.dxdt_new_,
-                                          t_new);
+          controlled.stepper().calc_state(ts, run.sample_, run.x_, run.dxdt_, t_old, run.x_new_, run.dxdt_new_, t_new);
           if (run.options_.retract) run.system_.retract(run.sample_.data());
         }
         if (!run.emit(run.sample_, ts, checkpoint)) {
@@ -335,8 +338,7 @@ struct StratonovichHeun {
     for (std::size_t i = 0; i < run.x_.size(); ++i) run.sample_[i] = run.x_[i] + run.dxdt_[i];
     if (run.options_.retract) run.system_.retract(run.sample_.data());
     run.system_.increment(run.sample_.data(), t + h, h, noise, run.dxdt_new_.data());
-    for (std::size_t i = 0; i < run.x_.size(); ++i)
-      run.x_new_[i] = run.x_[i] + 0.5 * (run.dxdt_[i] + run.dxdt_new_[i]);
+    for (std::size_t i = 0; i < run.x_.size(); ++i) run.x_new_[i] = run.x_[i] + 0.5 * (run.dxdt_[i] + run.dxdt_new_[i]);
   }
 };
 
@@ -426,8 +428,8 @@ IntegrationResult integrate(OdeSystem& system, std::span<const double> x0, doubl
   try {
     switch (options.method) {
 #define NORMDYN_METHOD_CASE(name, control, order, dense, description) \
-  case Method::name:                                                   \
-    run_method<Method::name>(run);                                     \
+  case Method::name:                                                  \
+    run_method<Method::name>(run);                                    \
     break;
       NORMDYN_METHODS(NORMDYN_METHOD_CASE)
 #undef NORMDYN_METHOD_CASE

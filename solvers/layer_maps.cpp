@@ -14,8 +14,8 @@ using Clock = SteadyClock;
 }  // namespace
 
 IntegrationResult run_layers(AttentionDynamics& dynamics, std::span<const double> x0, double t0, double h,
-                             std::span<const double> sample_times, std::int64_t max_layers,
-                             SampleObserver& observer, const Checkpoint* resume) {
+                             std::span<const double> sample_times, std::int64_t max_layers, SampleObserver& observer,
+                             const Checkpoint* resume) {
   const auto start = Clock::now();
   const StateLayout& layout = dynamics.layout();
   std::vector<double> x(x0.begin(), x0.end());
@@ -56,8 +56,10 @@ IntegrationResult run_layers(AttentionDynamics& dynamics, std::span<const double
   if (!sample_times.empty() && !step_advances_time(h, sample_times.back())) {
     result.status = RunStatus::step_underflow;
     char text[160];
-    std::snprintf(text, sizeof text, "layer step %.6g (solver.dt) is below the resolution of time at t = %.6g: "
-                  "the layers cannot advance t", h, sample_times.back());
+    std::snprintf(text, sizeof text,
+                  "layer step %.6g (solver.dt) is below the resolution of time at t = %.6g: "
+                  "the layers cannot advance t",
+                  h, sample_times.back());
     result.message = text;
     result.t_reached = resume ? resume->t : t0;
     result.samples_emitted = next;

@@ -7,8 +7,7 @@
 
 namespace normdyn {
 
-MeanFieldCausal::MeanFieldCausal(MeanFieldSpec slice, CursorSpec cursor)
-    : circle_(std::move(slice)), cursor_(cursor) {
+MeanFieldCausal::MeanFieldCausal(MeanFieldSpec slice, CursorSpec cursor) : circle_(std::move(slice)), cursor_(cursor) {
   if (circle_.has_radius())
     throw std::invalid_argument("MeanFieldCausal: the causal mean field is implemented for schemes without a radius");
   if (cursor_.cells < 1) throw std::invalid_argument("MeanFieldCausal: needs at least one cursor cell");
@@ -28,7 +27,8 @@ MeanFieldCausal::MeanFieldCausal(MeanFieldSpec slice, CursorSpec cursor)
 std::vector<double> MeanFieldCausal::initial_state(const std::vector<double>& rho) const {
   if (rho.size() != m_) throw std::invalid_argument("MeanFieldCausal::initial_state: needs M cell averages");
   std::vector<double> x(size_);
-  for (std::size_t j = 0; j < slices_; ++j) std::copy(rho.begin(), rho.end(), x.begin() + static_cast<std::ptrdiff_t>(j * m_));
+  for (std::size_t j = 0; j < slices_; ++j)
+    std::copy(rho.begin(), rho.end(), x.begin() + static_cast<std::ptrdiff_t>(j * m_));
   return x;
 }
 

@@ -21,11 +21,13 @@ double sinc(double x) { return std::abs(x) < 1e-8 ? 1.0 - x * x / 6.0 : std::sin
 
 double limited_slope(Limiter limiter, double left, double right) {
   switch (limiter) {
-    case Limiter::van_leer: return left * right > 0.0 ? 2.0 * left * right / (left + right) : 0.0;
+    case Limiter::van_leer:
+      return left * right > 0.0 ? 2.0 * left * right / (left + right) : 0.0;
     case Limiter::minmod:
       if (left * right <= 0.0) return 0.0;
       return left > 0.0 ? std::min(left, right) : std::max(left, right);
-    case Limiter::upwind: return 0.0;
+    case Limiter::upwind:
+      return 0.0;
   }
   return 0.0;
 }
@@ -56,10 +58,9 @@ inline double upwind_flux(double u, double here, double here_slope, double next,
 }
 
 // 8-point Gauss–Legendre on [-1, 1].
-constexpr std::array<double, 4> kNodes{0.1834346424956498, 0.5255324099163290, 0.7966664774136267,
-                                      0.9602898564975363};
+constexpr std::array<double, 4> kNodes{0.1834346424956498, 0.5255324099163290, 0.7966664774136267, 0.9602898564975363};
 constexpr std::array<double, 4> kWeights{0.3626837833783620, 0.3137066458778873, 0.2223810344533745,
-                                        0.1012285362903763};
+                                         0.1012285362903763};
 
 template <class T>
 T gauss(const std::function<T(double)>& f, double a, double b, int pieces) {
@@ -170,8 +171,8 @@ struct MeanFieldCircle::Fft {
           const double kk = static_cast<double>(k);
           const bool nyquist = m % 2 == 0 && k == m / 2;
           const Complex phase = std::polar(1.0, kk * 0.5 * h * shift);
-          mult[k] = nyquist ? Complex(0.0)
-                            : kTwoPi * kernel_spectra[kernel][k] * phase / (md * md * sinc(0.5 * kk * h));
+          mult[k] =
+              nyquist ? Complex(0.0) : kTwoPi * kernel_spectra[kernel][k] * phase / (md * md * sinc(0.5 * kk * h));
         }
       }
     multipliers.push_back(std::move(layer));
@@ -190,8 +191,7 @@ MeanFieldCircle::MeanFieldCircle(MeanFieldSpec spec) : spec_(std::move(spec)) {
   fft_ = std::make_unique<Fft>(m);
   for (const auto& layer : spec_.layers) fft_->add_layer(layer, spec_.beta);
   marginal_.resize(m);
-  for (auto* v : {&face_tda_, &face_tangent_, &face_norm_, &centre_tda_, &centre_tangent_, &centre_norm_})
-    v->resize(m);
+  for (auto* v : {&face_tda_, &face_tangent_, &face_norm_, &centre_tda_, &centre_tangent_, &centre_norm_}) v->resize(m);
   const std::size_t longest = std::max(m, mr) + 1;
   slope_.resize(std::max(m * mr, longest));
   if (has_radius_) {
@@ -202,8 +202,9 @@ MeanFieldCircle::MeanFieldCircle(MeanFieldSpec spec) : spec_(std::move(spec)) {
   stage_.resize(size_);
   stage_rate_.resize(size_);
   if (spec_.method == MeanFieldMethod::semi_lagrangian && has_radius_)
-    throw std::invalid_argument("MeanFieldCircle: the semi-Lagrangian transport is implemented for schemes "
-                                "without a radius");
+    throw std::invalid_argument(
+        "MeanFieldCircle: the semi-Lagrangian transport is implemented for schemes "
+        "without a radius");
   if (!has_radius_) {
     face_u_.resize(m);
     departure_.resize(m);
@@ -309,8 +310,7 @@ void MeanFieldCircle::rhs_radial(const S& scheme, const double* x, double* dxdt,
     const double* here = x + i * mr;
     const double* next = x + (i + 1 == m ? 0 : i + 1) * mr;
     double* out = slope_.data() + i * mr;
-    for (std::size_t j = 0; j < mr; ++j)
-      out[j] = limited_slope(spec_.limiter, here[j] - prev[j], next[j] - here[j]);
+    for (std::size_t j = 0; j < mr; ++j) out[j] = limited_slope(spec_.limiter, here[j] - prev[j], next[j] - here[j]);
   }
   for (std::size_t j = 0; j < mr; ++j) radii_[j] = r_lo + width * (static_cast<double>(j) + 0.5) * deta;
   const double inv_h = 1.0 / h;
@@ -363,8 +363,10 @@ int MeanFieldCircle::own_step(const double* x, double t, double h, double* out) 
   const bool noisy = spec_.sigma > 0.0;
   std::copy(x, x + n, out);
   if (noisy) diffuse(out, out, t, t + 0.5 * h, false);
-  if (spec_.method == MeanFieldMethod::semi_lagrangian) semi_lagrangian_step(out, t, h);
-  else finite_volume_step(out, t, h);
+  if (spec_.method == MeanFieldMethod::semi_lagrangian)
+    semi_lagrangian_step(out, t, h);
+  else
+    finite_volume_step(out, t, h);
   if (noisy) diffuse(out, out, t + 0.5 * h, t + h, false);
   return spec_.method == MeanFieldMethod::semi_lagrangian ? 2 : 3;
 }
@@ -482,8 +484,10 @@ void MeanFieldCircle::diffuse(const double* x, double* out, double t0, double t1
     }
     fftw_execute_dft_c2r(f.backward, f.work, f.out[0]);
     for (std::size_t i = 0; i < m; ++i) {
-      if (rate) out[i * mr + j] += f.out[0][i];
-      else out[i * mr + j] = f.out[0][i];
+      if (rate)
+        out[i * mr + j] += f.out[0][i];
+      else
+        out[i * mr + j] = f.out[0][i];
     }
   }
 }
@@ -492,8 +496,10 @@ void MeanFieldCircle::transport_rhs(const double* x, double* dxdt, double t) {
   const double t_regime = in_piece_ ? piece_middle_ : t;
   std::visit(
       [&](const auto& scheme) {
-        if (has_radius_) rhs_radial(scheme, x, dxdt, t, t_regime);
-        else rhs_angular(scheme, x, dxdt, t, t_regime);
+        if (has_radius_)
+          rhs_radial(scheme, x, dxdt, t, t_regime);
+        else
+          rhs_angular(scheme, x, dxdt, t, t_regime);
       },
       spec_.scheme);
 }
@@ -641,8 +647,8 @@ BaseState base_state(double beta, const CircleAttention& att, int k, bool unifor
 
 }  // namespace
 
-std::complex<double> uniform_state_rate(const Scheme& scheme, double beta, const CircleAttention& att, int k,
-                                        double t, const RadialLaw& law, double sigma, bool uniform_normalizer) {
+std::complex<double> uniform_state_rate(const Scheme& scheme, double beta, const CircleAttention& att, int k, double t,
+                                        const RadialLaw& law, double sigma, bool uniform_normalizer) {
   if (k < 1) throw std::domain_error("uniform_state_rate: the mode k must be >= 1");
   const BaseState b = base_state(beta, att, k, uniform_normalizer);
   return std::visit(
@@ -664,13 +670,15 @@ std::complex<double> uniform_state_rate(const Scheme& scheme, double beta, const
           const double dr = 1e-6 * law.r0;
           const bool depends_on_r = speed(law.r0 + shift + dr) != speed(law.r0 + shift - dr);
           if (depends_on_r && std::abs(b.tangent) > 1e-13 * std::max(1.0, b.norm))
-            throw std::domain_error("uniform_state_rate: the uniform state drifts in phi and the speed depends on "
-                                    "the radius; radial perturbations couple to the mode");
+            throw std::domain_error(
+                "uniform_state_rate: the uniform state drifts in phi and the speed depends on "
+                "the radius; radial perturbations couple to the mode");
           // The diffusion σ²/(2 s(r)²) differs between radii, and the mode's radial displacement (from the
           // perturbed radial rate) feeds back into the marginal: no single rate.
           if (depends_on_r && sigma > 0.0)
-            throw std::domain_error("uniform_state_rate: with noise the diffusion depends on the radius and the "
-                                    "mode's radial displacement couples to it");
+            throw std::domain_error(
+                "uniform_state_rate: with noise the diffusion depends on the radius and the "
+                "mode's radial displacement couples to it");
         }
         // Averages over the radial law [r0 − w/2, r0 + w/2] + shift.
         auto average = [&](const std::function<double(double)>& f) {
@@ -682,9 +690,9 @@ std::complex<double> uniform_state_rate(const Scheme& scheme, double beta, const
         const Complex velocity = b.tangent * inv_speed + b.tau * inv_speed - b.tangent * b.alpha * slope_term;
         const double kk = static_cast<double>(k);
         const double diffusion = sigma == 0.0 ? 0.0 : 0.5 * sigma * sigma * average([&](double r) {
-          const double s_r = speed(r);
-          return 1.0 / (s_r * s_r);
-        });
+                                                        const double s_r = speed(r);
+                                                        return 1.0 / (s_r * s_r);
+                                                      });
         return Complex(0.0, -kk) * velocity - kk * kk * diffusion;
       },
       scheme);

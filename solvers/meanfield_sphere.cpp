@@ -44,7 +44,8 @@ ScaledSphericalBessel scaled_spherical_bessel(double x, int lmax) {
   // far above lmax, where i_l is negligible: the recurrence downwards is stable for i_l.
   const int start = lmax + 60 + 2 * static_cast<int>(std::ceil(std::min(ax, 1e6)));
   std::vector<double> q(static_cast<std::size_t>(start + 2), 0.0);
-  for (int l = start; l >= 1; --l) q[static_cast<std::size_t>(l)] = ax / (2.0 * l + 1.0 + ax * q[static_cast<std::size_t>(l + 1)]);
+  for (int l = start; l >= 1; --l)
+    q[static_cast<std::size_t>(l)] = ax / (2.0 * l + 1.0 + ax * q[static_cast<std::size_t>(l + 1)]);
   // i_1 / x = i_0 / (3 + x q_2): finite at x = 0 (= 1/3).
   double product = i0, product_over_x = i0 / (3.0 + ax * q[2]);
   for (int l = 1; l <= lmax; ++l) {
@@ -119,7 +120,8 @@ std::vector<double> MeanFieldSphere::initial_state(const std::vector<double>& gr
   std::vector<double> x(size());
   transform_->analyze(grid_density.data(), x.data());
   const double m = mass(x.data());
-  if (!(m > 0.0) || !std::isfinite(m)) throw std::invalid_argument("MeanFieldSphere::initial_state: mass is not positive");
+  if (!(m > 0.0) || !std::isfinite(m))
+    throw std::invalid_argument("MeanFieldSphere::initial_state: mass is not positive");
   for (double& v : x) v /= m;
   return x;
 }

@@ -28,9 +28,9 @@ struct SphereTransform::Plan {
 SphereTransform::SphereTransform(int lmax, int latitudes, int longitudes)
     : lmax_(lmax), latitudes_(latitudes), longitudes_(longitudes), plan_(std::make_unique<Plan>()) {
   if (lmax < 0 || latitudes < lmax + 1 || longitudes < 2 * lmax + 1)
-    throw std::invalid_argument("SphereTransform: needs lmax >= 0, latitudes >= lmax + 1, longitudes >= 2 lmax + 1 (got " +
-                                std::to_string(lmax) + ", " + std::to_string(latitudes) + ", " +
-                                std::to_string(longitudes) + ")");
+    throw std::invalid_argument(
+        "SphereTransform: needs lmax >= 0, latitudes >= lmax + 1, longitudes >= 2 lmax + 1 (got " +
+        std::to_string(lmax) + ", " + std::to_string(latitudes) + ", " + std::to_string(longitudes) + ")");
   sharp_make_gauss_geom_info(latitudes, longitudes, 0.0, 1, longitudes, &plan_->geometry);
   sharp_make_triangular_alm_info(lmax, lmax, 1, &plan_->layout);
   const auto count = static_cast<std::size_t>(sharp_alm_count(plan_->layout));
@@ -67,7 +67,8 @@ void unpack_sphere_coefficients(const SphereTransform& t, const sharp_alm_info* 
   for (int m = 0; m <= t.lmax(); ++m)
     for (int l = m; l <= t.lmax(); ++l) {
       const std::size_t k = t.index(l, m);
-      out[sharp_alm_index(layout, l, m)] = m == 0 ? std::complex<double>(in[k], 0.0) : std::complex<double>(in[k], in[k + 1]);
+      out[sharp_alm_index(layout, l, m)] =
+          m == 0 ? std::complex<double>(in[k], 0.0) : std::complex<double>(in[k], in[k + 1]);
     }
 }
 

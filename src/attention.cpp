@@ -67,7 +67,9 @@ const char* gemm_backend() {
 }
 
 AttentionKernel::AttentionKernel(KernelOptions options, AttentionSpec spec)
-    : options_(options), spec_(std::move(spec)), threads_(options.threads > 0 ? options.threads : omp_get_max_threads()) {
+    : options_(options),
+      spec_(std::move(spec)),
+      threads_(options.threads > 0 ? options.threads : omp_get_max_threads()) {
   // The kernel parallelizes over blocks itself; nested GEMM threading would only contend.
   Eigen::setNbThreads(1);
 #ifdef NORMDYN_OPENBLAS
@@ -113,8 +115,7 @@ Index AttentionKernel::masked_block_rows(Index n, Index unmasked) const {
   if (n == masked_block_n_) return masked_block_;
   const double allowed = static_cast<double>(masked_scored(n, 1));
   Index block = unmasked;
-  while (block / 2 >= kMinMaskedBlock &&
-         static_cast<double>(masked_scored(n, block)) > (1.0 + kMaskedExcess) * allowed)
+  while (block / 2 >= kMinMaskedBlock && static_cast<double>(masked_scored(n, block)) > (1.0 + kMaskedExcess) * allowed)
     block /= 2;
   masked_block_n_ = n;
   masked_block_ = block;
@@ -181,9 +182,8 @@ void AttentionKernel::compute_head(Eigen::Ref<const RowMatrix> theta, const Atte
 // Rows [begin, end) of A, each against all n keys; `attention` holds those rows. The blocks are those
 // of the whole matrix (block b holds rows [b·block, (b + 1)·block)), computed whole and kept where they
 // meet [begin, end): a row's bits never depend on the range it was asked with.
-void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv,
-                                      double beta, const Vector& masses, Index begin, Index end,
-                                      Eigen::Ref<RowMatrix> attention) {
+void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
+                                      const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention) {
   const Index n = theta.rows();
   const Index d = theta.cols();
   const bool weighted = masses.size() == n;
@@ -237,26 +237,26 @@ void AttentionKernel::compute_general(Eigen::Ref<const RowMatrix> theta, const A
 
   auto run_blocks = [&] {
 #pragma omp for schedule(dynamic, 1)
-  for (Index b = 0; b < blocks; ++b) {
-    const Index first = (first_block + b) * block;  // a row of the whole matrix
-    const Index rows = std::min(block, n - first);
-    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
-    Vector& buffer = scratch_[thread];
-    if (buffer.size() < block * n) buffer.resize(block * n);
-    Eigen::Map<RowMatrix> scores(buffer.data(), rows, n);
-    if (qkv.identity)
-      scores.noalias() = theta_map.middleRows(first, rows) * theta_map.transpose();
-    else
-      scores.noalias() = queries_.middleRows(first, rows) * keys_.transpose();
-    for (Index i = 0; i < rows; ++i) {
-      const double row_max = scores.row(i).maxCoeff();
-      scores.row(i) = (beta * (scores.row(i).array() - row_max)).exp();
+    for (Index b = 0; b < blocks; ++b) {
+      const Index first = (first_block + b) * block;  // a row of the whole matrix
+      const Index rows = std::min(block, n - first);
+      const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+      Vector& buffer = scratch_[thread];
+      if (buffer.size() < block * n) buffer.resize(block * n);
+      Eigen::Map<RowMatrix> scores(buffer.data(), rows, n);
+      if (qkv.identity)
+        scores.noalias() = theta_map.middleRows(first, rows) * theta_map.transpose();
+      else
+        scores.noalias() = queries_.middleRows(first, rows) * keys_.transpose();
+      for (Index i = 0; i < rows; ++i) {
+        const double row_max = scores.row(i).maxCoeff();
+        scores.row(i) = (beta * (scores.row(i).array() - row_max)).exp();
+      }
+      RowMatrix& sums = block_sums_[thread];
+      sums.noalias() = scores * values_;
+      for (Index i = std::max(first, begin); i < std::min(first + rows, end); ++i)
+        attention.row(i - begin) = sums.row(i - first).head(d) / sums(i - first, d);
     }
-    RowMatrix& sums = block_sums_[thread];
-    sums.noalias() = scores * values_;
-    for (Index i = std::max(first, begin); i < std::min(first + rows, end); ++i)
-      attention.row(i - begin) = sums.row(i - first).head(d) / sums(i - first, d);
-  }
   };
   run_in_team(threads, run_blocks);
 }
@@ -272,12 +272,16 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
   const bool biased = !is_first_alternative(spec_.bias);
   const bool needs_reference = std::visit(
       [](const auto& z) {
-        if constexpr (RowNormalizer<std::decay_t<decltype(z)>>) return z.needs_reference_sum;
-        else return false;
+        if constexpr (RowNormalizer<std::decay_t<decltype(z)>>)
+          return z.needs_reference_sum;
+        else
+          return false;
       },
       spec_.normalizer);
   const auto range = [&](Index i) { return std::visit([&](const auto& m) { return m.keys(i, n); }, spec_.mask); };
-  const auto bias = [&](Index i, Index j) { return std::visit([&](const auto& b) { return b.bias(i, j, n); }, spec_.bias); };
+  const auto bias = [&](Index i, Index j) {
+    return std::visit([&](const auto& b) { return b.bias(i, j, n); }, spec_.bias);
+  };
   // The reference sums Z_i = Σ_{j ∈ keys(i)} m_j e^{b_ij} depend on the masses and positions only:
   // computed once per token count and masses, not at every call (O(n²) exponentials with a bias).
   if (needs_reference && (reference_.size() != n || reference_masses_.size() != masses.size() ||
@@ -286,7 +290,8 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
     for (Index i = 0; i < n; ++i) {
       const KeyRange k = range(i);
       double z = 0.0;
-      for (Index j = k.first; j < k.last; ++j) z += (weighted ? masses(j) : 1.0) * (biased ? std::exp(bias(i, j)) : 1.0);
+      for (Index j = k.first; j < k.last; ++j)
+        z += (weighted ? masses(j) : 1.0) * (biased ? std::exp(bias(i, j)) : 1.0);
       reference_(i) = z;
     }
     reference_masses_ = masses;
@@ -318,49 +323,52 @@ void AttentionKernel::composed_blocks(Eigen::Ref<const RowMatrix> theta, bool sc
 
   auto run_blocks = [&] {
 #pragma omp for schedule(dynamic, 1)
-  for (Index task = 0; task < blocks; ++task) {
-    const Index b = block_order_[static_cast<std::size_t>(task)];
-    const Index first = (first_block + b) * block;  // a row of the whole matrix, as in compute_general
-    const Index rows = std::min(block, n - first);
-    const Index keep_first = std::max(first, begin), keep_last = std::min(first + rows, end);
-    const Index key_first = block_keys_[static_cast<std::size_t>(b)].first;
-    const Index keys = block_keys_[static_cast<std::size_t>(b)].last - key_first;
-    if (keys == 0) {  // no row of the block has a key
-      attention.middleRows(keep_first - begin, keep_last - keep_first).setZero();
-      continue;
-    }
-    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
-    Vector& buffer = scratch_[thread];
-    if (buffer.size() < block * n) buffer.resize(block * n);
-    Eigen::Map<RowMatrix> scores(buffer.data(), rows, keys);
-    if (scores_from_theta)
-      scores.noalias() = theta_map.middleRows(first, rows) * theta_map.middleRows(key_first, keys).transpose();
-    else
-      scores.noalias() = queries_.middleRows(first, rows) * keys_.middleRows(key_first, keys).transpose();
-    // Each row's maximum score, kept for the normalizer after the product.
-    Vector& row_max = row_scratch_[thread];
-    row_max.resize(rows);
-    for (Index i = 0; i < rows; ++i) row_max(i) = composed_row(scores.row(i), first + i, key_first, n, beta);
-    RowMatrix& sums = block_sums_[thread];
-    sums.noalias() = scores * values_.middleRows(key_first, keys);
-    for (Index g = keep_first; g < keep_last; ++g) {
-      const Index i = g - first;
-      const KeyRange k = range(g);
-      if (k.first >= k.last || row_max(i) == -std::numeric_limits<double>::infinity()) {
-        attention.row(g - begin).setZero();
+    for (Index task = 0; task < blocks; ++task) {
+      const Index b = block_order_[static_cast<std::size_t>(task)];
+      const Index first = (first_block + b) * block;  // a row of the whole matrix, as in compute_general
+      const Index rows = std::min(block, n - first);
+      const Index keep_first = std::max(first, begin), keep_last = std::min(first + rows, end);
+      const Index key_first = block_keys_[static_cast<std::size_t>(b)].first;
+      const Index keys = block_keys_[static_cast<std::size_t>(b)].last - key_first;
+      if (keys == 0) {  // no row of the block has a key
+        attention.middleRows(keep_first - begin, keep_last - keep_first).setZero();
         continue;
       }
-      const double factor = std::visit(
-          [&](const auto& z) -> double {
-            using Z = std::decay_t<decltype(z)>;
-            if constexpr (RowNormalizer<Z>) return z.factor(row_max(i), sums(i, d), needs_reference ? reference_(g) : 0.0);
-            else if constexpr (MatrixNormalizer<Z>) return 0.0;  // never reaches the blocks (compute_general)
-            else static_assert(MatrixNormalizer<Z>, "a normalizer is row-local or of the whole matrix");
-          },
-          spec_.normalizer);
-      attention.row(g - begin) = factor * sums.row(i).head(d);
+      const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+      Vector& buffer = scratch_[thread];
+      if (buffer.size() < block * n) buffer.resize(block * n);
+      Eigen::Map<RowMatrix> scores(buffer.data(), rows, keys);
+      if (scores_from_theta)
+        scores.noalias() = theta_map.middleRows(first, rows) * theta_map.middleRows(key_first, keys).transpose();
+      else
+        scores.noalias() = queries_.middleRows(first, rows) * keys_.middleRows(key_first, keys).transpose();
+      // Each row's maximum score, kept for the normalizer after the product.
+      Vector& row_max = row_scratch_[thread];
+      row_max.resize(rows);
+      for (Index i = 0; i < rows; ++i) row_max(i) = composed_row(scores.row(i), first + i, key_first, n, beta);
+      RowMatrix& sums = block_sums_[thread];
+      sums.noalias() = scores * values_.middleRows(key_first, keys);
+      for (Index g = keep_first; g < keep_last; ++g) {
+        const Index i = g - first;
+        const KeyRange k = range(g);
+        if (k.first >= k.last || row_max(i) == -std::numeric_limits<double>::infinity()) {
+          attention.row(g - begin).setZero();
+          continue;
+        }
+        const double factor = std::visit(
+            [&](const auto& z) -> double {
+              using Z = std::decay_t<decltype(z)>;
+              if constexpr (RowNormalizer<Z>)
+                return z.factor(row_max(i), sums(i, d), needs_reference ? reference_(g) : 0.0);
+              else if constexpr (MatrixNormalizer<Z>)
+                return 0.0;  // never reaches the blocks (compute_general)
+              else
+                static_assert(MatrixNormalizer<Z>, "a normalizer is row-local or of the whole matrix");
+            },
+            spec_.normalizer);
+        attention.row(g - begin) = factor * sums.row(i).head(d);
+      }
     }
-  }
   };
   run_in_team(threads, run_blocks);
 }
@@ -479,8 +487,10 @@ void AttentionKernel::matrix_attention(Eigen::Ref<const RowMatrix> theta, bool s
   const bool biased = !is_first_alternative(spec_.bias);
   weights_.resize(n, n);
   last_scored_ = n * n;
-  if (scores_from_theta) weights_.noalias() = theta * theta.transpose();
-  else weights_.noalias() = queries_ * keys_.transpose();
+  if (scores_from_theta)
+    weights_.noalias() = theta * theta.transpose();
+  else
+    weights_.noalias() = queries_ * keys_.transpose();
   for (Index i = 0; i < n; ++i) {
     auto row = weights_.row(i);
     for (Index j = 0; j < n; ++j)
@@ -489,8 +499,10 @@ void AttentionKernel::matrix_attention(Eigen::Ref<const RowMatrix> theta, bool s
   }
   const int scaled = std::visit(
       [&](const auto& z) -> int {
-        if constexpr (MatrixNormalizer<std::decay_t<decltype(z)>>) return z.scale(weights_);
-        else return -1;  // a row-local normalizer never comes here (compute_general)
+        if constexpr (MatrixNormalizer<std::decay_t<decltype(z)>>)
+          return z.scale(weights_);
+        else
+          return -1;  // a row-local normalizer never comes here (compute_general)
       },
       spec_.normalizer);
   if (scaled < 0) {
@@ -639,7 +651,8 @@ void AttentionKernel::fused_tile(Index b0, Index rb, Index c0, Index rc, bool bo
   const auto gm = g.matrix();
   for (Index k = 0; k <= d; ++k) {
     sums_.row(k).segment(b0, rb).transpose().noalias() += gm * values_.row(k).segment(c0, rc).transpose();
-    if (both) sums_.row(k).segment(c0, rc).transpose().noalias() += gm.transpose() * values_.row(k).segment(b0, rb).transpose();
+    if (both)
+      sums_.row(k).segment(c0, rc).transpose().noalias() += gm.transpose() * values_.row(k).segment(b0, rb).transpose();
   }
 }
 

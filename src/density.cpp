@@ -17,9 +17,9 @@ constexpr double kTwoPi = 2.0 * std::numbers::pi;
 
 // 8-point Gauss–Legendre rule on [-1, 1].
 constexpr std::array<double, 4> kGaussNodes{0.1834346424956498, 0.5255324099163290, 0.7966664774136267,
-                                           0.9602898564975363};
+                                            0.9602898564975363};
 constexpr std::array<double, 4> kGaussWeights{0.3626837833783620, 0.3137066458778873, 0.2223810344533745,
-                                             0.1012285362903763};
+                                              0.1012285362903763};
 
 double sinc(double x) { return std::abs(x) < 1e-8 ? 1.0 - x * x / 6.0 : std::sin(x) / x; }
 
@@ -50,7 +50,6 @@ double log_bessel_i(double nu, double x) {
   }
   return nu * std::log(0.5 * x) - std::lgamma(nu + 1.0) + std::log(sum);
 }
-
 
 // Wood (1994): a von Mises–Fisher direction on S^{d-1} about the unit vector `mean`.
 Eigen::RowVectorXd von_mises_direction(const Eigen::RowVectorXd& mean, double kappa, Random& rng) {
@@ -116,7 +115,8 @@ Density Density::from_cells(std::vector<double> values) {
 
 Density Density::from_config(const InitConfig& init) {
   switch (init.kind) {
-    case InitKind::perturbed_uniform: return perturbed_uniform(init.mode, init.amplitude);
+    case InitKind::perturbed_uniform:
+      return perturbed_uniform(init.mode, init.amplitude);
     case InitKind::von_mises: {
       std::vector<double> kappa = init.kappa;
       if (kappa.size() == 1) kappa.assign(init.centers.size(), kappa.front());
@@ -124,7 +124,8 @@ Density Density::from_config(const InitConfig& init) {
       if (weights.empty()) weights.assign(init.centers.size(), 1.0);
       return von_mises(init.centers, kappa, weights);
     }
-    default: return uniform();
+    default:
+      return uniform();
   }
 }
 
@@ -134,7 +135,8 @@ std::vector<double> cell_averages(const Density& density, std::int64_t M) {
   const double h = kTwoPi / static_cast<double>(M);
   std::vector<double> rho(m, 1.0 / kTwoPi);
   switch (density.kind) {
-    case Density::Kind::uniform: break;
+    case Density::Kind::uniform:
+      break;
     case Density::Kind::perturbed_uniform: {
       // (1/h) ∫ cos(mφ) over the cell = cos(m φ_i) sinc(m h / 2).
       const double k = static_cast<double>(density.mode);
@@ -154,8 +156,8 @@ std::vector<double> cell_averages(const Density& density, std::int64_t M) {
         const int pieces = std::max(1, static_cast<int>(std::ceil(4.0 * h * std::sqrt(kappa))));
         double total = 0.0;
         for (std::size_t i = 0; i < m; ++i) {
-          bump[i] = bump_integral(static_cast<double>(i) * h, static_cast<double>(i + 1) * h, density.centers[b],
-                                  kappa, pieces);
+          bump[i] = bump_integral(static_cast<double>(i) * h, static_cast<double>(i + 1) * h, density.centers[b], kappa,
+                                  pieces);
           total += bump[i];
         }
         // bump[i] / total is the cell's share of the bump's mass; per radian, divide by h.
@@ -196,7 +198,8 @@ double log_von_mises_normalizer(double kappa, Index d) {
 
 double relative_density(const Density& density, const double* theta, Index d) {
   switch (density.kind) {
-    case Density::Kind::uniform: return 1.0;
+    case Density::Kind::uniform:
+      return 1.0;
     case Density::Kind::perturbed_uniform:
       return 1.0 + density.amplitude * std::cos(static_cast<double>(density.mode) * std::atan2(theta[1], theta[0]));
     case Density::Kind::von_mises: {
@@ -283,8 +286,8 @@ WeightedTokens density_tokens(const Density& density, Index n, Index d, Sampling
     Random rng(seed, RandomStream::initial_density, 3);
     const double golden = 0.5 * (std::sqrt(5.0) - 1.0);
     for (Index j = 0; j < n; ++j) {
-      const double u = sampling == Sampling::grid ? std::fmod((static_cast<double>(j) + 0.5) * golden, 1.0)
-                                                  : rng.uniform();
+      const double u =
+          sampling == Sampling::grid ? std::fmod((static_cast<double>(j) + 0.5) * golden, 1.0) : rng.uniform();
       out.tokens.r(j) = r0 + radius_width * (u - 0.5);
     }
   }

@@ -6,7 +6,11 @@
 namespace normdyn {
 
 AttentionDynamics::AttentionDynamics(DynamicsSpec spec, QkvSource qkv, Index n, Index d)
-    : spec_(std::move(spec)), qkv_(std::move(qkv)), layout_{n, d}, kernel_(spec_.kernel, spec_.attention), attention_(n, d) {}
+    : spec_(std::move(spec)),
+      qkv_(std::move(qkv)),
+      layout_{n, d},
+      kernel_(spec_.kernel, spec_.attention),
+      attention_(n, d) {}
 
 const RowMatrix& AttentionDynamics::attention(Eigen::Ref<const RowMatrix> theta, double t_regime) {
   kernel_.compute(theta, qkv_.at(t_regime), spec_.beta, spec_.masses, attention_);
@@ -14,7 +18,7 @@ const RowMatrix& AttentionDynamics::attention(Eigen::Ref<const RowMatrix> theta,
 }
 
 const RowMatrix& AttentionDynamics::block_output(Eigen::Ref<const RowMatrix> theta, Eigen::Ref<const Vector> r,
-                                                  double t, double t_regime) {
+                                                 double t, double t_regime) {
   attention(theta, t_regime);
   add_terms(t, theta, r, 0, layout_.n, attention_);
   return attention_;
@@ -129,7 +133,8 @@ void AttentionDynamics::rhs_rows(const double* x, double* dxdt, double t, Index 
 const RowMatrix& AttentionDynamics::attention_and_means(Eigen::Ref<const RowMatrix> theta, double t_regime, Index begin,
                                                         Index end) {
   const AttentionMatrices& qkv = qkv_.at(t_regime);
-  if (!spec_.noise.needs_means() || qkv.identity || qkv.V.isIdentity(0.0)) return row_attention(theta, t_regime, begin, end);
+  if (!spec_.noise.needs_means() || qkv.identity || qkv.V.isIdentity(0.0))
+    return row_attention(theta, t_regime, begin, end);
   // One head: A_j = Σ_k w_jk V x_k = V m_j, so one kernel pass with V = I gives both.
   AttentionMatrices unit_values = qkv;
   unit_values.V = RowMatrix::Identity(layout_.d, layout_.d);
@@ -170,8 +175,8 @@ void AttentionDynamics::increment(const double* x, double t, double h, const Noi
   increment_rows(x, t, h, step, dx, 0, layout_.n);
 }
 
-void AttentionDynamics::increment_rows(const double* x, double t, double h, const NoiseStep& step, double* dx, Index begin,
-                                       Index end) {
+void AttentionDynamics::increment_rows(const double* x, double t, double h, const NoiseStep& step, double* dx,
+                                       Index begin, Index end) {
   const double t_regime = in_piece_ ? piece_middle_ : t;
   const Index count = end - begin;
   const auto theta = layout_.theta(x);
@@ -195,9 +200,7 @@ void AttentionDynamics::enter_piece(double t_begin, double t_end) {
   in_piece_ = true;
 }
 
-Index AttentionDynamics::row_block() {
-  return kernel_.block_rows(layout_.n, kernel_.path_for(qkv_.at(0.0)));
-}
+Index AttentionDynamics::row_block() { return kernel_.block_rows(layout_.n, kernel_.path_for(qkv_.at(0.0))); }
 
 double AttentionDynamics::retract(double* x) const { return normalize_rows(layout_.theta(x)); }
 

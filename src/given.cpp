@@ -19,8 +19,7 @@ std::string values_digest(std::initializer_list<std::span<const double>> arrays)
 
 void give_qkv(RunConfig& config, std::span<const double> q, std::span<const double> k, std::span<const double> v,
               Index layers, Index heads, Index d, const std::string& name) {
-  if (config.model.kind != ModelKind::particles)
-    throw InputError(name, "applies only to model.kind = \"particles\"");
+  if (config.model.kind != ModelKind::particles) throw InputError(name, "applies only to model.kind = \"particles\"");
   if (d != config.model.d)
     throw InputError(name, "matrices of size " + std::to_string(d) + " x " + std::to_string(d) + " need model.d = " +
                                std::to_string(d) + " (it is " + std::to_string(config.model.d) + ")");
@@ -60,11 +59,11 @@ void give_qkv(RunConfig& config, std::span<const double> q, std::span<const doub
 }
 
 void give_tokens(RunConfig& config, std::span<const double> rows, Index n, Index d, const std::string& name) {
-  if (config.model.kind != ModelKind::particles)
-    throw InputError(name, "applies only to model.kind = \"particles\"");
+  if (config.model.kind != ModelKind::particles) throw InputError(name, "applies only to model.kind = \"particles\"");
   if (n != config.model.n || d != config.model.d)
-    throw InputError(name, "is [" + std::to_string(n) + ", " + std::to_string(d) + "]; the configuration has model.n = " +
-                               std::to_string(config.model.n) + ", model.d = " + std::to_string(config.model.d));
+    throw InputError(name, "is [" + std::to_string(n) + ", " + std::to_string(d) +
+                               "]; the configuration has model.n = " + std::to_string(config.model.n) +
+                               ", model.d = " + std::to_string(config.model.d));
   if (rows.size() != static_cast<std::size_t>(n * d))
     throw InputError(name, "has " + std::to_string(rows.size()) + " values, expected n x d = " + std::to_string(n * d));
   auto given = std::make_shared<InitConfig::GivenTokens>();
@@ -86,14 +85,15 @@ void give_tokens(RunConfig& config, std::span<const double> rows, Index n, Index
 
 void give_score_bias(RunConfig& config, std::span<const double> values, Index rows, Index cols,
                      const std::string& name) {
-  if (config.model.kind != ModelKind::particles)
-    throw InputError(name, "applies only to model.kind = \"particles\"");
+  if (config.model.kind != ModelKind::particles) throw InputError(name, "applies only to model.kind = \"particles\"");
   const Index n = config.model.n;
   if (rows != n || cols != n)
-    throw InputError(name, "is [" + std::to_string(rows) + ", " + std::to_string(cols) + "]; model.n = " +
-                               std::to_string(n) + " tokens need [" + std::to_string(n) + ", " + std::to_string(n) + "]");
+    throw InputError(name, "is [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                               "]; model.n = " + std::to_string(n) + " tokens need [" + std::to_string(n) + ", " +
+                               std::to_string(n) + "]");
   if (values.size() != static_cast<std::size_t>(n * n))
-    throw InputError(name, "has " + std::to_string(values.size()) + " values, expected n x n = " + std::to_string(n * n));
+    throw InputError(name,
+                     "has " + std::to_string(values.size()) + " values, expected n x n = " + std::to_string(n * n));
   for (std::size_t e = 0; e < values.size(); ++e)
     if (std::isnan(values[e]) || values[e] == std::numeric_limits<double>::infinity())
       throw InputError(name, "entry [" + std::to_string(e / static_cast<std::size_t>(n)) + ", " +
@@ -133,7 +133,8 @@ void give_qkv_values(RunConfig& config, std::span<const double> values, const st
   const Index d = config.model.d, heads = config.model.heads;
   const auto per_layer = static_cast<std::size_t>(3 * heads * d * d);
   if (per_layer == 0 || values.size() % per_layer != 0)
-    throw InputError(name, "holds " + std::to_string(values.size()) + " values, not three [layers, heads, d, d] arrays");
+    throw InputError(name,
+                     "holds " + std::to_string(values.size()) + " values, not three [layers, heads, d, d] arrays");
   const std::size_t third = values.size() / 3;
   give_qkv(config, values.subspan(0, third), values.subspan(third, third), values.subspan(2 * third, third),
            static_cast<Index>(values.size() / per_layer), heads, d, name);

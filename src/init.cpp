@@ -91,8 +91,8 @@ Tokens cap_tokens(Index n, Index d, double r0, double delta, std::uint64_t seed)
     for (double tries = 0.0;; ++tries) {
       if (tries >= max_tries)
         throw InputError("init.delta", "the cap sampler found no point in " + std::to_string(max_tries) +
-                                           " tries (init.delta = " + std::to_string(delta) + " is too small for model.d = " +
-                                           std::to_string(d) + ")");
+                                           " tries (init.delta = " + std::to_string(delta) +
+                                           " is too small for model.d = " + std::to_string(d) + ")");
       psi = rho * rng.uniform();
       const double log_ratio = static_cast<double>(d - 2) * (std::log(std::sin(psi)) - log_sin_rho);
       if (d == 2 || std::log(rng.uniform()) < log_ratio) break;

@@ -1,6 +1,5 @@
 #include "normdyn/noise.hpp"
 
-
 namespace normdyn {
 
 std::string describe(const NoiseSpec& noise) {

@@ -41,19 +41,22 @@ void scale_to_unit_norm(AttentionMatrices& m, bool identity_value) {
   const double qk_factor = 1.0 / std::sqrt(qk);
   m.Q *= qk_factor;
   m.K *= qk_factor;
-  if (identity_value) m.V = RowMatrix::Identity(d, d);
-  else m.V /= Eigen::BDCSVD<RowMatrix>(m.V).singularValues()(0);
+  if (identity_value)
+    m.V = RowMatrix::Identity(d, d);
+  else
+    m.V /= Eigen::BDCSVD<RowMatrix>(m.V).singularValues()(0);
 }
 
 }  // namespace
 
 AttentionMatrices QkvSource::draw(Index d, std::uint64_t seed, bool per_layer, std::uint64_t layer, Index heads) {
   AttentionMatrices m = draw_head(
-      d, Random(seed, per_layer ? RandomStream::attention_matrices_per_layer : RandomStream::attention_matrices, layer));
+      d,
+      Random(seed, per_layer ? RandomStream::attention_matrices_per_layer : RandomStream::attention_matrices, layer));
   for (Index h = 1; h < heads; ++h)
-    m.other_heads.push_back(draw_head(
-        d, Random(seed, per_layer ? RandomStream::attention_heads_per_layer : RandomStream::attention_heads,
-                  layer * kMaxHeads + static_cast<std::uint64_t>(h))));
+    m.other_heads.push_back(
+        draw_head(d, Random(seed, per_layer ? RandomStream::attention_heads_per_layer : RandomStream::attention_heads,
+                            layer * kMaxHeads + static_cast<std::uint64_t>(h))));
   return m;
 }
 
@@ -136,7 +139,8 @@ const AttentionMatrices& QkvSource::at(double t_regime) {
         m.identity = false;
         m.Q = m.K = RowMatrix::Identity(d_, d_);
         m.V = RowMatrix(d_, d_);
-        counter_normals(seed_, CounterStream::map_layer_values, static_cast<std::uint64_t>(std::max<std::int64_t>(k, 0)), 0,
+        counter_normals(seed_, CounterStream::map_layer_values,
+                        static_cast<std::uint64_t>(std::max<std::int64_t>(k, 0)), 0,
                         std::span<double>(m.V.data(), static_cast<std::size_t>(d_ * d_)));
         m.V *= sigma_ / std::sqrt(step_);
         m.V += RowMatrix::Identity(d_, d_);

@@ -27,8 +27,10 @@ constexpr double kWriterBuffer = 4.0 * (1 << 20);
 
 std::string bytes_text(double bytes) {
   char buffer[64];
-  if (bytes >= 1e9) std::snprintf(buffer, sizeof buffer, "%.3g GB", bytes / 1e9);
-  else std::snprintf(buffer, sizeof buffer, "%.3g MB", bytes / 1e6);
+  if (bytes >= 1e9)
+    std::snprintf(buffer, sizeof buffer, "%.3g GB", bytes / 1e9);
+  else
+    std::snprintf(buffer, sizeof buffer, "%.3g MB", bytes / 1e6);
   return buffer;
 }
 
@@ -49,7 +51,8 @@ double cgroup_limit() {
   while (std::getline(in, line)) {
     std::istringstream fields(line);
     std::string id, controllers, path;
-    if (!std::getline(fields, id, ':') || !std::getline(fields, controllers, ':') || !std::getline(fields, path)) continue;
+    if (!std::getline(fields, id, ':') || !std::getline(fields, controllers, ':') || !std::getline(fields, path))
+      continue;
     if (id == "0" && controllers.empty()) {
       limit = std::min(limit, read_limit("/sys/fs/cgroup" + path + "/memory.max"));
       limit = std::min(limit, read_limit("/sys/fs/cgroup/memory.max"));
@@ -66,7 +69,8 @@ double cgroup_limit() {
 ResourceEstimate estimate_resources(const RunConfig& c) {
   ResourceEstimate e;
   // Counted, not resolved: sample_times() would allocate every time.
-  const double frames = c.output.samples ? static_cast<double>(*c.output.samples) : static_cast<double>(c.output.times.size());
+  const double frames =
+      c.output.samples ? static_cast<double>(*c.output.samples) : static_cast<double>(c.output.times.size());
   e.disk_key = c.output.samples ? "output.samples" : "output.times";
   const double threads = std::max<double>(1.0, static_cast<double>(c.solver.threads));
   if (c.model.kind == ModelKind::meanfield && c.model.d == 3) {
@@ -80,7 +84,8 @@ ResourceEstimate estimate_resources(const RunConfig& c) {
   }
   if (c.model.kind == ModelKind::meanfield) {
     // A causal mask: one slice of the grid per cursor cell.
-    const double cursor = std::holds_alternative<NoMask>(c.attention.mask) ? 1.0 : static_cast<double>(c.meanfield.cursor_grid);
+    const double cursor =
+        std::holds_alternative<NoMask>(c.attention.mask) ? 1.0 : static_cast<double>(c.meanfield.cursor_grid);
     const double cells =
         static_cast<double>(c.meanfield.grid) * std::max(1.0, static_cast<double>(c.meanfield.radial_grid)) * cursor;
     e.memory_key = "meanfield.grid";
@@ -92,7 +97,8 @@ ResourceEstimate estimate_resources(const RunConfig& c) {
   const double n = static_cast<double>(c.model.n), d = static_cast<double>(c.model.d);
   const double state = n * (d + 1.0) * 8.0;
   e.memory_key = "model.n";
-  e.memory_bytes = kBaseBytes + kWriterBuffer + kStateCopies * state + threads * kKernelBlockRows * std::min(n, 1e12) * 8.0 +
+  e.memory_bytes = kBaseBytes + kWriterBuffer + kStateCopies * state +
+                   threads * kKernelBlockRows * std::min(n, 1e12) * 8.0 +
                    4.0 * n * (d + 1.0) * 8.0;  // the kernel's values and sums, masses
   // The Sinkhorn normalizer scales the whole n x n matrix of weights at once (attention.cpp).
   if (std::holds_alternative<Sinkhorn>(c.attention.normalizer)) {
@@ -111,7 +117,8 @@ ResourceEstimate estimate_resources(const RunConfig& c) {
 
 ResourceLimits resource_limits(const std::filesystem::path& output, double existing_bytes) {
   ResourceLimits l;
-  const double pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES)), page = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  const double pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES)),
+               page = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
   l.memory_bytes = pages > 0 && page > 0 ? pages * page : INFINITY;
   l.memory_source = "physical memory";
   if (const double cg = cgroup_limit(); cg < l.memory_bytes) {
@@ -119,7 +126,8 @@ ResourceLimits resource_limits(const std::filesystem::path& output, double exist
     l.memory_source = "the cgroup memory limit";
   }
   struct rlimit r {};
-  if (::getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY && static_cast<double>(r.rlim_cur) < l.memory_bytes) {
+  if (::getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY &&
+      static_cast<double>(r.rlim_cur) < l.memory_bytes) {
     l.memory_bytes = static_cast<double>(r.rlim_cur);
     l.memory_source = "the address-space limit (ulimit -v)";
   }
@@ -131,7 +139,8 @@ ResourceLimits resource_limits(const std::filesystem::path& output, double exist
     l.disk_free_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize) + existing_bytes;
     l.disk_source = "free on " + dir.string() + (existing_bytes > 0 ? " (with the file's own)" : "");
   }
-  if (::getrlimit(RLIMIT_FSIZE, &r) == 0 && r.rlim_cur != RLIM_INFINITY && static_cast<double>(r.rlim_cur) < l.disk_free_bytes) {
+  if (::getrlimit(RLIMIT_FSIZE, &r) == 0 && r.rlim_cur != RLIM_INFINITY &&
+      static_cast<double>(r.rlim_cur) < l.disk_free_bytes) {
     l.disk_free_bytes = static_cast<double>(r.rlim_cur);
     l.disk_source = "allowed by the file-size limit (ulimit -f)";
   }
@@ -143,14 +152,15 @@ void check_resources(const RunConfig& config, const std::filesystem::path& outpu
   const ResourceLimits l = resource_limits(output, existing_bytes);
   if (e.memory_bytes > l.memory_bytes)
     throw InputError(e.memory_key, "the run needs about " + bytes_text(e.memory_bytes) + " of memory" +
-                                       (e.memory_detail.empty() ? "" : " (" + e.memory_detail + ")") + ", more than the " +
-                                       bytes_text(l.memory_bytes) + " of " + l.memory_source +
+                                       (e.memory_detail.empty() ? "" : " (" + e.memory_detail + ")") +
+                                       ", more than the " + bytes_text(l.memory_bytes) + " of " + l.memory_source +
                                        "; make it smaller, or pass --no-size-check to run anyway");
   if (disk && e.disk_bytes > l.disk_free_bytes)
-    throw InputError(e.disk_key, "the run file would grow to about " + bytes_text(e.disk_bytes) + ", more than the " +
-                                     bytes_text(l.disk_free_bytes) + " " + l.disk_source +
-                                     (existing_bytes > 0 ? "; make room, or pass --no-size-check to resume anyway"
-                                                         : "; write fewer frames, or pass --no-size-check to run anyway"));
+    throw InputError(e.disk_key,
+                     "the run file would grow to about " + bytes_text(e.disk_bytes) + ", more than the " +
+                         bytes_text(l.disk_free_bytes) + " " + l.disk_source +
+                         (existing_bytes > 0 ? "; make room, or pass --no-size-check to resume anyway"
+                                             : "; write fewer frames, or pass --no-size-check to run anyway"));
 }
 
 std::optional<std::string> memory_shortfall(double bytes) {

@@ -52,8 +52,10 @@ void collect_leaves(const toml::table& t, const std::string& prefix,
                     std::vector<std::pair<std::string, const toml::node*>>& out) {
   for (const auto& [key, node] : t) {
     const std::string path = prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
-    if (const auto* sub = node.as_table()) collect_leaves(*sub, path, out);
-    else out.emplace_back(path, &node);
+    if (const auto* sub = node.as_table())
+      collect_leaves(*sub, path, out);
+    else
+      out.emplace_back(path, &node);
   }
 }
 
@@ -125,7 +127,9 @@ void check_sweep_sections(const toml::table& root) {
   for (const auto& [key, node] : root) {
     const std::string k(key.str());
     if (std::find(sections.begin(), sections.end(), k) != sections.end()) continue;
-    std::string msg = "unknown key in a sweep file; it holds base = \"FILE\", [set], [replace], [axes], [[zip]], [[point]] and [ensemble]";
+    std::string msg =
+        "unknown key in a sweep file; it holds base = \"FILE\", [set], [replace], [axes], [[zip]], [[point]] and "
+        "[ensemble]";
     const bool config_section = std::any_of(config_keys().begin(), config_keys().end(),
                                             [&](const std::string& c) { return c.rfind(k + ".", 0) == 0; });
     if (config_section)
@@ -186,7 +190,8 @@ void read_product_axes(const toml::table& root, SweepAxesInFile& axes) {
         const toml::node* value = &v;
         if (const auto* t = v.as_table()) {
           value = t->get("value");
-          if (!value) throw InputError(at, "an inline table needs value = V (and optionally set = {...}, replace = {...})");
+          if (!value)
+            throw InputError(at, "an inline table needs value = V (and optionally set = {...}, replace = {...})");
           for (const auto& [k, n] : *t) {
             const std::string name(k.str());
             if (name != "value" && name != "set" && name != "replace")
@@ -309,12 +314,14 @@ void order_sweep_axes(SweepAxesInFile& axes, SweepSpec& spec) {
   for (std::size_t a = 0; a < spec.axes.size(); ++a) {
     if (spec.axes[a].kind == SweepAxisKind::product && std::count(dims.begin(), dims.end(), dims[a]) > 1)
       spec.axes[a].dimension = spec.axes[a].key;
-    else spec.axes[a].dimension = dims[a];
+    else
+      spec.axes[a].dimension = dims[a];
   }
   for (std::size_t a = 0; a < spec.axes.size(); ++a)
     for (std::size_t b = 0; b < a; ++b)
       if (spec.axes[a].dimension == spec.axes[b].dimension)
-        throw InputError("zip", "two axes are named " + in_quotes(spec.axes[a].dimension) + "; give the [[zip]] a name");
+        throw InputError("zip",
+                         "two axes are named " + in_quotes(spec.axes[a].dimension) + "; give the [[zip]] a name");
 }
 
 // [ensemble]
@@ -337,8 +344,7 @@ void read_sweep_ensemble(const toml::table& root, SweepSpec& spec) {
       const std::string where = "ensemble." + k;
       if (k == "over" || k == "phase_axis") {
         const std::string axis = read_string(node, where);
-        if (!axis.empty() && !is_axis(axis))
-          throw InputError(where, in_quotes(axis) + " is not an axis of this sweep");
+        if (!axis.empty() && !is_axis(axis)) throw InputError(where, in_quotes(axis) + " is not an axis of this sweep");
         (k == "over" ? e.over : e.phase_axis) = axis;
       } else if (k == "cluster_epsilon") {
         e.cluster_epsilon = read_number(node, where);
@@ -399,10 +405,14 @@ std::string value_label(const ConfigScalar& value) {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, double>) return number_text(v);
-        else if constexpr (std::is_same_v<T, std::int64_t>) return std::to_string(v);
-        else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-        else if constexpr (std::is_same_v<T, std::string>) return v;
+        if constexpr (std::is_same_v<T, double>)
+          return number_text(v);
+        else if constexpr (std::is_same_v<T, std::int64_t>)
+          return std::to_string(v);
+        else if constexpr (std::is_same_v<T, bool>)
+          return v ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>)
+          return v;
         else {
           std::vector<std::string> parts;
           for (double x : v) parts.push_back(number_text(x));
@@ -418,7 +428,8 @@ namespace {
 std::string name_label(const ConfigScalar& value) {
   if (const auto* a = std::get_if<std::vector<double>>(&value)) {
     char hex[24];
-    std::snprintf(hex, sizeof hex, "h%08llx", static_cast<unsigned long long>(text_hash(value_label(*a)) & 0xffffffffull));
+    std::snprintf(hex, sizeof hex, "h%08llx",
+                  static_cast<unsigned long long>(text_hash(value_label(*a)) & 0xffffffffull));
     return hex;
   }
   std::string label = value_label(value);
@@ -450,9 +461,12 @@ ConfigScalar scalar_of_text(const std::string& text) {
     std::vector<double> v;
     for (std::size_t k = 0; k < a->size(); ++k) {
       const toml::node& e = *a->get(k);
-      if (const auto* f = e.as_floating_point()) v.push_back(f->get());
-      else if (const auto* i = e.as_integer()) v.push_back(static_cast<double>(i->get()));
-      else return text;
+      if (const auto* f = e.as_floating_point())
+        v.push_back(f->get());
+      else if (const auto* i = e.as_integer())
+        v.push_back(static_cast<double>(i->get()));
+      else
+        return text;
     }
     return v;
   }
@@ -478,8 +492,7 @@ std::string problem_of(const InputError& e) {
 
 void add_overrides(SweepSpec& spec, const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) {
-    if (o.find('=') == std::string::npos)
-      throw InputError("--set", "expected section.key=value, got " + in_quotes(o));
+    if (o.find('=') == std::string::npos) throw InputError("--set", "expected section.key=value, got " + in_quotes(o));
     auto [key, value] = split_override(o);
     key.erase(0, key.find_first_not_of(" \t"));
     key.erase(key.find_last_not_of(" \t") + 1);
@@ -525,7 +538,8 @@ SweepPoints::SweepPoints(const SweepSpec& spec) : spec_(&spec) {
       } else {
         // The axis' own keys (the first overrides of the value), not its value's set/replace.
         for (std::size_t k = 0; k < axis.keys.size(); ++k)
-          parts.push_back(short_name(axis.keys[k]) + "=" + name_label(scalar_of_text(split_override(axis.overrides[v][k]).second)));
+          parts.push_back(short_name(axis.keys[k]) + "=" +
+                          name_label(scalar_of_text(split_override(axis.overrides[v][k]).second)));
       }
       labels.push_back(join(parts, "_"));
     }

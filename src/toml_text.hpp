@@ -35,7 +35,6 @@ inline std::string join(const std::vector<std::string>& words, std::string_view 
   return out;
 }
 
-
 // The length of the well-formed UTF-8 sequence at the start of `v` (RFC 3629: no overlong forms,
 // no surrogates, nothing above U+10FFFF), 0 if there is none.
 inline std::size_t utf8_sequence_length(std::string_view v) {
@@ -44,7 +43,8 @@ inline std::size_t utf8_sequence_length(std::string_view v) {
   if (b0 < 0x80) return 1;
   std::size_t length = 0;
   unsigned char low = 0x80, high = 0xbf;  // the range of the second byte
-  if (b0 >= 0xc2 && b0 <= 0xdf) length = 2;
+  if (b0 >= 0xc2 && b0 <= 0xdf)
+    length = 2;
   else if (b0 >= 0xe0 && b0 <= 0xef) {
     length = 3;
     if (b0 == 0xe0) low = 0xa0;
@@ -73,10 +73,18 @@ inline std::string string_text(std::string_view v) {
   for (std::size_t i = 0; i < v.size();) {
     const char ch = v[i];
     switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
           char esc[8];

@@ -36,7 +36,8 @@ std::shared_ptr<const UserCallback> load_library_term(UserTermSpec& spec) {
   loaded->handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!loaded->handle) {
     const char* why = ::dlerror();
-    throw InputError("terms", where + ": cannot load " + spec.library.string() + " (" + (why ? why : "dlopen failed") + ")");
+    throw InputError("terms",
+                     where + ": cannot load " + spec.library.string() + " (" + (why ? why : "dlopen failed") + ")");
   }
   ::dlerror();
   void* symbol = ::dlsym(loaded->handle, spec.symbol.c_str());
@@ -77,7 +78,8 @@ std::string params_json(const std::vector<std::pair<std::string, double>>& numbe
 std::vector<std::string> user_term_warnings(const std::vector<UserTermSpec>& specs) {
   std::vector<std::string> out;
   for (const UserTermSpec& spec : specs) {
-    if (!spec.warning.empty()) out.push_back(spec.warning);
+    if (!spec.warning.empty())
+      out.push_back(spec.warning);
     else if (spec.kind == "library" && !spec.digest.empty()) {
       const std::string now = file_digest(spec.library);
       if (!now.empty() && now != spec.digest)
@@ -111,8 +113,9 @@ void bind_user_terms(std::vector<UserTermSpec>& recorded, const std::vector<User
     if (it == recorded.end())
       throw InputError("terms", "the run has no term '" + s.name + "' (its terms: " + names() + ")");
     if (it->kind == "library")
-      throw InputError("terms", "the term '" + s.name + "' is the configuration's [[terms]] library; it is loaded again, "
-                                "not supplied");
+      throw InputError("terms", "the term '" + s.name +
+                                    "' is the configuration's [[terms]] library; it is loaded again, "
+                                    "not supplied");
     const std::string digest = it->digest;
     *it = s;
     if (!digest.empty() && !s.digest.empty() && digest != s.digest)
@@ -121,8 +124,8 @@ void bind_user_terms(std::vector<UserTermSpec>& recorded, const std::vector<User
   }
   for (const UserTermSpec& r : recorded)
     if (r.kind != "library" && !r.callback)
-      throw InputError("terms", "this run used the term '" + r.name + "'; pass terms=[...] (a normdyn.Term named '" +
-                                    r.name + "')");
+      throw InputError(
+          "terms", "this run used the term '" + r.name + "'; pass terms=[...] (a normdyn.Term named '" + r.name + "')");
 }
 
 }  // namespace normdyn

@@ -101,19 +101,23 @@ void attention_models(Builder& b) {
       DynamicsSpec spec = dynamics_spec(PostLN{}, beta, o.threads);
       if (!softmax) spec.attention.normalizer = Uniform{};
       for (const double rho0 : {0.0, 0.3}) {
-        const ParticleRun run =
-            run_particles(engine, spec, QkvSource::identity(), equiangular_tokens(n, d, rho0, 1.0, 1), times, 1e-12, 1e-14);
+        const ParticleRun run = run_particles(engine, spec, QkvSource::identity(),
+                                              equiangular_tokens(n, d, rho0, 1.0, 1), times, 1e-12, 1e-14);
         const std::vector<double> theory = equiangular_theory(softmax, double(n), beta, rho0, times);
         const EquiangularMeasurement m = measure_equiangular(run.frames, times, theory);
         const double worst = m.max_deviation, spread = m.max_spread;
         const bool complete = run.status == RunStatus::ok && run.frames.size() == times.size();
-        const std::string settings = "normdyn run with model.scheme = \"post\", model.n = 8, model.d = 8, model.beta = 2, "
-                                     "attention.normalizer = \"" + normalizer + "\", init.kind = \"equiangular\", init.rho = " +
-                                     num(rho0, 2) + ", solver.t_end = " + num(t_end, 3) + ", output.samples = 140, solver.rtol = 1e-12";
+        const std::string settings =
+            "normdyn run with model.scheme = \"post\", model.n = 8, model.d = 8, model.beta = 2, "
+            "attention.normalizer = \"" +
+            normalizer + "\", init.kind = \"equiangular\", init.rho = " + num(rho0, 2) +
+            ", solver.t_end = " + num(t_end, 3) + ", output.samples = 140, solver.rtol = 1e-12";
         const std::string tag = "attention-equiangular-" + normalizer + "-rho" + num(rho0, 2);
         b.row({tag,
-               "Equiangular model (" + normalizer + "): the mean cosine rho(t) of n = 8 tokens started with every "
-               "pairwise cosine " + num(rho0, 2) + " solves " +
+               "Equiangular model (" + normalizer +
+                   "): the mean cosine rho(t) of n = 8 tokens started with every "
+                   "pairwise cosine " +
+                   num(rho0, 2) + " solves " +
                    (softmax ? "rho' = 2 e^{beta rho}(1 - rho)((n-1)rho + 1)/(e^beta + (n-1)e^{beta rho})"
                             : "rho' = (2/n) e^{beta rho}(1 - rho)((n-1)rho + 1)") +
                    ", and the tokens stay equiangular",
@@ -121,19 +125,21 @@ void attention_models(Builder& b) {
                complete ? "max |rho - rho_ODE| = " + num(worst, 3) + " over t in [0, " + num(t_end, 3) +
                               "]; largest spread of the pairwise cosines " + num(spread, 3)
                         : "the run ended with status " + std::string(to_string(run.status)),
-               "0", "max |rho - rho_ODE| <= " + num(kEquiangularTolerance) + " and spread <= " + num(kEquiangularTolerance),
+               "0",
+               "max |rho - rho_ODE| <= " + num(kEquiangularTolerance) + " and spread <= " + num(kEquiangularTolerance),
                complete && worst <= kEquiangularTolerance && spread <= kEquiangularTolerance ? "holds" : "fails"});
         if (rho0 != 0.0) continue;
         const double fitted = m.rate_fitted;
         b.row({"attention-equiangular-" + normalizer + "-rate",
                "Equiangular model (" + normalizer + "): 1 - rho decays exponentially at the rate " +
                    (softmax ? std::string("2") : std::string("2 e^beta")),
-               settings, "fitted rate " + num(fitted, 8) + " over the " + std::to_string(m.rate_frames) +
-                             " frames with 1 - rho in [1e-10, 1e-5]",
+               settings,
+               "fitted rate " + num(fitted, 8) + " over the " + std::to_string(m.rate_frames) +
+                   " frames with 1 - rho in [1e-10, 1e-5]",
                num(rate, 8), "relative error <= " + num(kRateTolerance),
                std::isfinite(fitted) && std::abs(fitted / rate - 1.0) <= kRateTolerance ? "holds"
-               : std::isfinite(fitted)                                                   ? "fails"
-                                                                                         : "inconclusive"});
+               : std::isfinite(fitted)                                                  ? "fails"
+                                                                                        : "inconclusive"});
       }
     });
 
@@ -157,8 +163,8 @@ void attention_models(Builder& b) {
       for (const RowMatrix& bh : b_h) e += (theta * bh * theta.transpose()).array().exp().sum();
       return e;
     };
-    const ParticleRun run = run_particles(engine, spec, QkvSource::layers({m}), uniform_tokens(tokens, dim, 1.0, 4), times,
-                                          1e-11, 1e-13);
+    const ParticleRun run =
+        run_particles(engine, spec, QkvSource::layers({m}), uniform_tokens(tokens, dim, 1.0, 4), times, 1e-11, 1e-13);
     const bool complete = run.status == RunStatus::ok && run.frames.size() == times.size();
     double worst = -std::numeric_limits<double>::infinity(), rise = 0.0;
     if (complete) {
@@ -171,8 +177,9 @@ void attention_models(Builder& b) {
       }
       rise = previous / first;
     }
-    const double gradient = complete ? heads_gradient_deviation(engine, spec, QkvSource::layers({m}), b_h, run.frames, times)
-                                     : std::numeric_limits<double>::quiet_NaN();
+    const double gradient = complete
+                                ? heads_gradient_deviation(engine, spec, QkvSource::layers({m}), b_h, run.frames, times)
+                                : std::numeric_limits<double>::quiet_NaN();
     b.row({"attention-heads3-uniform-energy",
            "Three heads, uniform normalizer (USA), Q_h = I, K_h = V_h = B_h symmetric positive definite: "
            "the flow is the gradient flow dx_j/dt = P_j grad_j E / (2 beta n) of "
@@ -180,12 +187,14 @@ void attention_models(Builder& b) {
            "normdyn run with model.scheme = \"post\", model.n = 8, model.d = 3, model.beta = 1, model.heads = 3, "
            "attention.normalizer = \"uniform\", model.qkv = \"file\" holding Q_h = I, K_h = V_h = I + S_h/(2|S_h|) "
            "(S_h the symmetric part of a Gaussian matrix, seeds 11, 12, 13), init.seed = 4, solver.t_end = 20",
-           complete ? "largest relative decrease of E between consecutive frames: " + num(worst, 3) + "; E grew by a factor " +
-                          num(rise, 4) + "; velocity against P_j grad_j E/(2 beta n) (gradient by central differences in "
-                          "the row, every 20th frame): largest relative deviation " + num(gradient, 3)
+           complete ? "largest relative decrease of E between consecutive frames: " + num(worst, 3) +
+                          "; E grew by a factor " + num(rise, 4) +
+                          "; velocity against P_j grad_j E/(2 beta n) (gradient by central differences in "
+                          "the row, every 20th frame): largest relative deviation " +
+                          num(gradient, 3)
                     : "the run ended with status " + std::string(to_string(run.status)),
-           "<= 0 (non-decreasing); deviation 0", "largest relative decrease <= " + num(kEnergyTolerance) + ", deviation <= " +
-               num(kGradientTolerance),
+           "<= 0 (non-decreasing); deviation 0",
+           "largest relative decrease <= " + num(kEnergyTolerance) + ", deviation <= " + num(kGradientTolerance),
            complete && worst <= kEnergyTolerance && gradient <= kGradientTolerance ? "holds" : "fails"});
   });
 
@@ -215,9 +224,11 @@ void attention_models(Builder& b) {
       }
       const reference::Head head = reference::identity_head(dim, 1.0, reference::Weights::sinkhorn);
       const double deviation =
-          complete ? reference::velocity_deviation(engine, spec, QkvSource::identity(), run.frames, times, 10,
-                                                   [&](const Tokens& f) { return reference::tangential(f.theta, reference::output(head, f.theta)); })
-                   : std::numeric_limits<double>::quiet_NaN();
+          complete
+              ? reference::velocity_deviation(
+                    engine, spec, QkvSource::identity(), run.frames, times, 10,
+                    [&](const Tokens& f) { return reference::tangential(f.theta, reference::output(head, f.theta)); })
+              : std::numeric_limits<double>::quiet_NaN();
       b.row({"attention-sinkhorn-hemisphere-seed" + std::to_string(seed),
              "Sinkhorn attention (doubly stochastic weights), V = I: tokens in an open hemisphere about w collapse to "
              "one point, and min_i <w, x_i> never decreases (Post-LN, Q = K = V = I, n = 16, d = 3, beta = 1); the "
@@ -228,9 +239,11 @@ void attention_models(Builder& b) {
              complete ? "min_i <w, x_i> went from " + num(least_start, 4) + " and fell by at most " + num(fall, 3) +
                             " between frames; at t = 40 every token within " + num(spread, 3) +
                             " of the mean direction; velocity against the row's Sinkhorn weights (every 10th frame): "
-                            "largest relative deviation " + num(deviation, 3)
+                            "largest relative deviation " +
+                            num(deviation, 3)
                       : "the run ended with status " + std::string(to_string(run.status)),
-             "0, 0 and 0", "fall <= " + num(kHemisphereTolerance) + ", collapse <= " + num(kCollapseTolerance) +
+             "0, 0 and 0",
+             "fall <= " + num(kHemisphereTolerance) + ", collapse <= " + num(kCollapseTolerance) +
                  " at t = 40, velocity deviation <= " + num(kVelocityTolerance),
              complete && fall <= kHemisphereTolerance && spread <= kCollapseTolerance && deviation <= kVelocityTolerance
                  ? "holds"
@@ -264,12 +277,16 @@ void attention_models(Builder& b) {
            "diag(u) e^{beta <Q x_i, K x_j>} diag(v) with every row and column summing to 1 (Gaussian Q, K, V = I, "
            "n = d = 6)",
            "normdyn run with model.scheme = \"pre\", model.n = 6, model.d = 6, model.beta = 1, attention.normalizer = "
-           "\"sinkhorn\", model.qkv = \"file\" holding Q, K of model.qkv = \"gaussian\" with model.qkv_seed = 3 and V = I, "
+           "\"sinkhorn\", model.qkv = \"file\" holding Q, K of model.qkv = \"gaussian\" with model.qkv_seed = 3 and V "
+           "= I, "
            "init.seed = 3; the weights solved from the velocity at t = 0",
            "largest |row sum - 1| " + num(rows, 3) + ", |column sum - 1| " + num(columns, 3) +
-               "; largest difference from the row's own Sinkhorn weights " + num(off, 3) + " (condition number of the "
-               "tokens " + num(condition, 3) + ")",
-           "0, 0 and 0", "each <= " + num(kDoublyStochasticTolerance) + " (attention.sinkhorn_tol = 1e-12 and the read-back)",
+               "; largest difference from the row's own Sinkhorn weights " + num(off, 3) +
+               " (condition number of the "
+               "tokens " +
+               num(condition, 3) + ")",
+           "0, 0 and 0",
+           "each <= " + num(kDoublyStochasticTolerance) + " (attention.sinkhorn_tol = 1e-12 and the read-back)",
            ok ? "holds" : "fails"});
   });
 
@@ -292,33 +309,40 @@ void attention_models(Builder& b) {
         const bool complete = run.status == RunStatus::ok && run.frames.size() == times.size();
         double first_moved = 0.0, distance = 0.0, deviation = std::numeric_limits<double>::quiet_NaN();
         if (complete) {
-          for (const Tokens& f : run.frames) first_moved = std::max(first_moved, (f.theta.row(0) - start.theta.row(0)).norm());
+          for (const Tokens& f : run.frames)
+            first_moved = std::max(first_moved, (f.theta.row(0) - start.theta.row(0)).norm());
           distance = (run.frames.back().theta.rowwise() - start.theta.row(0)).rowwise().norm().maxCoeff();
           const reference::Head head{m.Q, m.K, m.V, 1.0, true, alibi, reference::Weights::softmax};
-          deviation = reference::velocity_deviation(engine, spec, QkvSource::layers({m}), run.frames, times, 4, [&](const Tokens& f) {
-            return reference::tangential(f.theta, reference::output(head, f.theta));
-          });
+          deviation = reference::velocity_deviation(
+              engine, spec, QkvSource::layers({m}), run.frames, times, 4,
+              [&](const Tokens& f) { return reference::tangential(f.theta, reference::output(head, f.theta)); });
         }
         const std::string with = alibi > 0.0 ? " and ALiBi b_ij = -4 |i - j|/n" : "";
-        b.row({std::string(alibi > 0.0 ? "attention-causal-alibi-v-identity-seed" : "attention-causal-v-identity-seed") +
-                   std::to_string(seed),
-               "Causal attention" + with + ", V = I (Karagodin, Polyanskiy and Rigollet 2024, Theorem 4.1 [P, abstract]" +
-                   (alibi > 0.0 ? "; with the bias by the theorem's argument, which needs only positive weights" : "") +
-                   "): the first token stays at x_1(0) and every token converges to it; the velocity is P_x of the causal "
-                   "softmax attention (Post-LN, Q and K Gaussian, n = 6, d = 3, beta = 1)",
-               "normdyn run with model.scheme = \"post\", model.n = 6, model.d = 3, model.beta = 1, attention.mask = \"causal\", " +
-                   std::string(alibi > 0.0 ? "attention.bias = \"alibi\", attention.alibi_slope = 4, " : "") +
-                   "model.qkv = \"file\" holding Q, K of model.qkv = \"gaussian\" with model.qkv_seed = " + std::to_string(seed) +
-                   " and V = I, init.kind = \"uniform\", init.seed = " + std::to_string(seed) + ", solver.t_end = 80",
-               complete ? "first token moved by at most " + num(first_moved, 3) + "; at t = 80 every token within " +
-                              num(distance, 3) + " of x_1(0); velocity against the row's causal softmax" +
-                              (alibi > 0.0 ? " with ALiBi" : "") + " (every 4th frame): largest relative deviation " +
-                              num(deviation, 3)
-                        : "the run ended with status " + std::string(to_string(run.status)),
-               "0, 0 and 0", "first token unmoved (<= 1e-14), every token within " + num(kCausalTolerance) +
-                                 " at t = 80, velocity deviation <= " + num(kVelocityTolerance),
-               complete && first_moved <= 1e-14 && distance <= kCausalTolerance && deviation <= kVelocityTolerance ? "holds"
-                                                                                                                   : "fails"});
+        b.row(
+            {std::string(alibi > 0.0 ? "attention-causal-alibi-v-identity-seed" : "attention-causal-v-identity-seed") +
+                 std::to_string(seed),
+             "Causal attention" + with + ", V = I (Karagodin, Polyanskiy and Rigollet 2024, Theorem 4.1 [P, abstract]" +
+                 (alibi > 0.0 ? "; with the bias by the theorem's argument, which needs only positive weights" : "") +
+                 "): the first token stays at x_1(0) and every token converges to it; the velocity is P_x of the "
+                 "causal "
+                 "softmax attention (Post-LN, Q and K Gaussian, n = 6, d = 3, beta = 1)",
+             "normdyn run with model.scheme = \"post\", model.n = 6, model.d = 3, model.beta = 1, attention.mask = "
+             "\"causal\", " +
+                 std::string(alibi > 0.0 ? "attention.bias = \"alibi\", attention.alibi_slope = 4, " : "") +
+                 "model.qkv = \"file\" holding Q, K of model.qkv = \"gaussian\" with model.qkv_seed = " +
+                 std::to_string(seed) + " and V = I, init.kind = \"uniform\", init.seed = " + std::to_string(seed) +
+                 ", solver.t_end = 80",
+             complete ? "first token moved by at most " + num(first_moved, 3) + "; at t = 80 every token within " +
+                            num(distance, 3) + " of x_1(0); velocity against the row's causal softmax" +
+                            (alibi > 0.0 ? " with ALiBi" : "") + " (every 4th frame): largest relative deviation " +
+                            num(deviation, 3)
+                      : "the run ended with status " + std::string(to_string(run.status)),
+             "0, 0 and 0",
+             "first token unmoved (<= 1e-14), every token within " + num(kCausalTolerance) +
+                 " at t = 80, velocity deviation <= " + num(kVelocityTolerance),
+             complete && first_moved <= 1e-14 && distance <= kCausalTolerance && deviation <= kVelocityTolerance
+                 ? "holds"
+                 : "fails"});
       }
   });
 }

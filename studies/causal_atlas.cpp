@@ -47,7 +47,8 @@ void causal_atlas(Builder& b) {
   const Index n = 8, d = 3;
   const double t_end = 80.0;
   const std::vector<double> times = linear_times(t_end, 80);
-  const std::vector<std::uint64_t> seeds = o.quick ? std::vector<std::uint64_t>{1, 2, 3} : std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6};
+  const std::vector<std::uint64_t> seeds =
+      o.quick ? std::vector<std::uint64_t>{1, 2, 3} : std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6};
   for (const bool simple : {true, false})
     b.study(std::string("causal atlas: ") + (simple ? "simple" : "double") + " top eigenvalue of V", [&] {
       const Eigen::Vector3d lambda = simple ? Eigen::Vector3d(1.0, 0.3, -0.5) : Eigen::Vector3d(1.0, 1.0, -0.5);
@@ -86,27 +87,36 @@ void causal_atlas(Builder& b) {
         }
         const std::string s = std::to_string(seed);
         const std::string verdict = !complete || first > kAtlasFirstTokenTolerance ? "fails"
-                                    : limit <= kAtlasLimitTolerance               ? "holds"
+                                    : limit <= kAtlasLimitTolerance                ? "holds"
                                                                                    : "differs";
-        b.row({std::string("causal-atlas-") + (simple ? "simple" : "double") + "-seed" + s,
-               std::string("Causal attention, V with ") +
-                   (simple ? "a simple positive top eigenvalue (eigenvector xi): every token tends to +xi or -xi"
-                           : "a double positive top eigenvalue (eigenspace L): every token tends to P_L x_1(0)/|P_L x_1(0)|") +
-                   " (Karagodin, Polyanskiy and Rigollet 2024, Table 1 [S]); the first token follows e^{tV} x_1(0)/|e^{tV} "
-                   "x_1(0)| (their Lemma 3.1) (Post-LN, Q and K Gaussian, n = 8, d = 3, beta = 1)",
-               "normdyn run with model.scheme = \"post\", model.n = 8, model.d = 3, model.beta = 1, attention.mask = \"causal\", "
-               "model.qkv = \"file\" holding Q, K of model.qkv = \"gaussian\" with model.qkv_seed = " + s +
-                   " and V = R diag(" + (simple ? "1, 0.3, -0.5" : "1, 1, -0.5") +
-                   ") R^T (R the rotation of the row's source from seed " + s + "), init.seed = " + s + ", solver.t_end = 80",
-               complete ? "first token against the closed form: " + num(first, 3) + " (largest over 81 frames); at t = 80 every "
-                              "token within " + num(limit, 3) + " of its limit" +
-                              (simple ? " (" + std::to_string(plus) + " at +xi, " + std::to_string(n - plus) + " at -xi)" : "")
-                        : "the run ended with " + run_ending(run),
-               "0 and 0",
-               "first token within " + num(kAtlasFirstTokenTolerance) + " (else fails); limits within " +
-                   num(kAtlasLimitTolerance) + " at t = 80 (else differs: the atlas is a conjecture quoted from a secondary "
-                   "source)",
-               verdict});
+        b.row(
+            {std::string("causal-atlas-") + (simple ? "simple" : "double") + "-seed" + s,
+             std::string("Causal attention, V with ") +
+                 (simple ? "a simple positive top eigenvalue (eigenvector xi): every token tends to +xi or -xi"
+                         : "a double positive top eigenvalue (eigenspace L): every token tends to P_L x_1(0)/|P_L "
+                           "x_1(0)|") +
+                 " (Karagodin, Polyanskiy and Rigollet 2024, Table 1 [S]); the first token follows e^{tV} "
+                 "x_1(0)/|e^{tV} "
+                 "x_1(0)| (their Lemma 3.1) (Post-LN, Q and K Gaussian, n = 8, d = 3, beta = 1)",
+             "normdyn run with model.scheme = \"post\", model.n = 8, model.d = 3, model.beta = 1, attention.mask = "
+             "\"causal\", "
+             "model.qkv = \"file\" holding Q, K of model.qkv = \"gaussian\" with model.qkv_seed = " +
+                 s + " and V = R diag(" + (simple ? "1, 0.3, -0.5" : "1, 1, -0.5") +
+                 ") R^T (R the rotation of the row's source from seed " + s + "), init.seed = " + s +
+                 ", solver.t_end = 80",
+             complete
+                 ? "first token against the closed form: " + num(first, 3) +
+                       " (largest over 81 frames); at t = 80 every "
+                       "token within " +
+                       num(limit, 3) + " of its limit" +
+                       (simple ? " (" + std::to_string(plus) + " at +xi, " + std::to_string(n - plus) + " at -xi)" : "")
+                 : "the run ended with " + run_ending(run),
+             "0 and 0",
+             "first token within " + num(kAtlasFirstTokenTolerance) + " (else fails); limits within " +
+                 num(kAtlasLimitTolerance) +
+                 " at t = 80 (else differs: the atlas is a conjecture quoted from a secondary "
+                 "source)",
+             verdict});
       }
     });
 }

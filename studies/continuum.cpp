@@ -82,11 +82,16 @@ Tokens depth_network(const Scheme& scheme, Tokens x, double beta, double h, int 
     for (Index j = 0; j < x.n(); ++j) {
       const Eigen::RowVectorXd aj = a.row(j), th = x.theta.row(j);
       Eigen::RowVectorXd y;
-      if (key == "peri") y = x.r(j) * th + h * aj / aj.norm();
-      else if (radius) y = x.r(j) * th + h * aj;
-      else if (const auto* g = std::get_if<NGPT>(&scheme)) y = th + h * g->alpha / std::pow(1.0 + t, g->alpha_decay) * (aj / aj.norm() - th);
-      else if (key == "cod") y = th + h * aj / std::sqrt(t + 1.0);
-      else y = th + h * aj;
+      if (key == "peri")
+        y = x.r(j) * th + h * aj / aj.norm();
+      else if (radius)
+        y = x.r(j) * th + h * aj;
+      else if (const auto* g = std::get_if<NGPT>(&scheme))
+        y = th + h * g->alpha / std::pow(1.0 + t, g->alpha_decay) * (aj / aj.norm() - th);
+      else if (key == "cod")
+        y = th + h * aj / std::sqrt(t + 1.0);
+      else
+        y = th + h * aj;
       x.theta.row(j) = y / y.norm();
       if (radius) x.r(j) = y.norm();
     }
@@ -124,7 +129,8 @@ void continuum_depth(Builder& b) {
       const ParticleRun ode = run_particles(b.engine(), spec, QkvSource::identity(), start, {0.0, depth}, tight(1e-12));
       std::vector<double> steps, errors;
       double maps = 0.0;
-      std::string problem = ode.status == RunStatus::ok && ode.frames.size() == 2 ? "" : "the ODE run ended with " + run_ending(ode);
+      std::string problem =
+          ode.status == RunStatus::ok && ode.frames.size() == 2 ? "" : "the ODE run ended with " + run_ending(ode);
       const auto distance = [&](const Tokens& p, const Tokens& q) {
         double err = 0.0;
         for (Index j = 0; j < n; ++j) err = std::max(err, (p.r(j) * p.theta.row(j) - q.r(j) * q.theta.row(j)).norm());
@@ -145,9 +151,10 @@ void continuum_depth(Builder& b) {
         steps.push_back(h);
         errors.push_back(distance(mine, ode.frames.back()));
       }
-      const double order = problem.empty() ? loglog_slope(std::vector<double>(steps.end() - std::ptrdiff_t(fitted), steps.end()),
-                                                          std::vector<double>(errors.end() - std::ptrdiff_t(fitted), errors.end()))
-                                           : std::numeric_limits<double>::quiet_NaN();
+      const double order = problem.empty()
+                               ? loglog_slope(std::vector<double>(steps.end() - std::ptrdiff_t(fitted), steps.end()),
+                                              std::vector<double>(errors.end() - std::ptrdiff_t(fitted), errors.end()))
+                               : std::numeric_limits<double>::quiet_NaN();
       std::string hs;
       for (double h : steps) hs += (hs.empty() ? "" : ", ") + num(h, 4);
       b.row({"7-depth-" + key,
@@ -157,12 +164,13 @@ void continuum_depth(Builder& b) {
              "normdyn run with model.scheme = \"" + key + "\"" + (key == "mix" ? ", model.tau = 1" : "") +
                  ", model.n = " + std::to_string(n) +
                  ", model.d = 3, model.beta = 2, init.kind = \"uniform\", init.seed = 1 (radii 0.8..1.2 in token "
-                 "order), solver.t_end = 2, solver.method = \"discrete\", solver.dt = h (h = " + hs +
-                 "), against solver.method = \"dopri5\", solver.rtol = 1e-12",
-             problem.empty() ? "max_j |x_j(network) - x_j(ODE)| at T = 2, the row's network against the engine's ODE: " +
-                                   series(steps, errors, "h", "error") + "; fitted order over the " + std::to_string(fitted) +
-                                   " finest h: " + num(order, 4) + "; the library's network against the row's: " + num(maps, 3)
-                             : problem,
+                 "order), solver.t_end = 2, solver.method = \"discrete\", solver.dt = h (h = " +
+                 hs + "), against solver.method = \"dopri5\", solver.rtol = 1e-12",
+             problem.empty()
+                 ? "max_j |x_j(network) - x_j(ODE)| at T = 2, the row's network against the engine's ODE: " +
+                       series(steps, errors, "h", "error") + "; fitted order over the " + std::to_string(fitted) +
+                       " finest h: " + num(order, 4) + "; the library's network against the row's: " + num(maps, 3)
+                 : problem,
              "order 1 (the layer maps are explicit Euler steps of the flow up to O(h^2) per layer); the same maps",
              "|order - 1| < 0.1 (measured " + (problem.empty() ? num(std::abs(order - 1.0), 3) : "-") +
                  "), the library's network within " + num(kDepthMapTolerance) + " of the row's",
@@ -237,13 +245,15 @@ void continuum_mean_field(Builder& b) {
                  kBumpsConfig + ", init.sampling = \"" + key + "\"" +
                  (on_grid ? "" : ", init.seed = 1.." + std::to_string(seeds)) +
                  ", solver.t_end = 3, solver.rtol = 1e-7, against model.kind = \"meanfield\", meanfield.grid = " +
-                 std::to_string(grid) + ", solver.rtol = 1e-10; W1 on the circle at t = 3 (analysis::wasserstein1_circle)",
+                 std::to_string(grid) +
+                 ", solver.rtol = 1e-10; W1 on the circle at t = 3 (analysis::wasserstein1_circle)",
              problem.empty() ? std::string(on_grid ? "W1: " : "W1 (mean over " + std::to_string(seeds) + " seeds): ") +
                                    series(sizes, distances, "n", "W1") + "; fitted W1 ~ n^-" + num(rate, 4)
                              : problem,
-             on_grid ? "n^-1: W1 of the start is O(1/n) (cell-mass atoms) and the flow is W1-Lipschitz over [0, t] "
-                       "(Dobrushin stability), so the rate at t is the start's"
-                     : "n^-1/2: the Monte-Carlo rate of i.i.d. samples in W1 on the circle, kept by Dobrushin stability",
+             on_grid
+                 ? "n^-1: W1 of the start is O(1/n) (cell-mass atoms) and the flow is W1-Lipschitz over [0, t] "
+                   "(Dobrushin stability), so the rate at t is the start's"
+                 : "n^-1/2: the Monte-Carlo rate of i.i.d. samples in W1 on the circle, kept by Dobrushin stability",
              "|rate - " + num(expected) + "| < " + num(slack) + " (measured " +
                  (problem.empty() ? num(std::abs(rate - expected), 3) : "-") + ")",
              problem.empty() && std::abs(rate - expected) < slack ? "holds" : "fails"});
@@ -261,7 +271,8 @@ void continuum_grid(Builder& b) {
     const std::vector<double> start_rho_ref = cell_averages(Density::perturbed_uniform(2, 0.5), reference);
     MeanFieldCircle ref(post_meanfield(beta, reference));
     StateRecorder fine;
-    const IntegrationResult rr = integrate(ref, ref.initial_state(start_rho_ref, 1.0, 0.0), 0.0, times, tight(1e-11), fine);
+    const IntegrationResult rr =
+        integrate(ref, ref.initial_state(start_rho_ref, 1.0, 0.0), 0.0, times, tight(1e-11), fine);
     std::vector<double> sizes, errors;
     std::string problem = rr.status == RunStatus::ok && fine.states.size() == 1
                               ? ""
@@ -269,8 +280,9 @@ void continuum_grid(Builder& b) {
     for (std::int64_t m = 64; m <= top && problem.empty(); m *= 2) {
       MeanFieldCircle s(post_meanfield(beta, m));
       StateRecorder x;
-      const IntegrationResult r = integrate(s, s.initial_state(cell_averages(Density::perturbed_uniform(2, 0.5), m), 1.0, 0.0),
-                                            0.0, times, tight(1e-11), x);
+      const IntegrationResult r =
+          integrate(s, s.initial_state(cell_averages(Density::perturbed_uniform(2, 0.5), m), 1.0, 0.0), 0.0, times,
+                    tight(1e-11), x);
       if (r.status != RunStatus::ok || x.states.size() != 1) {
         problem = "M = " + std::to_string(m) + ": status " + std::string(to_string(r.status));
         break;
@@ -282,10 +294,13 @@ void continuum_grid(Builder& b) {
     b.row({"7-meanfield-grid-post",
            "Mean-field solver (Post-LN, d = 2, beta = 4): convergence under grid refinement of the finite-volume "
            "scheme (van Leer limiter)",
-           "normdyn run with model.kind = \"meanfield\", model.beta = 4, init.kind = \"perturbed_uniform\", init.mode = 2, "
-           "init.amplitude = 0.5, solver.t_end = 2, solver.rtol = 1e-11, meanfield.grid = 64..." + std::to_string(top) +
-               " against meanfield.grid = " + std::to_string(reference) + "; L1 of the cell averages at t = 2",
-           problem.empty() ? "L1 error: " + series(sizes, errors, "M", "L1") + "; fitted order " + num(order, 4) : problem,
+           "normdyn run with model.kind = \"meanfield\", model.beta = 4, init.kind = \"perturbed_uniform\", init.mode "
+           "= 2, "
+           "init.amplitude = 0.5, solver.t_end = 2, solver.rtol = 1e-11, meanfield.grid = 64..." +
+               std::to_string(top) + " against meanfield.grid = " + std::to_string(reference) +
+               "; L1 of the cell averages at t = 2",
+           problem.empty() ? "L1 error: " + series(sizes, errors, "M", "L1") + "; fitted order " + num(order, 4)
+                           : problem,
            "order 2 (limited linear reconstruction; the solution stays smooth)",
            "|order - 2| < 0.2 (measured " + (problem.empty() ? num(std::abs(order - 2.0), 3) : "-") + ")",
            problem.empty() && std::abs(order - 2.0) < 0.2 ? "holds" : "fails"});

@@ -14,15 +14,18 @@ double equiangular_rate(bool softmax, double n, double beta, double rho) {
   return softmax ? 2.0 * e * grow / (std::exp(beta) + (n - 1.0) * e) : 2.0 / n * e * grow;
 }
 
-std::vector<double> equiangular_theory(bool softmax, double n, double beta, double rho0, const std::vector<double>& times) {
+std::vector<double> equiangular_theory(bool softmax, double n, double beta, double rho0,
+                                       const std::vector<double>& times) {
   std::vector<double> out{rho0};
   double rho = rho0;
   for (std::size_t i = 1; i < times.size(); ++i) {
     const int steps = std::max(1, static_cast<int>(std::ceil((times[i] - times[i - 1]) / 1e-4)));
     const double h = (times[i] - times[i - 1]) / steps;
     for (int s = 0; s < steps; ++s) {
-      const double k1 = equiangular_rate(softmax, n, beta, rho), k2 = equiangular_rate(softmax, n, beta, rho + h / 2 * k1),
-                   k3 = equiangular_rate(softmax, n, beta, rho + h / 2 * k2), k4 = equiangular_rate(softmax, n, beta, rho + h * k3);
+      const double k1 = equiangular_rate(softmax, n, beta, rho),
+                   k2 = equiangular_rate(softmax, n, beta, rho + h / 2 * k1),
+                   k3 = equiangular_rate(softmax, n, beta, rho + h / 2 * k2),
+                   k4 = equiangular_rate(softmax, n, beta, rho + h * k3);
       rho += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
     }
     out.push_back(rho);
@@ -89,8 +92,9 @@ EquiangularStudy equiangular_study(const EquiangularStudyRequest& request) {
 nlohmann::json to_json(const EquiangularStudy& study) {
   const EquiangularStudyRequest& r = study.request;
   nlohmann::json j;
-  j["parameters"] = {{"n", r.n},         {"d", r.d > 0 ? r.d : r.n}, {"beta", r.beta},     {"rho0", r.rho0},
-                     {"normalizer", r.normalizer}, {"t_end", r.t_end}, {"samples", r.samples}, {"scheme", "post"}};
+  j["parameters"] = {
+      {"n", r.n},         {"d", r.d > 0 ? r.d : r.n}, {"beta", r.beta},  {"rho0", r.rho0}, {"normalizer", r.normalizer},
+      {"t_end", r.t_end}, {"samples", r.samples},     {"scheme", "post"}};
   j["t"] = study.t;
   j["rho_theory"] = study.rho_theory;
   j["rho_particles"] = study.rho_particles;

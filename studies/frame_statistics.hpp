@@ -26,8 +26,8 @@ class FrameStatistics final : public Recorder {
       : clusters_(clusters), beta_(beta), epsilon_(cluster_epsilon) {}
 
   std::vector<double> t, one_minus_cos, mean_radius, mean_square_radius, angle;  // angle[0] is NaN (no previous frame)
-  std::vector<std::int64_t> cluster_count;                   // with `clusters`
-  std::vector<double> energy;                                // normalized energy E/(n² e^β), with `clusters`
+  std::vector<std::int64_t> cluster_count;                                       // with `clusters`
+  std::vector<double> energy;  // normalized energy E/(n² e^β), with `clusters`
   RunSummary summary;
 
   void begin(const RunLayout& layout) override { samples_ = layout.sample_times.size(); }

@@ -109,13 +109,15 @@ void long_context(Builder& b) {
           const RowMatrix attention = v.theta + v.r.asDiagonal() * start.theta;
           for (const int alpha : {0, 1}) {
             const RowMatrix out = attention + double(alpha) * start.theta;
-            worst[alpha] = std::max(worst[alpha], simplex_layer::worst_pair(out, simplex_layer::finite_n_cosine(nn, rho, gamma, alpha)));
+            worst[alpha] = std::max(
+                worst[alpha], simplex_layer::worst_pair(out, simplex_layer::finite_n_cosine(nn, rho, gamma, alpha)));
             measured[alpha].push_back(simplex_layer::mean_pair(out));
           }
         }
         for (const int alpha : {0, 1}) {
           worst_exact = std::max(worst_exact, worst[alpha]);
-          const double limit = simplex_layer::limit_cosine(rho, regime.gamma_ratio, alpha), expected = simplex_layer::limit_exponent(regime.gamma_ratio, alpha);
+          const double limit = simplex_layer::limit_cosine(rho, regime.gamma_ratio, alpha),
+                       expected = simplex_layer::limit_exponent(regime.gamma_ratio, alpha);
           std::vector<double> distance;
           for (const double c : measured[alpha]) distance.push_back(std::abs(c - limit));
           bool falling = true;
@@ -124,32 +126,40 @@ void long_context(Builder& b) {
                                   std::log(double(sizes.back()) / double(sizes[sizes.size() - 2]));
           std::string seen;
           for (std::size_t i = 0; i < sizes.size(); ++i)
-            seen += (i ? ", " : "") + std::string("n = ") + std::to_string(sizes[i]) + ": " + num(measured[alpha][i], 8);
+            seen +=
+                (i ? ", " : "") + std::string("n = ") + std::to_string(sizes[i]) + ": " + num(measured[alpha][i], 8);
           const std::string what = alpha == 0 ? "the attention output alone" : "one Pre-LN layer x <- x + A(LN(X))";
-          b.row({"long-context-" + std::string(alpha == 0 ? "attention" : "layer") + "-rho" + num(rho, 2) + "-" + regime.name,
+          b.row({"long-context-" + std::string(alpha == 0 ? "attention" : "layer") + "-rho" + num(rho, 2) + "-" +
+                     regime.name,
                  "Long context (Chen, Lin, Polyanskiy and Rigollet 2025, simplex case), " + what +
                      " with beta_n = gamma log n, gamma = " + num(regime.gamma_ratio, 2) +
-                     " gamma_c (gamma_c = 1/(1 - rho)): the pairwise cosine of n equiangular tokens (rho = " + num(rho, 2) +
-                     ") tends to " + simplex_layer::limit_text(regime, alpha) + (alpha == 0 ? "" : " (the same computation with the residual)") +
+                     " gamma_c (gamma_c = 1/(1 - rho)): the pairwise cosine of n equiangular tokens (rho = " +
+                     num(rho, 2) + ") tends to " + simplex_layer::limit_text(regime, alpha) +
+                     (alpha == 0 ? "" : " (the same computation with the residual)") +
                      ", the distance falling like n^" + num(expected, 2),
-                 "normdyn run with model.scheme = \"pre\", model.n = model.d = 64, 256, 1024, model.beta = " + num(gamma, 6) +
-                     " log n, init.kind = \"equiangular\", init.rho = " + num(rho, 2) +
+                 "normdyn run with model.scheme = \"pre\", model.n = model.d = 64, 256, 1024, model.beta = " +
+                     num(gamma, 6) + " log n, init.kind = \"equiangular\", init.rho = " + num(rho, 2) +
                      ", solver.method = \"discrete\", solver.dt = 1, solver.t_end = 1" +
                      (alpha == 0 ? " (the row takes the layer's attention output A, before the residual)" : ""),
-                 "mean pairwise cosine " + seen + "; distance to the limit falling by n^" + num(exponent, 3) + " from n = 256 to 1024",
+                 "mean pairwise cosine " + seen + "; distance to the limit falling by n^" + num(exponent, 3) +
+                     " from n = 256 to 1024",
                  num(limit, 8) + ", n^" + num(expected, 2),
                  "the distance falls at every n, its exponent within " + num(simplex_layer::kExponentTolerance, 2) +
                      ", every cosine within " + num(simplex_layer::kLayerTolerance) + " of the finite-n closed form",
-                 falling && std::abs(exponent - expected) <= simplex_layer::kExponentTolerance && worst[alpha] <= simplex_layer::kLayerTolerance ? "holds"
-                                                                                                                  : "fails"});
+                 falling && std::abs(exponent - expected) <= simplex_layer::kExponentTolerance &&
+                         worst[alpha] <= simplex_layer::kLayerTolerance
+                     ? "holds"
+                     : "fails"});
         }
       }
       b.row({"long-context-finite-n-rho" + num(rho, 2),
-             "Long context, rho = " + num(rho, 2) + ": at every n the engine's layer output (with and without the residual) "
-             "is equiangular with the cosine (c^2 rho + 2cbs + b^2 ns)/(c^2 + 2cbs + b^2 ns) of the closed form",
+             "Long context, rho = " + num(rho, 2) +
+                 ": at every n the engine's layer output (with and without the residual) "
+                 "is equiangular with the cosine (c^2 rho + 2cbs + b^2 ns)/(c^2 + 2cbs + b^2 ns) of the closed form",
              "as the long-context-*-rho" + num(rho, 2) + "-* rows: n = 64, 256, 1024, gamma / gamma_c = 0.5, 1, 2",
              "largest |cos_ij - closed form| over every pair, n, gamma and residual: " + num(worst_exact, 3), "0",
-             "<= " + num(simplex_layer::kLayerTolerance), worst_exact <= simplex_layer::kLayerTolerance ? "holds" : "fails"});
+             "<= " + num(simplex_layer::kLayerTolerance),
+             worst_exact <= simplex_layer::kLayerTolerance ? "holds" : "fails"});
     });
 }
 

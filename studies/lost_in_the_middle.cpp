@@ -47,7 +47,9 @@ constexpr double kLitmGapErrors = 3.0, kLitmProfileErrors = 4.0, kLitmProfileRel
 constexpr int kLitmBinWidth = 7;  // tokens 1..63 in nine bins
 constexpr int kLitmChunk = 250;   // runs per ensemble member
 
-double litm_weight(int n) { return std::exp(-std::numbers::pi * std::numbers::pi * n * n / (2.0 * kLitmSharpness * kLitmSharpness)); }
+double litm_weight(int n) {
+  return std::exp(-std::numbers::pi * std::numbers::pi * n * n / (2.0 * kLitmSharpness * kLitmSharpness));
+}
 double litm_a(int n) { return double(n) * n * std::cyl_bessel_i(double(n), kLitmBeta); }
 
 // The closed form S_t(s) (t in the paper's time).
@@ -89,7 +91,8 @@ std::vector<std::vector<double>> litm_rk4(const std::vector<double>& th, double 
 // takes from Delta_0 to Delta (0 < Delta < Delta_0 < pi).
 double litm_pair_antiderivative(double delta) {
   const double w1 = 2.0 * std::pow(std::sin(delta / 2.0), 2), w2 = 2.0 * std::pow(std::cos(delta / 2.0), 2);
-  return 0.5 * (-std::exp(-kLitmBeta) * std::expint(kLitmBeta * w1) + std::exp(kLitmBeta) * std::expint(-kLitmBeta * w2));
+  return 0.5 *
+         (-std::exp(-kLitmBeta) * std::expint(kLitmBeta * w1) + std::exp(kLitmBeta) * std::expint(-kLitmBeta * w2));
 }
 
 double litm_wrap(double x) { return std::remainder(x, 2.0 * std::numbers::pi); }
@@ -143,18 +146,21 @@ void lost_in_the_middle(Builder& b) {
     if (complete)
       for (std::size_t f = 0; f < rk4.size(); ++f)
         for (Index j = 0; j < kLitmTokens; ++j)
-          worst = std::max(worst, std::abs(litm_wrap(reference::circle_angle(run.frames[f].theta.row(j)) - rk4[f][std::size_t(j)])));
-    const std::string command = std::string("normdyn run with ") + kLitmSettings +
-                                ", tokens j at pi {0.1, 0.7, 1.3, 1.9}[j mod 4] + 0.075 N(0,1) (seed 17), solver.t_end = 10, "
-                                "solver.rtol = 1e-10; t_paper = t / beta";
+          worst = std::max(
+              worst, std::abs(litm_wrap(reference::circle_angle(run.frames[f].theta.row(j)) - rk4[f][std::size_t(j)])));
+    const std::string command =
+        std::string("normdyn run with ") + kLitmSettings +
+        ", tokens j at pi {0.1, 0.7, 1.3, 1.9}[j mod 4] + 0.075 N(0,1) (seed 17), solver.t_end = 10, "
+        "solver.rtol = 1e-10; t_paper = t / beta";
     b.row({"lost-in-the-middle-dynamics",
            "ALiBi-causal USA on the circle (Duerinckx, Geshkovski and Rossi 2026; the authors' code) [P]: theta_j' = "
            "Z_j^{-1} sum_{k<j} e^{-lambda(j-k)/N} w_beta'(theta_j - theta_k), w_beta = e^{beta cos}, Z_j = sum_{k<j} "
            "e^{-lambda(j-k)/N}, is normdyn's strictly causal, ALiBi, uniform-normalizer flow in t = beta t_paper "
            "(N = 64, beta = 1, lambda = 1; RK4 in the row, h = 0.0025)",
            command,
-           complete ? "largest angle between the engine and the paper's ODE at t_paper = 0, 1, ..., 10: " + num(worst, 3)
-                    : "the run ended with status " + run_ending(run),
+           complete
+               ? "largest angle between the engine and the paper's ODE at t_paper = 0, 1, ..., 10: " + num(worst, 3)
+               : "the run ended with status " + run_ending(run),
            "0", "<= " + num(kLitmDynamicsTolerance), complete && worst <= kLitmDynamicsTolerance ? "holds" : "fails"});
 
     // The first two tokens: theta_1 fixed, Delta = theta_2 - theta_1 on its closed form.
@@ -164,8 +170,8 @@ void lost_in_the_middle(Builder& b) {
       const double delta0 = std::abs(litm_wrap(th[1] - th[0]));
       for (std::size_t f = 0; f < run.frames.size(); ++f) {
         first_moved = std::max(first_moved, (run.frames[f].theta.row(0) - start.theta.row(0)).norm());
-        const double delta =
-            std::abs(litm_wrap(reference::circle_angle(run.frames[f].theta.row(1)) - reference::circle_angle(run.frames[f].theta.row(0))));
+        const double delta = std::abs(litm_wrap(reference::circle_angle(run.frames[f].theta.row(1)) -
+                                                reference::circle_angle(run.frames[f].theta.row(0))));
         if (delta < 1e-4) continue;
         const double t_closed = litm_pair_antiderivative(delta) - litm_pair_antiderivative(delta0);
         worst_time = std::max(worst_time, std::abs(t_closed - times[f]));
@@ -228,7 +234,8 @@ void lost_in_the_middle(Builder& b) {
       const std::lock_guard guard(lock);
       for (int ti = 0; ti < LitmSums::kTimes; ++ti) {
         for (std::size_t m = 0; m < std::size_t(kLitmTokens); ++m)
-          total.sum[std::size_t(ti)][m] += mine.sum[std::size_t(ti)][m], total.square[std::size_t(ti)][m] += mine.square[std::size_t(ti)][m];
+          total.sum[std::size_t(ti)][m] += mine.sum[std::size_t(ti)][m],
+              total.square[std::size_t(ti)][m] += mine.square[std::size_t(ti)][m];
         for (std::size_t k = 0; k < std::size_t(LitmSums::kBins); ++k)
           total.bin_sum[std::size_t(ti)][k] += mine.bin_sum[std::size_t(ti)][k],
               total.bin_square[std::size_t(ti)][k] += mine.bin_square[std::size_t(ti)][k];
@@ -246,8 +253,8 @@ void lost_in_the_middle(Builder& b) {
     t_crit_num += litm_weight(n) * litm_a(n), t_crit_den += litm_weight(n) * litm_a(n) * litm_a(n);
   }
   const double t_crit = 2.0 * (1.0 - std::exp(-kLitmLambda)) * t_crit_num / t_crit_den;
-  const std::string command = "an ensemble of " + std::to_string(runs) + " runs, init.seed = 1.." + std::to_string(runs) +
-                              ", of normdyn run with " + kLitmSettings +
+  const std::string command = "an ensemble of " + std::to_string(runs) + " runs, init.seed = 1.." +
+                              std::to_string(runs) + ", of normdyn run with " + kLitmSettings +
                               ", init.kind = \"uniform\", solver.t_end = 2 (dopri5, rtol 1e-8); t_paper = t / beta; "
                               "M = 8, n_max = 20";
   const double n_tokens = double(kLitmTokens);
@@ -260,80 +267,99 @@ void lost_in_the_middle(Builder& b) {
       return std::pair{mean, std::sqrt(var / r)};
     };
     const auto [first, first_err] = mean_error(total.sum[std::size_t(ti)][1], total.square[std::size_t(ti)][1]);
-    const auto [last, last_err] =
-        mean_error(total.sum[std::size_t(ti)][std::size_t(kLitmTokens - 1)], total.square[std::size_t(ti)][std::size_t(kLitmTokens - 1)]);
+    const auto [last, last_err] = mean_error(total.sum[std::size_t(ti)][std::size_t(kLitmTokens - 1)],
+                                             total.square[std::size_t(ti)][std::size_t(kLitmTokens - 1)]);
     std::array<double, LitmSums::kBins> bin{}, bin_err{}, bin_theory{};
     int lowest = 0;
     for (int k = 0; k < LitmSums::kBins; ++k) {
       std::tie(bin[std::size_t(k)], bin_err[std::size_t(k)]) =
           mean_error(total.bin_sum[std::size_t(ti)][std::size_t(k)], total.bin_square[std::size_t(ti)][std::size_t(k)]);
-      for (int m = k * kLitmBinWidth + 1; m <= (k + 1) * kLitmBinWidth; ++m) bin_theory[std::size_t(k)] += litm_profile(t, m / n_tokens) / kLitmBinWidth;
+      for (int m = k * kLitmBinWidth + 1; m <= (k + 1) * kLitmBinWidth; ++m)
+        bin_theory[std::size_t(k)] += litm_profile(t, m / n_tokens) / kLitmBinWidth;
       if (bin[std::size_t(k)] < bin[std::size_t(lowest)]) lowest = k;
     }
     const double s_first = litm_profile(t, 1.0 / n_tokens), s_last = litm_profile(t, (n_tokens - 1.0) / n_tokens);
     const double low = bin[std::size_t(lowest)], low_err = bin_err[std::size_t(lowest)];
-    const double z_primacy = (first - low) / std::hypot(first_err, low_err), z_recency = (last - low) / std::hypot(last_err, low_err);
+    const double z_primacy = (first - low) / std::hypot(first_err, low_err),
+                 z_recency = (last - low) / std::hypot(last_err, low_err);
     // One minimum: no significant rise before the lowest bin, no significant fall after it.
     bool one_minimum = lowest > 0 && lowest + 1 < LitmSums::kBins;
     for (int k = 1; k < LitmSums::kBins; ++k) {
-      const double step = bin[std::size_t(k)] - bin[std::size_t(k - 1)], err = std::hypot(bin_err[std::size_t(k)], bin_err[std::size_t(k - 1)]);
-      if ((k <= lowest && step > kLitmGapErrors * err) || (k > lowest && step < -kLitmGapErrors * err)) one_minimum = false;
+      const double step = bin[std::size_t(k)] - bin[std::size_t(k - 1)],
+                   err = std::hypot(bin_err[std::size_t(k)], bin_err[std::size_t(k - 1)]);
+      if ((k <= lowest && step > kLitmGapErrors * err) || (k > lowest && step < -kLitmGapErrors * err))
+        one_minimum = false;
     }
     std::string profile;
     for (int k = 0; k < LitmSums::kBins; ++k)
       profile += (k ? ", " : "") + num(bin[std::size_t(k)], 3) + " +- " + num(bin_err[std::size_t(k)], 2);
     const bool have = total.failed == 0 && total.runs > 1;
     const std::string ended = "runs that did not complete: " + std::to_string(total.failed) + " (" + total.ending + ")";
-    const std::string smallness = "t_paper max_n a_n = " + num(t * a_max, 4) + " <= min(3 - sqrt 3, 2(1 - e^-lambda)) = " +
-                                  num(condition, 4) + " (code's t_crit = " + num(t_crit, 4) + ")";
+    const std::string smallness = "t_paper max_n a_n = " + num(t * a_max, 4) +
+                                  " <= min(3 - sqrt 3, 2(1 - e^-lambda)) = " + num(condition, 4) +
+                                  " (code's t_crit = " + num(t_crit, 4) + ")";
     std::string verdict = "fails";
     if (have) {
-      if (z_primacy < -kLitmGapErrors || z_recency < -kLitmGapErrors) verdict = "fails";
-      else if (z_primacy > kLitmGapErrors && z_recency > kLitmGapErrors && one_minimum) verdict = "holds";
-      else verdict = "inconclusive";
+      if (z_primacy < -kLitmGapErrors || z_recency < -kLitmGapErrors)
+        verdict = "fails";
+      else if (z_primacy > kLitmGapErrors && z_recency > kLitmGapErrors && one_minimum)
+        verdict = "holds";
+      else
+        verdict = "inconclusive";
     }
-    b.row({"lost-in-the-middle-profile-" + tag,
-           "Retrieval accuracy A_N(t, s) = sqrt(pi/2)/M + sqrt(2 pi)/(M N) S(s) is U-shaped in s (primacy, recency, one "
-           "interior minimum) for iid uniform tokens while t a_n <= min(3 - sqrt 3, 2(1 - e^-lambda)) (Duerinckx, "
-           "Geshkovski and Rossi 2026) [S]; t_paper = " + num(t) + " = t / beta, N = 64, beta = 1, lambda = 1, M = 8",
-           command,
-           have ? "S estimated from N (A_N - sqrt(pi/2)/M) M / sqrt(2 pi) over " + std::to_string(total.runs) + " runs: token 1 " +
-                      num(first, 4) + " +- " + num(first_err, 2) + ", token 63 " + num(last, 4) + " +- " + num(last_err, 2) +
-                      ", bins of 7 tokens [" + profile + "], lowest bin " + std::to_string(lowest + 1) + " of 9; primacy " +
-                      num(z_primacy, 3) + " and recency " + num(z_recency, 3) + " standard errors; " + smallness
-                : ended,
-           "S_t: token 1 " + num(s_first, 4) + ", lowest bin " + num(*std::min_element(bin_theory.begin(), bin_theory.end()), 4) +
-               ", token 63 " + num(s_last, 4),
-           "tokens 1 and 63 above the lowest bin by more than " + num(kLitmGapErrors) +
-               " standard errors, the lowest bin interior and no significant fall after it or rise before it; a reversed gap fails; "
-               "else inconclusive (the profile is an O(1/N) correction: about 1e5 runs resolve it)",
-           verdict});
+    b.row(
+        {"lost-in-the-middle-profile-" + tag,
+         "Retrieval accuracy A_N(t, s) = sqrt(pi/2)/M + sqrt(2 pi)/(M N) S(s) is U-shaped in s (primacy, recency, one "
+         "interior minimum) for iid uniform tokens while t a_n <= min(3 - sqrt 3, 2(1 - e^-lambda)) (Duerinckx, "
+         "Geshkovski and Rossi 2026) [S]; t_paper = " +
+             num(t) + " = t / beta, N = 64, beta = 1, lambda = 1, M = 8",
+         command,
+         have ? "S estimated from N (A_N - sqrt(pi/2)/M) M / sqrt(2 pi) over " + std::to_string(total.runs) +
+                    " runs: token 1 " + num(first, 4) + " +- " + num(first_err, 2) + ", token 63 " + num(last, 4) +
+                    " +- " + num(last_err, 2) + ", bins of 7 tokens [" + profile + "], lowest bin " +
+                    std::to_string(lowest + 1) + " of 9; primacy " + num(z_primacy, 3) + " and recency " +
+                    num(z_recency, 3) + " standard errors; " + smallness
+              : ended,
+         "S_t: token 1 " + num(s_first, 4) + ", lowest bin " +
+             num(*std::min_element(bin_theory.begin(), bin_theory.end()), 4) + ", token 63 " + num(s_last, 4),
+         "tokens 1 and 63 above the lowest bin by more than " + num(kLitmGapErrors) +
+             " standard errors, the lowest bin interior and no significant fall after it or rise before it; a reversed "
+             "gap fails; "
+             "else inconclusive (the profile is an O(1/N) correction: about 1e5 runs resolve it)",
+         verdict});
 
     double worst_z = 0.0, worst_rel = 0.0, widest = 0.0;
     for (int k = 0; k < LitmSums::kBins; ++k) {
       const double dev = std::abs(bin[std::size_t(k)] - bin_theory[std::size_t(k)]);
       worst_z = std::max(worst_z, dev / bin_err[std::size_t(k)]);
-      worst_rel = std::max(worst_rel, std::max(0.0, dev - kLitmProfileErrors * bin_err[std::size_t(k)]) / bin_theory[std::size_t(k)]);
+      worst_rel = std::max(
+          worst_rel, std::max(0.0, dev - kLitmProfileErrors * bin_err[std::size_t(k)]) / bin_theory[std::size_t(k)]);
       widest = std::max(widest, bin_err[std::size_t(k)] / bin_theory[std::size_t(k)]);
     }
     std::string closed_verdict = "fails";
     if (have) {
-      if (worst_z <= kLitmProfileErrors) closed_verdict = widest <= kLitmProfileRelative / kLitmProfileErrors ? "holds" : "inconclusive";
-      else closed_verdict = worst_rel <= kLitmProfileRelative ? "differs" : "fails";
+      if (worst_z <= kLitmProfileErrors)
+        closed_verdict = widest <= kLitmProfileRelative / kLitmProfileErrors ? "holds" : "inconclusive";
+      else
+        closed_verdict = worst_rel <= kLitmProfileRelative ? "differs" : "fails";
     }
     std::string theory;
     for (int k = 0; k < LitmSums::kBins; ++k) theory += (k ? ", " : "") + num(bin_theory[std::size_t(k)], 3);
     b.row({"lost-in-the-middle-closed-form-" + tag,
-           "The profile N sum_n w_n E cos n(theta_N(t) - theta_m(0)) tends to the closed form S_t(m/N) of the authors' code "
-           "[P] (a_n = n^2 I_n(beta), n_max = 20); t_paper = " + num(t) + " = t / beta, N = 64, bins of 7 tokens",
+           "The profile N sum_n w_n E cos n(theta_N(t) - theta_m(0)) tends to the closed form S_t(m/N) of the authors' "
+           "code "
+           "[P] (a_n = n^2 I_n(beta), n_max = 20); t_paper = " +
+               num(t) + " = t / beta, N = 64, bins of 7 tokens",
            command,
-           have ? "bins [" + profile + "]; largest deviation " + num(worst_z, 3) + " standard errors, " + num(worst_rel, 3) +
-                      " of S_t beyond " + num(kLitmProfileErrors) + " standard errors; " + smallness
+           have ? "bins [" + profile + "]; largest deviation " + num(worst_z, 3) + " standard errors, " +
+                      num(worst_rel, 3) + " of S_t beyond " + num(kLitmProfileErrors) + " standard errors; " + smallness
                 : ended,
            "[" + theory + "]",
-           "every bin within " + num(kLitmProfileErrors) + " standard errors (holds; inconclusive while a standard error exceeds " +
-               num(kLitmProfileRelative / kLitmProfileErrors) + " of S_t); differs (the o(1/N) remainder at N = 64) within " +
-               num(kLitmProfileRelative) + " of S_t beyond that; else fails",
+           "every bin within " + num(kLitmProfileErrors) +
+               " standard errors (holds; inconclusive while a standard error exceeds " +
+               num(kLitmProfileRelative / kLitmProfileErrors) +
+               " of S_t); differs (the o(1/N) remainder at N = 64) within " + num(kLitmProfileRelative) +
+               " of S_t beyond that; else fails",
            closed_verdict});
   }
 }

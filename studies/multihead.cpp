@@ -52,7 +52,8 @@ void multihead(Builder& b) {
   const Index n = 8, d = 3, heads = 2;
   const double beta = 1.0;
   const std::vector<double> times = linear_times(20.0, 200);
-  const std::vector<std::uint64_t> seeds = o.quick ? std::vector<std::uint64_t>{1, 2} : std::vector<std::uint64_t>{1, 2, 3, 4, 5};
+  const std::vector<std::uint64_t> seeds =
+      o.quick ? std::vector<std::uint64_t>{1, 2} : std::vector<std::uint64_t>{1, 2, 3, 4, 5};
   b.study("multi-head gradient flow", [&] {
     double shadow = 0.0, total_fall = -std::numeric_limits<double>::infinity();
     std::string shadow_where, problem;
@@ -82,10 +83,12 @@ void multihead(Builder& b) {
           const RowMatrix &before = run.frames[k - 1].theta, &after = run.frames[k].theta;
           fall = std::max(fall, (energy(before) - energy(after)) / energy(before));
           for (std::size_t h = 0; h < scores.size(); ++h) {
-            const double e0 = multihead_head_energy(before, scores[h], beta), e1 = multihead_head_energy(after, scores[h], beta);
+            const double e0 = multihead_head_energy(before, scores[h], beta),
+                         e1 = multihead_head_energy(after, scores[h], beta);
             if ((e0 - e1) / e0 > shadow) {
               shadow = (e0 - e1) / e0;
-              shadow_where = "head " + std::to_string(h + 1) + " of seed " + std::to_string(seed) + " at t = " + num(times[k], 3);
+              shadow_where =
+                  "head " + std::to_string(h + 1) + " of seed " + std::to_string(seed) + " at t = " + num(times[k], 3);
             }
           }
         }
@@ -107,28 +110,37 @@ void multihead(Builder& b) {
         problem = "seed " + std::to_string(seed) + " ended with " + run_ending(run);
       }
       b.row({"multihead-aligned-energy-seed" + std::to_string(seed),
-             "Two heads with symmetric scores M_h and aligned values W_h = M_h (Pendharkar 2026, conditions 3 and 4 [S]): "
-             "E = sum_h sum_ij e^{beta <x_i, M_h x_j>} is non-decreasing, the flow being dx_j/dt = P_j grad_j E/(2 beta n) "
+             "Two heads with symmetric scores M_h and aligned values W_h = M_h (Pendharkar 2026, conditions 3 and 4 "
+             "[S]): "
+             "E = sum_h sum_ij e^{beta <x_i, M_h x_j>} is non-decreasing, the flow being dx_j/dt = P_j grad_j E/(2 "
+             "beta n) "
              "(USA, Post-LN, n = 8, d = 3, beta = 1, M_h random symmetric indefinite)",
              "normdyn run with model.scheme = \"post\", model.n = 8, model.d = 3, model.beta = 1, model.heads = 2, "
-             "attention.normalizer = \"uniform\", model.qkv = \"file\" holding Q_h = I, K_h = V_h = M_h (the symmetric part of "
-             "a Gaussian matrix over its spectral norm, from the row's source), init.seed = " + std::to_string(seed) +
-                 ", solver.t_end = 20",
-             complete ? "largest relative decrease of E between frames " + num(fall, 3) +
-                            "; velocity against P_j grad_j E/(2 beta n) (central differences, every 20th frame): largest "
-                            "relative deviation " + num(deviation, 3)
-                      : "the run ended with " + run_ending(run),
-             "<= 0 and 0", "decrease <= " + num(kMultiheadEnergyTolerance) + ", deviation <= " + num(kMultiheadGradientTolerance),
-             complete && fall <= kMultiheadEnergyTolerance && deviation <= kMultiheadGradientTolerance ? "holds" : "fails"});
+             "attention.normalizer = \"uniform\", model.qkv = \"file\" holding Q_h = I, K_h = V_h = M_h (the symmetric "
+             "part of "
+             "a Gaussian matrix over its spectral norm, from the row's source), init.seed = " +
+                 std::to_string(seed) + ", solver.t_end = 20",
+             complete
+                 ? "largest relative decrease of E between frames " + num(fall, 3) +
+                       "; velocity against P_j grad_j E/(2 beta n) (central differences, every 20th frame): largest "
+                       "relative deviation " +
+                       num(deviation, 3)
+                 : "the run ended with " + run_ending(run),
+             "<= 0 and 0",
+             "decrease <= " + num(kMultiheadEnergyTolerance) + ", deviation <= " + num(kMultiheadGradientTolerance),
+             complete && fall <= kMultiheadEnergyTolerance && deviation <= kMultiheadGradientTolerance ? "holds"
+                                                                                                       : "fails"});
     }
     b.row({"multihead-radial-shadow",
            "Under the same conditions a single head's energy E_h is not monotone (the other heads' radial shadow; "
            "Pendharkar 2026 [S]): some E_h decreases between frames while E does not",
            "the runs of multihead-aligned-energy-seed*",
-           problem.empty() ? "largest relative decrease of a single E_h between frames: " + num(shadow, 3) +
-                                 (shadow_where.empty() ? "" : " (" + shadow_where + ")") + "; of E: " + num(total_fall, 3)
-                           : problem,
-           "> 0 and <= 0", "some E_h decreases by more than " + num(kShadowThreshold) + " (else differs) and E by at most " +
+           problem.empty()
+               ? "largest relative decrease of a single E_h between frames: " + num(shadow, 3) +
+                     (shadow_where.empty() ? "" : " (" + shadow_where + ")") + "; of E: " + num(total_fall, 3)
+               : problem,
+           "> 0 and <= 0",
+           "some E_h decreases by more than " + num(kShadowThreshold) + " (else differs) and E by at most " +
                num(kMultiheadEnergyTolerance),
            !problem.empty() || total_fall > kMultiheadEnergyTolerance ? "fails"
            : shadow > kShadowThreshold                                ? "holds"

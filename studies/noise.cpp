@@ -81,7 +81,8 @@ CosineMean brownian_cosines(const Engine& engine, Index n, Index d, double sigma
   for (int s = 0; s < seeds; ++s) {
     const auto seed = static_cast<std::uint64_t>(100 + s);
     const Tokens start = uniform_tokens(n, d, 1.0, seed);
-    const ParticleRun run = run_noisy(engine, noisy_spec(0.0, sigma, seed, threads), no_values(d), start, times, method, dt);
+    const ParticleRun run =
+        run_noisy(engine, noisy_spec(0.0, sigma, seed, threads), no_values(d), start, times, method, dt);
     if (run.status != RunStatus::ok || run.frames.size() != times.size()) {
       out.complete = false;
       return out;
@@ -195,7 +196,8 @@ Mean two_token_reference_exponent(double beta, double sigma, double v0, double t
       const std::array<double, 2> a = velocity(phi, db, h);
       const std::array<double, 2> predicted{phi[0] + a[0], phi[1] + a[1]};
       const std::array<double, 2> c = velocity(predicted, db, h);
-      for (int i = 0; i < 2; ++i) phi[static_cast<std::size_t>(i)] += 0.5 * (a[static_cast<std::size_t>(i)] + c[static_cast<std::size_t>(i)]);
+      for (int i = 0; i < 2; ++i)
+        phi[static_cast<std::size_t>(i)] += 0.5 * (a[static_cast<std::size_t>(i)] + c[static_cast<std::size_t>(i)]);
     }
     const double half = std::cos(0.5 * (phi[0] - phi[1]));
     rates.push_back((std::log(2.0 * half * half) - log_v0) / t_end);
@@ -233,11 +235,12 @@ void noise(Builder& b) {
              "Spherical Brownian motion (V = 0, independent noise, Stratonovich on the spheres): E<x_t, x_0> = "
              "exp(-(d - 1) sigma^2 t / 2) (d = 3, sigma = 1, t = 0.25, 0.5, 1)",
              "normdyn run with model.n = 64, model.d = 3, model.qkv = \"file\" holding Q = K = I and V = 0, "
-             "noise.kind = \"independent\", noise.sigma = 1, solver.method = \"" + std::string(to_string(m)) +
-                 "\", solver.dt = 0.0025, init.seed = noise.seed = 100 ... 227 (" + std::to_string(seeds) +
-                 " runs, " + std::to_string(seeds * n) + " paths)",
-             c.complete ? "largest deviation " + num(worst_error, 3) + " = " + num(worst, 3) + " standard errors (" + at + ")"
-                        : "a run ended early",
+             "noise.kind = \"independent\", noise.sigma = 1, solver.method = \"" +
+                 std::string(to_string(m)) + "\", solver.dt = 0.0025, init.seed = noise.seed = 100 ... 227 (" +
+                 std::to_string(seeds) + " runs, " + std::to_string(seeds * n) + " paths)",
+             c.complete
+                 ? "largest deviation " + num(worst_error, 3) + " = " + num(worst, 3) + " standard errors (" + at + ")"
+                 : "a run ended early",
              "0", "within " + num(kStandardErrors, 2) + " standard errors at every time",
              c.complete && worst <= kStandardErrors ? "holds" : "fails"});
     }
@@ -294,16 +297,19 @@ void noise(Builder& b) {
       if (complete) {
         const double finest = sum_f.back() / count;
         const double finest_error = std::sqrt(std::max(0.0, sum_f2 / count - finest * finest) / count);
-        measured = "D(h) = E f(x_h) - E f(x_h/2) at h = 1/16, 1/32, 1/64: " + num(diff[0], 3) + " +- " + num(diff_error[0], 2) +
-                   ", " + num(diff[1], 3) + " +- " + num(diff_error[1], 2) + ", " + num(diff[2], 3) + " +- " +
-                   num(diff_error[2], 2) + "; fitted order " + num(order, 3) + " +- " + num(resolution, 2) +
-                   "; bias at h = 1/128: " + num(finest - theory, 3) + " +- " + num(finest_error, 2);
+        measured = "D(h) = E f(x_h) - E f(x_h/2) at h = 1/16, 1/32, 1/64: " + num(diff[0], 3) + " +- " +
+                   num(diff_error[0], 2) + ", " + num(diff[1], 3) + " +- " + num(diff_error[1], 2) + ", " +
+                   num(diff[2], 3) + " +- " + num(diff_error[2], 2) + "; fitted order " + num(order, 3) + " +- " +
+                   num(resolution, 2) + "; bias at h = 1/128: " + num(finest - theory, 3) + " +- " +
+                   num(finest_error, 2);
       }
       b.row({"noise-weak-order-" + method_tag(m),
              "Weak order 1 of solver.method = \"" + std::string(to_string(m)) +
                  "\": the bias of E<x_1, x_0> for spherical Brownian motion (d = 3, sigma = 1) falls like h",
-             "as noise-brownian-sphere with noise.increments = \"tree\", solver.dt = 1/16, 1/32, 1/64, 1/128 and t_end = 1, " +
-                 std::to_string(seeds) + " runs of n = 128 tokens (the same paths at every step); the order from D(1/16)/D(1/64)",
+             "as noise-brownian-sphere with noise.increments = \"tree\", solver.dt = 1/16, 1/32, 1/64, 1/128 and t_end "
+             "= 1, " +
+                 std::to_string(seeds) +
+                 " runs of n = 128 tokens (the same paths at every step); the order from D(1/16)/D(1/64)",
              measured, "1", "|order - 1| <= " + num(kOrderTolerance, 2) + ", resolved to " + num(kOrderResolution, 2),
              !complete                                  ? "fails"
              : !resolved                                ? "inconclusive"
@@ -330,7 +336,8 @@ void noise(Builder& b) {
       const double h = t_end / layers;
       std::vector<double> values;
       for (int k = 0; k < draws && complete; ++k) {
-        AttentionDynamics maps(plain, QkvSource::gaussian_per_map_layer(d, 1000 + static_cast<std::uint64_t>(k), sigma, h, 0.0), n, d);
+        AttentionDynamics maps(
+            plain, QkvSource::gaussian_per_map_layer(d, 1000 + static_cast<std::uint64_t>(k), sigma, h, 0.0), n, d);
         FrameRecorder net;
         net.layout = layout;
         complete = run_layers(maps, x0, 0.0, h, times, 0, net).status == RunStatus::ok;
@@ -354,9 +361,12 @@ void noise(Builder& b) {
     double z_strat = 0.0, z_ito = 0.0;
     if (complete) {
       measured = "E[gamma(1)]: discrete";
-      for (const auto& [layers, m] : discrete) measured += " L = " + std::to_string(layers) + ": " + num(m.value, 4) + ",";
-      measured += " SDE (h = 1/128) Stratonovich " + num(sde[0].value, 4) + ", Ito (euler_maruyama) " + num(sde[1].value, 4) +
-                  "; standard errors <= " + num(std::max({discrete.back().second.standard_error, sde[0].standard_error, sde[1].standard_error}), 2);
+      for (const auto& [layers, m] : discrete)
+        measured += " L = " + std::to_string(layers) + ": " + num(m.value, 4) + ",";
+      measured +=
+          " SDE (h = 1/128) Stratonovich " + num(sde[0].value, 4) + ", Ito (euler_maruyama) " + num(sde[1].value, 4) +
+          "; standard errors <= " +
+          num(std::max({discrete.back().second.standard_error, sde[0].standard_error, sde[1].standard_error}), 2);
       const Mean& finest = discrete.back().second;
       z_strat = std::abs(finest.value - sde[0].value) / std::hypot(finest.standard_error, sde[0].standard_error);
       z_ito = std::abs(finest.value - sde[1].value) / std::hypot(finest.standard_error, sde[1].standard_error);
@@ -369,10 +379,14 @@ void noise(Builder& b) {
            "the primary source)",
            "normdyn run with model.scheme = \"post\", model.n = 4, model.d = 3, model.beta = 1, model.qkv = "
            "\"gaussian_per_map_layer\", model.qkv_sigma = 0.5, solver.method = \"discrete\", solver.dt = 1/L, "
-           "solver.t_end = 1, model.qkv_seed = 1000 ... (" + std::to_string(draws) + " draws); against noise.kind = "
-           "\"value\", noise.sigma = 0.5, solver.dt = 1/128",
+           "solver.t_end = 1, model.qkv_seed = 1000 ... (" +
+               std::to_string(draws) +
+               " draws); against noise.kind = "
+               "\"value\", noise.sigma = 0.5, solver.dt = 1/128",
            measured, "the Stratonovich flow of noise.kind = \"value\"", "within 3 standard errors at L = 32",
-           !complete ? "fails" : z_strat <= 3.0 ? "holds" : "differs"});
+           !complete        ? "fails"
+           : z_strat <= 3.0 ? "holds"
+                            : "differs"});
     // The layer map θ' = (θ + h m + σ√h G m)/|...| expands to θ + P(h m + σ√h G m) − ½ σ² h |P G m|² θ plus a
     // mean-zero term: an Euler-Maruyama step of the Itô equation, whose coefficient m is taken at the
     // start of the step. The Itô-Stratonovich drift of m's dependence on the tokens is not there.
@@ -381,8 +395,8 @@ void noise(Builder& b) {
            "sigma^2 |m|^2 theta dt / 2 (expansion of one layer map: an Euler-Maruyama step with retraction)",
            "as noise-value-depth-limit, against noise.kind = \"value\", noise.calculus = \"ito\" (Euler-Maruyama "
            "with retraction) at h = 1/128",
-           complete ? "L = 32 is " + num(z_ito, 3) + " standard errors from the Ito flow" : measured,
-           "0", "within 3 standard errors at L = 32", complete && z_ito <= 3.0 ? "holds" : "fails"});
+           complete ? "L = 32 is " + num(z_ito, 3) + " standard errors from the Ito flow" : measured, "0",
+           "within 3 standard errors at L = 32", complete && z_ito <= 3.0 ? "holds" : "fails"});
   });
 
   b.study("two tokens under common noise", [&] {
@@ -402,9 +416,9 @@ void noise(Builder& b) {
       const double log_v0 = std::log(one_plus_cosine(start));
       std::vector<double> rates;
       for (int k = 0; k < runs; ++k) {
-        const ParticleRun run = run_noisy(engine, value_spec(std::sqrt(sigma2), first_seed + static_cast<std::uint64_t>(k)),
-                                          QkvSource::identity(), start, {0.0, t_exponent}, Method::stratonovich_heun,
-                                          dt_exponent);
+        const ParticleRun run =
+            run_noisy(engine, value_spec(std::sqrt(sigma2), first_seed + static_cast<std::uint64_t>(k)),
+                      QkvSource::identity(), start, {0.0, t_exponent}, Method::stratonovich_heun, dt_exponent);
         if (run.status != RunStatus::ok || run.frames.size() != 2) return std::nullopt;
         rates.push_back((std::log(one_plus_cosine(run.frames.back())) - log_v0) / t_exponent);
       }
@@ -412,8 +426,8 @@ void noise(Builder& b) {
     };
     const auto how = [&](int runs) {
       return "normdyn run with model.n = 2, model.d = 2, model.beta = 1, noise.kind = \"value\", tokens at angle pi - "
-             "acos(1 - 1e-8), solver.dt = 0.002, solver.t_end = 4, " + std::to_string(runs) +
-             " runs of distinct noise.seed; lambda = mean of (log v(4) - log v(0))/4";
+             "acos(1 - 1e-8), solver.dt = 0.002, solver.t_end = 4, " +
+             std::to_string(runs) + " runs of distinct noise.seed; lambda = mean of (log v(4) - log v(0))/4";
     };
     // The independent Monte Carlo of the row (two_token_reference_exponent) with twice the engine's paths.
     const auto reference = [&](double sigma2, int runs, std::uint64_t seed) {
@@ -426,7 +440,8 @@ void noise(Builder& b) {
       const double sigma2 = 0.5;
       const std::optional<Mean> m = exponent(sigma2, 3000, pairs);
       const Mean ref = reference(sigma2, pairs, 31);
-      const double expected = antipodal_exponent(beta, d, sigma2), ito = antipodal_exponent(beta, d, sigma2, NoiseCalculus::ito);
+      const double expected = antipodal_exponent(beta, d, sigma2),
+                   ito = antipodal_exponent(beta, d, sigma2, NoiseCalculus::ito);
       const double z = m ? z_of(*m, ref) : 0.0, z_closed = std::abs(ref.value - expected) / ref.standard_error;
       // The engine is also held to the closed form on its own error, as before the row had a Monte
       // Carlo of its own (whose error, added, would let a noise 10 % too strong pass at the quick size).
@@ -445,10 +460,12 @@ void noise(Builder& b) {
                      " of the engine's from the engine's value; the Ito flow would give " + num(ito, 4) + ")"
                : "a run ended early",
              num(expected, 4),
-             "within " + num(kStandardErrors, 2) + " combined standard errors of the row's Monte Carlo, which is within " +
-                 num(kStandardErrors, 2) + " of its standard errors of the closed form, and within " +
-                 num(kStandardErrors, 2) + " of the engine's standard errors of the closed form",
-             m && z <= kStandardErrors && z_closed <= kStandardErrors && z_engine <= kStandardErrors ? "holds" : "fails"});
+             "within " + num(kStandardErrors, 2) +
+                 " combined standard errors of the row's Monte Carlo, which is within " + num(kStandardErrors, 2) +
+                 " of its standard errors of the closed form, and within " + num(kStandardErrors, 2) +
+                 " of the engine's standard errors of the closed form",
+             m && z <= kStandardErrors && z_closed <= kStandardErrors && z_engine <= kStandardErrors ? "holds"
+                                                                                                     : "fails"});
     }
     {
       // The transition: λ changes sign at σ_c², measured on either side (half the pairs: only the
@@ -456,7 +473,8 @@ void noise(Builder& b) {
       // pairs ends antipodal above σ_c².
       const double threshold = antipodal_threshold(beta, d);
       std::vector<std::pair<double, std::optional<Mean>>> sides;
-      for (const double factor : {0.5, 2.0}) sides.emplace_back(factor * threshold, exponent(factor * threshold, 6000, pairs / 2));
+      for (const double factor : {0.5, 2.0})
+        sides.emplace_back(factor * threshold, exponent(factor * threshold, 6000, pairs / 2));
       bool holds = true;
       std::string measured;
       std::uint64_t reference_seed = 32;
@@ -471,9 +489,9 @@ void noise(Builder& b) {
         const double z = z_of(*m, ref);
         holds = holds && z <= kStandardErrors && m->value * expected > 0.0 &&
                 std::abs(m->value) > kStandardErrors * m->standard_error;
-        measured += "sigma^2 = " + num(sigma2, 4) + ": lambda = " + num(m->value, 4) + " +- " + num(m->standard_error, 2) +
-                    " (the row's Monte Carlo " + num(ref.value, 4) + " +- " + num(ref.standard_error, 2) + ", closed form " +
-                    num(expected, 4) + "); ";
+        measured += "sigma^2 = " + num(sigma2, 4) + ": lambda = " + num(m->value, 4) + " +- " +
+                    num(m->standard_error, 2) + " (the row's Monte Carlo " + num(ref.value, 4) + " +- " +
+                    num(ref.standard_error, 2) + ", closed form " + num(expected, 4) + "); ";
       }
       // From uniform starts at 2 σ_c², classified at t = 30 by whichever of 1 ± ρ is below 1e-3.
       const int starts = o.quick ? 128 : 512;
@@ -481,8 +499,9 @@ void noise(Builder& b) {
       const bool exponents_hold = holds;
       for (int k = 0; k < starts && holds; ++k) {
         const auto seed = 4000 + static_cast<std::uint64_t>(k);
-        const ParticleRun run = run_noisy(engine, value_spec(std::sqrt(2.0 * threshold), seed), QkvSource::identity(),
-                                          uniform_tokens(2, d, 1.0, seed), {0.0, 30.0}, Method::stratonovich_heun, 0.01);
+        const ParticleRun run =
+            run_noisy(engine, value_spec(std::sqrt(2.0 * threshold), seed), QkvSource::identity(),
+                      uniform_tokens(2, d, 1.0, seed), {0.0, 30.0}, Method::stratonovich_heun, 0.01);
         if (run.status != RunStatus::ok || run.frames.size() != 2) {
           holds = false;
           break;
@@ -493,19 +512,23 @@ void noise(Builder& b) {
       // An antipodal basin of positive measure: at least 5 % of the uniform starts.
       holds = holds && antipodal * 20 >= starts;
       measured += !exponents_hold ? "the uniform starts not run (an exponent already fails)"
-                  : "from " + std::to_string(starts) + " uniform starts at 2 sigma_c^2, t = 30: " + std::to_string(antipodal) +
-                        " antipodal, " + std::to_string(synchronized) + " synchronized";
+                                  : "from " + std::to_string(starts) +
+                                        " uniform starts at 2 sigma_c^2, t = 30: " + std::to_string(antipodal) +
+                                        " antipodal, " + std::to_string(synchronized) + " synchronized";
       b.row({"noise-common-two-token-transition",
              "Two tokens under common value noise (d = 2, beta = 1, Post-LN, V = I): the antipodal state attracts "
-             "exactly above sigma_c^2 = 2b/(1 - b - 2(d - 1) a b) = " + num(threshold, 4) +
-                 " (lambda of noise-common-antipodal-exponent changes sign there); synchronization attracts for every sigma",
+             "exactly above sigma_c^2 = 2b/(1 - b - 2(d - 1) a b) = " +
+                 num(threshold, 4) +
+                 " (lambda of noise-common-antipodal-exponent changes sign there); synchronization attracts for every "
+                 "sigma",
              how(pairs / 2) + " each, noise.sigma^2 = sigma_c^2/2 and 2 sigma_c^2; then " + std::to_string(starts) +
                  " runs from init.kind = \"uniform\" (init.seed = noise.seed = 4000 ...) at 2 sigma_c^2 to t = 30, "
                  "solver.dt = 0.01",
              measured, "lambda > 0 below, < 0 above",
-             "each lambda within " + num(kStandardErrors, 2) + " combined standard errors of the row's Monte Carlo of the "
-             "two-token SDE and of the predicted sign (resolved); "
-             ">= 5 % of the uniform starts antipodal above",
+             "each lambda within " + num(kStandardErrors, 2) +
+                 " combined standard errors of the row's Monte Carlo of the "
+                 "two-token SDE and of the predicted sign (resolved); "
+                 ">= 5 % of the uniform starts antipodal above",
              holds ? "holds" : "fails"});
     }
   });
@@ -518,8 +541,8 @@ void noise(Builder& b) {
       const double sigma = std::sqrt(2.0 / kappa), expected = kuramoto_order_parameter(kappa);
       // Below the transition, start synchronized (a cap), so that the row sees coherence lost.
       const Tokens start = kappa > 2.0 ? uniform_tokens(n, d, 1.0, 7) : cap_tokens(n, d, 1.0, 0.1, 7);
-      const ParticleRun run = run_noisy(engine, noisy_spec(0.0, sigma, 7, o.threads), QkvSource::identity(), start, times,
-                                     Method::stratonovich_heun, 0.02);
+      const ParticleRun run = run_noisy(engine, noisy_spec(0.0, sigma, 7, o.threads), QkvSource::identity(), start,
+                                        times, Method::stratonovich_heun, 0.02);
       const bool complete = run.status == RunStatus::ok && run.frames.size() == times.size();
       double mean = 0.0;
       int count = 0;
@@ -538,10 +561,13 @@ void noise(Builder& b) {
                  "): the stationary order parameter r solves r = I1(kappa r)/I0(kappa r) " +
                  (kappa > 2.0 ? "(its positive root above kappa = 2)" : "(r = 0 below kappa = 2)"),
              "normdyn run with model.scheme = \"post\", model.n = 400, model.d = 2, model.beta = 0, noise.kind = "
-             "\"independent\", noise.sigma = " + num(sigma, 6) + ", noise.seed = 7, init.kind = " +
+             "\"independent\", noise.sigma = " +
+                 num(sigma, 6) + ", noise.seed = 7, init.kind = " +
                  (kappa > 2.0 ? std::string("\"uniform\"") : std::string("\"cap\", init.delta = 0.1")) +
-                 ", init.seed = 7, solver.dt = 0.02, solver.t_end = 40; r = |mean of the tokens| averaged over t in [15, 40]",
-             complete ? "time-averaged r = " + num(mean, 4) : "the run ended with status " + std::string(to_string(run.status)),
+                 ", init.seed = 7, solver.dt = 0.02, solver.t_end = 40; r = |mean of the tokens| averaged over t in "
+                 "[15, 40]",
+             complete ? "time-averaged r = " + num(mean, 4)
+                      : "the run ended with status " + std::string(to_string(run.status)),
              num(expected, 4),
              kappa > 2.0 ? "|r - r*| <= " + num(kOrderParameterTolerance, 2)
                          : "r <= 3/sqrt(n (1 - kappa/2)) = " + num(noise_floor, 3) + " (finite-n fluctuations)",

@@ -31,7 +31,9 @@ double bessel_over_beta(int k, double beta) {
   return std::cyl_bessel_i(double(k), beta) / beta;
 }
 double pitchfork_z(bool softmax, double beta) { return softmax ? std::cyl_bessel_i(0.0, beta) : 1.0; }
-double pitchfork_threshold(bool softmax, double beta) { return 2.0 * bessel_over_beta(1, beta) / pitchfork_z(softmax, beta); }
+double pitchfork_threshold(bool softmax, double beta) {
+  return 2.0 * bessel_over_beta(1, beta) / pitchfork_z(softmax, beta);
+}
 
 // r* of the stationary self-consistency ρ ∝ exp(2U[ρ]/σ²) on M grid angles (the periodic trapezoidal
 // rule, exact for these smooth densities), from ρ = 1 + cos φ / 2. U is taken relative to its
@@ -134,8 +136,10 @@ void noise_pitchfork(Builder& b) {
           return t;
         };
         const std::string how = "normdyn run with model.scheme = \"post\", model.d = 2, model.beta = " + num(beta, 2) +
-                                ", attention.normalizer = \"" + normalizer + "\", noise.kind = \"independent\", "
-                                "solver.method = \"stratonovich_heun\", solver.dt = " + num(h, 3);
+                                ", attention.normalizer = \"" + normalizer +
+                                "\", noise.kind = \"independent\", "
+                                "solver.method = \"stratonovich_heun\", solver.dt = " +
+                                num(h, 3);
         {  // above the threshold: σ² = 2 σ_c², from uniform starts
           const double sigma2 = 2.0 * sc2;
           const std::vector<double> times = sampled(burn + window_above);
@@ -147,26 +151,33 @@ void noise_pitchfork(Builder& b) {
             c1.push_back(double(n_above) * std::norm(fourier_mode(run.frames[k], 1)));
             c2.push_back(double(n_above) * std::norm(fourier_mode(run.frames[k], 2)));
           }
-          const double limit1 = sigma2 / (sigma2 - sc2), limit2 = sigma2 / (sigma2 - 2.0 * bessel_over_beta(2, beta) / z);
+          const double limit1 = sigma2 / (sigma2 - sc2),
+                       limit2 = sigma2 / (sigma2 - 2.0 * bessel_over_beta(2, beta) / z);
           std::string measured = "the run ended early";
           bool holds = false;
           if (complete) {
             const TimeAverage a1 = batch_average(c1, 20), a2 = batch_average(c2, 20);
             const double d1 = std::abs(a1.mean / limit1 - 1.0), d2 = std::abs(a2.mean / limit2 - 1.0);
-            const double t1 = kAboveAllowance + 3.0 * a1.standard_error / limit1, t2 = kAboveAllowance + 3.0 * a2.standard_error / limit2;
+            const double t1 = kAboveAllowance + 3.0 * a1.standard_error / limit1,
+                         t2 = kAboveAllowance + 3.0 * a2.standard_error / limit2;
             holds = d1 <= t1 && d2 <= t2;
-            measured = "n E r^2 = " + num(a1.mean, 4) + " +- " + num(a1.standard_error, 2) + " (limit " + num(limit1, 4) +
-                       "), n E|c_2|^2 = " + num(a2.mean, 4) + " +- " + num(a2.standard_error, 2) + " (limit " + num(limit2, 4) + ")";
+            measured = "n E r^2 = " + num(a1.mean, 4) + " +- " + num(a1.standard_error, 2) + " (limit " +
+                       num(limit1, 4) + "), n E|c_2|^2 = " + num(a2.mean, 4) + " +- " + num(a2.standard_error, 2) +
+                       " (limit " + num(limit2, 4) + ")";
           }
           b.row({"noise-pitchfork-" + normalizer + "-beta" + num(beta, 2) + "-above",
                  "Noisy transformer on the circle (Post-LN, " + normalizer + ", beta = " + num(beta, 2) +
-                     ") above sigma_c^2 = 2 I_1(beta)/(beta Z) = " + num(sc2, 5) + " (sigma^2 = 2 sigma_c^2): the uniform "
-                     "state is stable and n E r^2 -> sigma^2/(sigma^2 - sigma_c^2) (mode 2: sigma^2/(sigma^2 - 2 I_2/(beta Z)))",
+                     ") above sigma_c^2 = 2 I_1(beta)/(beta Z) = " + num(sc2, 5) +
+                     " (sigma^2 = 2 sigma_c^2): the uniform "
+                     "state is stable and n E r^2 -> sigma^2/(sigma^2 - sigma_c^2) (mode 2: sigma^2/(sigma^2 - 2 "
+                     "I_2/(beta Z)))",
                  how + ", model.n = " + std::to_string(n_above) + ", noise.sigma^2 = " + num(sigma2, 6) +
-                     ", init.kind = \"uniform\", init.seed = noise.seed = 11, solver.t_end = " + num(burn + window_above, 5) +
-                     "; n |c_k|^2 averaged every 0.5 over t >= " + num(burn, 3) + " (standard error from 20 batch means)",
+                     ", init.kind = \"uniform\", init.seed = noise.seed = 11, solver.t_end = " +
+                     num(burn + window_above, 5) + "; n |c_k|^2 averaged every 0.5 over t >= " + num(burn, 3) +
+                     " (standard error from 20 batch means)",
                  measured, num(limit1, 4),
-                 "each within " + num(kAboveAllowance, 2) + " (relative; finite n and step) + 3 standard errors of its limit",
+                 "each within " + num(kAboveAllowance, 2) +
+                     " (relative; finite n and step) + 3 standard errors of its limit",
                  holds ? "holds" : "fails"});
         }
         {  // below: σ² = σ_c²/2, from a cap
@@ -176,7 +187,8 @@ void noise_pitchfork(Builder& b) {
                                                 cap_tokens(n_below, 2, 1.0, 1.0, 12), times, options_to(times.back()));
           const bool complete = run.status == RunStatus::ok && run.frames.size() == times.size();
           std::vector<double> r;
-          for (std::size_t k = 1; complete && k < run.frames.size(); ++k) r.push_back(std::abs(fourier_mode(run.frames[k], 1)));
+          for (std::size_t k = 1; complete && k < run.frames.size(); ++k)
+            r.push_back(std::abs(fourier_mode(run.frames[k], 1)));
           std::string measured = "the run ended early";
           bool holds = false;
           if (complete) {
@@ -186,8 +198,10 @@ void noise_pitchfork(Builder& b) {
           }
           b.row({"noise-pitchfork-" + normalizer + "-beta" + num(beta, 2) + "-below",
                  "Noisy transformer on the circle (Post-LN, " + normalizer + ", beta = " + num(beta, 2) +
-                     ") below sigma_c^2 = " + num(sc2, 5) + " (sigma^2 = sigma_c^2/2): r -> r* = |int e^{i phi} rho| with rho "
-                     "proportional to " + (softmax ? "(G * rho)^{2/(beta sigma^2)}" : "exp(2 (G * rho)/(beta sigma^2))") +
+                     ") below sigma_c^2 = " + num(sc2, 5) +
+                     " (sigma^2 = sigma_c^2/2): r -> r* = |int e^{i phi} rho| with rho "
+                     "proportional to " +
+                     (softmax ? "(G * rho)^{2/(beta sigma^2)}" : "exp(2 (G * rho)/(beta sigma^2))") +
                      ", G = e^{beta cos} (solved in the row on 256 angles)",
                  how + ", model.n = " + std::to_string(n_below) + ", noise.sigma^2 = " + num(sigma2, 6) +
                      ", init.kind = \"cap\", init.delta = 1, init.seed = noise.seed = 12, solver.t_end = " +

@@ -134,18 +134,22 @@ void noise_strong_order(Builder& b) {
         const std::string tag = (m == Method::stratonovich_heun ? "heun" : "em") + std::string(d == 3 ? "" : "-circle");
         b.row({"noise-strong-order-" + tag,
                "Strong order " + num(expected, 2) + " of solver.method = \"" + std::string(to_string(m)) + "\" for " +
-                   (d == 3 ? "independent noise on S^2" : "independent noise on the circle (two non-commuting fields in the angle)") +
-                   ": the rms distance at t = 1 to a path of the same Brownian motions at a much finer step falls like h^" +
+                   (d == 3 ? "independent noise on S^2"
+                           : "independent noise on the circle (two non-commuting fields in the angle)") +
+                   ": the rms distance at t = 1 to a path of the same Brownian motions at a much finer step falls like "
+                   "h^" +
                    num(expected, 2),
                "normdyn run with model.scheme = \"post\", model.n = 16, model.d = " + std::to_string(d) +
                    ", model.beta = 1, noise.kind = \"independent\", noise.sigma = 1, noise.increments = \"tree\", "
-                   "init.seed = noise.seed = 700 ... (" + std::to_string(paths) + " runs), solver.dt = " + step_list +
-                   " against stratonovich_heun at solver.dt = 1/" + num(1.0 / h_ref, 6) + " (same seeds), solver.t_end = 1",
+                   "init.seed = noise.seed = 700 ... (" +
+                   std::to_string(paths) + " runs), solver.dt = " + step_list +
+                   " against stratonovich_heun at solver.dt = 1/" + num(1.0 / h_ref, 6) +
+                   " (same seeds), solver.t_end = 1",
                measured, num(expected, 2),
                "|order - " + num(expected, 2) + "| <= " + num(kStrongOrderTolerance, 2) + ", resolved to " +
                    num(kStrongOrderResolution, 2),
-               !e.complete                                          ? "fails"
-               : !resolved                                          ? "inconclusive"
+               !e.complete                                           ? "fails"
+               : !resolved                                           ? "inconclusive"
                : std::abs(order - expected) <= kStrongOrderTolerance ? "holds"
                                                                      : "fails"});
       }

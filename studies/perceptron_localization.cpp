@@ -77,7 +77,8 @@ void perceptron_localization(Builder& b) {
   // Moderate beta: the repulsive kernel's stiffness grows like beta e^beta / n (some 2300 at beta = 9, n = 32,
   // which would hold dopri5 to steps of 1e-3 and the run beyond the step budget).
   const std::vector<double> betas = o.quick ? std::vector<double>{4.0} : std::vector<double>{4.0, 6.0};
-  const std::vector<std::uint64_t> seeds = o.quick ? std::vector<std::uint64_t>{1} : std::vector<std::uint64_t>{1, 2, 3};
+  const std::vector<std::uint64_t> seeds =
+      o.quick ? std::vector<std::uint64_t>{1} : std::vector<std::uint64_t>{1, 2, 3};
   b.study("perceptron localization on the circle", [&] {
     for (const double beta : betas)
       for (const bool relu : {true, false}) {
@@ -98,15 +99,17 @@ void perceptron_localization(Builder& b) {
         double mass = 0.0, deviation = 0.0, speed = 0.0;
         std::string problem;
         for (const std::uint64_t seed : seeds) {
-          const ParticleRun run = run_particles(engine, spec, qkv, uniform_tokens(n, d, 1.0, seed), times, 1e-10, 1e-12);
+          const ParticleRun run =
+              run_particles(engine, spec, qkv, uniform_tokens(n, d, 1.0, seed), times, 1e-10, 1e-12);
           if (run.status != RunStatus::ok || run.frames.size() != times.size()) {
             problem = "seed " + std::to_string(seed) + " ended with " + run_ending(run);
             break;
           }
-          deviation = std::max(deviation, reference::velocity_deviation(engine, spec, qkv, run.frames, times, 10, [&](const Tokens& x) {
-            const std::vector<double> phi = reference::circle_angles(x.theta);
-            return reference::circle_velocity(phi, localization_rates(phi, beta, norm, omega, sigma));
-          }));
+          deviation = std::max(
+              deviation, reference::velocity_deviation(engine, spec, qkv, run.frames, times, 10, [&](const Tokens& x) {
+                const std::vector<double> phi = reference::circle_angles(x.theta);
+                return reference::circle_velocity(phi, localization_rates(phi, beta, norm, omega, sigma));
+              }));
           const std::vector<double> phi = reference::circle_angles(run.frames.back().theta);
           for (const double r : localization_rates(phi, beta, norm, omega, sigma)) speed = std::max(speed, std::abs(r));
           mass = std::max(mass, largest_arc_mass(phi, 0.5 / std::sqrt(beta)));
@@ -118,23 +121,26 @@ void perceptron_localization(Builder& b) {
                                     : mass <= bound                                                ? "holds"
                                                                                                    : "differs";
         b.row({"perceptron-localization-" + act + "-beta" + tag,
-               "A cluster of width 1/(2 sqrt(beta)) at a critical point of attention with a perceptron term on the circle "
+               "A cluster of width 1/(2 sqrt(beta)) at a critical point of attention with a perceptron term on the "
+               "circle "
                "holds mass at most 0.5742 + O(e^{-beta}) (Alvarez-Lopez, Geshkovski and Ruiz-Balet 2026 [S]); here the "
-               "energy-decreasing USA flow (V = -I) with F(x) = 2 " + act + "(<a, x>) a, a = (2, 0), beta = " + tag +
-                   ", n = 32, to t = 400",
+               "energy-decreasing USA flow (V = -I) with F(x) = 2 " +
+                   act + "(<a, x>) a, a = (2, 0), beta = " + tag + ", n = 32, to t = 400",
                "normdyn run with model.scheme = \"post\", model.n = 32, model.d = 2, model.beta = " + tag +
                    ", attention.normalizer = \"uniform\", model.qkv = \"file\" holding Q = K = I and V = -I, "
                    "feedforward.weights = \"inline\", feedforward.a = [[2, 0]], feedforward.omega = [2], "
-                   "feedforward.activation = \"" + act + "\", init.seed = 1.." + std::to_string(seeds.size()) +
-                   ", solver.t_end = 400",
-               problem.empty() ? "largest mass in an arc of width " + num(0.5 / std::sqrt(beta), 4) + ": " + num(mass, 4) +
-                                     " (over " + std::to_string(seeds.size()) + " seeds); largest speed at t = 400 " +
-                                     num(speed, 3) + "; velocity against the row's angle form: largest relative deviation " +
-                                     num(deviation, 3)
-                               : problem,
+                   "feedforward.activation = \"" +
+                   act + "\", init.seed = 1.." + std::to_string(seeds.size()) + ", solver.t_end = 400",
+               problem.empty()
+                   ? "largest mass in an arc of width " + num(0.5 / std::sqrt(beta), 4) + ": " + num(mass, 4) +
+                         " (over " + std::to_string(seeds.size()) + " seeds); largest speed at t = 400 " +
+                         num(speed, 3) + "; velocity against the row's angle form: largest relative deviation " +
+                         num(deviation, 3)
+                   : problem,
                "<= " + num(bound, 5) + " (0.5742 + e^{-beta})",
-               "velocity deviation <= " + num(kLocalizationVelocityTolerance) + " (else fails); critical (speed <= " +
-                   num(kLocalizationCritical) + ", else inconclusive); mass <= 0.5742 + e^{-beta} (else differs: the "
+               "velocity deviation <= " + num(kLocalizationVelocityTolerance) +
+                   " (else fails); critical (speed <= " + num(kLocalizationCritical) +
+                   ", else inconclusive); mass <= 0.5742 + e^{-beta} (else differs: the "
                    "statement's constant and hypotheses are quoted from a secondary source)",
                verdict});
       }

@@ -85,7 +85,8 @@ double renyi_quantile(std::vector<double> v, double q) {
 std::string renyi_settings(int seeds, double t_end) {
   return "normdyn ensemble over init.seed = 1.." + std::to_string(seeds) +
          " of model.scheme = \"post\", model.n = 200, model.d = 2, model.beta = 64, attention.mask = \"causal\", "
-         "init.kind = \"uniform\", solver.t_end = " + num(t_end) + " (dopri5, rtol 1e-8)";
+         "init.kind = \"uniform\", solver.t_end = " +
+         num(t_end) + " (dopri5, rtol 1e-8)";
 }
 
 }  // namespace
@@ -146,14 +147,17 @@ void renyi(Builder& b) {
   {
     double sum = 0.0, square = 0.0;
     for (const RenyiMember& m : members) sum += m.centres, square += double(m.centres) * m.centres;
-    const double mean = sum / seeds, sd = std::sqrt(std::max(0.0, square / seeds - mean * mean) * seeds / (seeds - 1.0));
+    const double mean = sum / seeds,
+                 sd = std::sqrt(std::max(0.0, square / seeds - mean * mean) * seeds / (seeds - 1.0));
     const double error = sd / std::sqrt(double(seeds));
-    const double exact = (std::numbers::pi / delta) * (1.0 - std::pow(1.0 - delta / std::numbers::pi, double(kRenyiTokens)));
+    const double exact =
+        (std::numbers::pi / delta) * (1.0 - std::pow(1.0 - delta / std::numbers::pi, double(kRenyiTokens)));
     b.row({"renyi-centre-count",
            "Strong Renyi centres (tokens farther than delta = 4 beta^{-1/2} from every earlier token), uniform tokens "
            "on the circle: their mean number is pi/delta (Karagodin, Polyanskiy and Rigollet 2024, Lemma C.1) [S]",
-           settings, "mean count " + num(mean, 5) + " +- " + num(error, 2) + " (standard error) over " +
-                         std::to_string(seeds) + " seeds at beta = 64 (delta = 0.5)",
+           settings,
+           "mean count " + num(mean, 5) + " +- " + num(error, 2) + " (standard error) over " + std::to_string(seeds) +
+               " seeds at beta = 64 (delta = 0.5)",
            "pi/delta = " + num(std::numbers::pi / delta, 5) + "; for n = 200 exactly " + num(exact, 5),
            "|mean - " + num(exact, 5) + "| <= " + num(kRenyiCountErrors) + " standard errors",
            std::abs(mean - exact) <= kRenyiCountErrors * error ? "holds" : "fails"});
@@ -169,8 +173,9 @@ void renyi(Builder& b) {
         for (const RenyiMember& m : members) at.push_back(m.captured[f]);
         means.push_back(std::accumulate(at.begin(), at.end(), 0.0) / double(at.size()));
         if (f == 0 || f % 10 == 0 || f + 1 == times.size())
-          measured += (measured.empty() ? "" : "; ") + std::string("t = ") + num(times[f], 3) + ": mean " + num(means.back(), 3) +
-                      " [" + num(renyi_quantile(at, 0.1), 3) + ", " + num(renyi_quantile(at, 0.9), 3) + "]";
+          measured += (measured.empty() ? "" : "; ") + std::string("t = ") + num(times[f], 3) + ": mean " +
+                      num(means.back(), 3) + " [" + num(renyi_quantile(at, 0.1), 3) + ", " +
+                      num(renyi_quantile(at, 0.9), 3) + "]";
       }
       double worst_fall = 0.0;
       for (std::size_t f = 1; f < means.size(); ++f) worst_fall = std::max(worst_fall, means[f - 1] - means[f]);
@@ -179,28 +184,31 @@ void renyi(Builder& b) {
     } else {
       measured = "a run did not complete (" + failed + ")";
     }
-    b.row({"renyi-capture",
-           "The strong Renyi centres capture the other tokens (Theorem 5.2; the captured fraction of their Fig. 3, mean "
-           "and 10th/90th percentiles over the seeds) [S]: a token is captured when within beta^{-1/2} of a centre's "
-           "initial position",
-           settings, measured, "rises to most tokens (no number is stated)",
-           "the mean fraction never falls by more than 0.02 between frames, rises by at least 0.25, and is >= 0.5 at t = " +
-               num(t_end),
-           verdict});
+    b.row(
+        {"renyi-capture",
+         "The strong Renyi centres capture the other tokens (Theorem 5.2; the captured fraction of their Fig. 3, mean "
+         "and 10th/90th percentiles over the seeds) [S]: a token is captured when within beta^{-1/2} of a centre's "
+         "initial position",
+         settings, measured, "rises to most tokens (no number is stated)",
+         "the mean fraction never falls by more than 0.02 between frames, rises by at least 0.25, and is >= 0.5 at t "
+         "= " +
+             num(t_end),
+         verdict});
   }
 
   // Lemma 5.1: the centres' displacement.
   {
     double ratio = 0.0, moved = 0.0;
-    for (const RenyiMember& m : members) ratio = std::max(ratio, m.lemma_ratio), moved = std::max(moved, m.largest_move);
+    for (const RenyiMember& m : members)
+      ratio = std::max(ratio, m.lemma_ratio), moved = std::max(moved, m.largest_move);
     b.row({"renyi-lemma-5.1",
            "Centre j (token index s_j) moves by less than eps c beta^{-1/2} up to T_j = eps c beta^{-1/2} / (s_j h(c "
            "beta^{-1/2})), h(x) = e^{beta(cos x - 1)} sin x, for centres separated by c (1 + 2 eps) beta^{-1/2} "
            "(Lemma 5.1 with c = 3, eps = 1/6) [S]",
            settings,
-           failed.empty() ? "largest displacement up to T_j over the bound " + num(ratio, 3) + " (bound " + num(bound, 4) +
-                                ", T_1 = " + num(bound / pull, 4) + "); largest displacement of a centre up to t = " +
-                                num(t_end) + ": " + num(moved, 3)
+           failed.empty() ? "largest displacement up to T_j over the bound " + num(ratio, 3) + " (bound " +
+                                num(bound, 4) + ", T_1 = " + num(bound / pull, 4) +
+                                "); largest displacement of a centre up to t = " + num(t_end) + ": " + num(moved, 3)
                           : "a run did not complete (" + failed + ")",
            "< 1", "every centre of every seed, displacement up to the first frame at or after T_j below the bound",
            failed.empty() && ratio < 1.0 ? "holds" : "fails"});
@@ -229,9 +237,11 @@ void renyi(Builder& b) {
            "Z_k = sum_{j<=k} e^{beta(cos(phi_k - phi_j) - 1)} (RK4 in the row, h = 1/400) [S]",
            "normdyn run with model.scheme = \"post\", model.n = 200, model.d = 2, model.beta = 64, attention.mask = "
            "\"causal\", init.kind = \"uniform\", init.seed = 1, solver.t_end = 10, solver.rtol = 1e-10",
-           complete ? "largest angle between the engine's and the circle form's tokens 1-64 at t = 0, 1, ..., 10: " + num(worst, 3)
+           complete ? "largest angle between the engine's and the circle form's tokens 1-64 at t = 0, 1, ..., 10: " +
+                          num(worst, 3)
                     : "the run ended with status " + run_ending(run),
-           "0", "<= " + num(kRenyiDynamicsTolerance), complete && worst <= kRenyiDynamicsTolerance ? "holds" : "fails"});
+           "0", "<= " + num(kRenyiDynamicsTolerance),
+           complete && worst <= kRenyiDynamicsTolerance ? "holds" : "fails"});
   });
 }
 

@@ -10,32 +10,32 @@
 
 namespace normdyn::studies {
 
-void theorem_4_1_slopes(Builder& b);     // theorem_4_1.cpp
-void theorem_4_1_laws(Builder& b);       // theorem_4_1.cpp
-void theorem_4_1_decay(Builder& b);      // theorem_4_1.cpp
-void theorem_4_1_particles(Builder& b);  // theorem_4_1.cpp
-void time_change(Builder& b);           // time_change.cpp
-void theorem_3_1(Builder& b);           // theorem_3_1.cpp
-void energy_monotonicity(Builder& b);   // energy.cpp
-void theorem_4_3(Builder& b);           // theorem_4_3.cpp
-void theorem_4_2(Builder& b);           // reproduce.cpp
-void random_weights(Builder& b);        // random_weights.cpp
-void metastability(Builder& b);         // metastability.cpp
-void continuum_depth(Builder& b);       // continuum.cpp
-void continuum_mean_field(Builder& b);  // continuum.cpp
-void continuum_grid(Builder& b);        // continuum.cpp
-void attention_models(Builder& b);      // attention_models.cpp
-void long_context(Builder& b);          // long_context.cpp
-void noise(Builder& b);                 // noise.cpp
-void noise_strong_order(Builder& b);    // noise_strong.cpp
-void noise_pitchfork(Builder& b);       // noise_pitchfork.cpp
-void terms(Builder& b);                 // terms.cpp
-void renyi(Builder& b);                 // renyi.cpp
-void lost_in_the_middle(Builder& b);    // lost_in_the_middle.cpp
-void causal_atlas(Builder& b);          // causal_atlas.cpp
+void theorem_4_1_slopes(Builder& b);        // theorem_4_1.cpp
+void theorem_4_1_laws(Builder& b);          // theorem_4_1.cpp
+void theorem_4_1_decay(Builder& b);         // theorem_4_1.cpp
+void theorem_4_1_particles(Builder& b);     // theorem_4_1.cpp
+void time_change(Builder& b);               // time_change.cpp
+void theorem_3_1(Builder& b);               // theorem_3_1.cpp
+void energy_monotonicity(Builder& b);       // energy.cpp
+void theorem_4_3(Builder& b);               // theorem_4_3.cpp
+void theorem_4_2(Builder& b);               // reproduce.cpp
+void random_weights(Builder& b);            // random_weights.cpp
+void metastability(Builder& b);             // metastability.cpp
+void continuum_depth(Builder& b);           // continuum.cpp
+void continuum_mean_field(Builder& b);      // continuum.cpp
+void continuum_grid(Builder& b);            // continuum.cpp
+void attention_models(Builder& b);          // attention_models.cpp
+void long_context(Builder& b);              // long_context.cpp
+void noise(Builder& b);                     // noise.cpp
+void noise_strong_order(Builder& b);        // noise_strong.cpp
+void noise_pitchfork(Builder& b);           // noise_pitchfork.cpp
+void terms(Builder& b);                     // terms.cpp
+void renyi(Builder& b);                     // renyi.cpp
+void lost_in_the_middle(Builder& b);        // lost_in_the_middle.cpp
+void causal_atlas(Builder& b);              // causal_atlas.cpp
 void usa_circle_negative_beta(Builder& b);  // usa_circle.cpp
-void multihead(Builder& b);             // multihead.cpp
-void perceptron_localization(Builder& b);  // perceptron_localization.cpp
+void multihead(Builder& b);                 // multihead.cpp
+void perceptron_localization(Builder& b);   // perceptron_localization.cpp
 
 // A group of rows: its key (ReproduceOptions::only), whether its rows integrate the engine
 // (ReproduceOptions::engine), and its function.

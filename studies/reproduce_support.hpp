@@ -85,7 +85,8 @@ struct StudyRecorder final : SampleObserver {
 // kStudyStepBudget steps unless `options` sets its own. With sync_epsilon > 0 the run stops (status
 // synchronized) at the first frame where every pairwise cosine exceeds 1 − sync_epsilon.
 inline ParticleRun run_particles(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& start,
-                                 const std::vector<double>& times, IntegratorOptions options, double sync_epsilon = 0.0) {
+                                 const std::vector<double>& times, IntegratorOptions options,
+                                 double sync_epsilon = 0.0) {
   const std::unique_ptr<OdeSystem> system = engine.particles(spec, std::move(qkv), start.n(), start.d());
   const StateLayout layout{start.n(), start.d()};
   std::vector<double> x0(layout.size());
@@ -100,7 +101,8 @@ inline ParticleRun run_particles(const Engine& engine, const DynamicsSpec& spec,
 
 // The same with dopri5 (or the default method) at these tolerances.
 inline ParticleRun run_particles(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& start,
-                                 const std::vector<double>& times, double rtol, double atol, double sync_epsilon = 0.0) {
+                                 const std::vector<double>& times, double rtol, double atol,
+                                 double sync_epsilon = 0.0) {
   IntegratorOptions options;
   options.rtol = rtol;
   options.atol = atol;
@@ -109,7 +111,8 @@ inline ParticleRun run_particles(const Engine& engine, const DynamicsSpec& spec,
 
 // The engine's velocity (dθ/dt, dr/dt packed as tokens) at `x` and time t, in the regime of the
 // smooth piece that starts at t.
-inline Tokens engine_velocity(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& x, double t) {
+inline Tokens engine_velocity(const Engine& engine, const DynamicsSpec& spec, QkvSource qkv, const Tokens& x,
+                              double t) {
   const std::unique_ptr<OdeSystem> system = engine.particles(spec, std::move(qkv), x.n(), x.d());
   const StateLayout layout{x.n(), x.d()};
   const std::vector<double> b = system->breakpoints(t, t + 1.0);
@@ -198,7 +201,9 @@ inline QkvSource qk_equals_v(const RowMatrix& b) {
 }
 
 // The largest distance between corresponding directions of two configurations.
-inline double direction_distance(const Tokens& a, const Tokens& b) { return (a.theta - b.theta).rowwise().norm().maxCoeff(); }
+inline double direction_distance(const Tokens& a, const Tokens& b) {
+  return (a.theta - b.theta).rowwise().norm().maxCoeff();
+}
 
 // Mean off-diagonal cosine of the directions.
 inline double mean_cosine(const RowMatrix& theta) {

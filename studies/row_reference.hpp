@@ -88,7 +88,8 @@ inline std::vector<double> circle_angles(const RowMatrix& theta) {
 }
 inline RowMatrix circle_velocity(const std::vector<double>& phi, const std::vector<double>& rate) {
   RowMatrix v(Index(phi.size()), 2);
-  for (std::size_t i = 0; i < phi.size(); ++i) v.row(Index(i)) << -rate[i] * std::sin(phi[i]), rate[i] * std::cos(phi[i]);
+  for (std::size_t i = 0; i < phi.size(); ++i)
+    v.row(Index(i)) << -rate[i] * std::sin(phi[i]), rate[i] * std::cos(phi[i]);
   return v;
 }
 

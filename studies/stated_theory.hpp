@@ -25,12 +25,18 @@ inline std::optional<double> stated_initial_slope(const Scheme& s, double n, dou
   return std::visit(
       [&](const auto& x) -> std::optional<double> {
         using S = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<S, PostLN> || std::is_same_v<S, LNScaling>) return plain;
-        else if constexpr (std::is_same_v<S, PreLN>) return plain / r0;
-        else if constexpr (std::is_same_v<S, MixLN>) return x.tau > 0.0 ? plain : plain / r0;
-        else if constexpr (std::is_same_v<S, PeriLN>) return unit / r0;
-        else if constexpr (std::is_same_v<S, NGPT>) return x.alpha * unit;  // α_0 = α for every schedule
-        else return std::nullopt;
+        if constexpr (std::is_same_v<S, PostLN> || std::is_same_v<S, LNScaling>)
+          return plain;
+        else if constexpr (std::is_same_v<S, PreLN>)
+          return plain / r0;
+        else if constexpr (std::is_same_v<S, MixLN>)
+          return x.tau > 0.0 ? plain : plain / r0;
+        else if constexpr (std::is_same_v<S, PeriLN>)
+          return unit / r0;
+        else if constexpr (std::is_same_v<S, NGPT>)
+          return x.alpha * unit;  // α_0 = α for every schedule
+        else
+          return std::nullopt;
       },
       s);
 }
@@ -48,7 +54,7 @@ inline double integrated_alpha(const NGPT& x, double t) {
 // The clocks are those of the law's leading term (ln t for the power laws: the shift of the origin
 // is a lower-order effect that the windows of the rows resolve).
 struct StatedLaw {
-  std::string text;   // "C/t^2", ...
+  std::string text;  // "C/t^2", ...
   std::string clock_name;
   double slope = 0.0;  // of ln(1 − γ) against the clock
   double (*clock)(double t, double parameter) = nullptr;
@@ -62,11 +68,14 @@ inline std::optional<StatedLaw> stated_symmetric_law(const Scheme& s) {
   return std::visit(
       [&](const auto& x) -> std::optional<StatedLaw> {
         using S = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<S, PostLN>) return StatedLaw{"C exp(-2 t)", "t", -2.0, linear};
+        if constexpr (std::is_same_v<S, PostLN>)
+          return StatedLaw{"C exp(-2 t)", "t", -2.0, linear};
         else if constexpr (std::is_same_v<S, PreLN> || std::is_same_v<S, PeriLN>)
           return StatedLaw{"C/t^2", "ln t", -2.0, logarithm};
-        else if constexpr (std::is_same_v<S, MixLN>) return StatedLaw{"C/(t - tau)^2", "ln t", -2.0, logarithm};
-        else if constexpr (std::is_same_v<S, LNScaling>) return StatedLaw{"C exp(-4 sqrt(t + 1))", "sqrt(t + 1)", -4.0, root};
+        else if constexpr (std::is_same_v<S, MixLN>)
+          return StatedLaw{"C/(t - tau)^2", "ln t", -2.0, logarithm};
+        else if constexpr (std::is_same_v<S, LNScaling>)
+          return StatedLaw{"C exp(-4 sqrt(t + 1))", "sqrt(t + 1)", -4.0, root};
         else if constexpr (std::is_same_v<S, NGPT>) {
           // e^{−2∫α}: the clock ∫α/α, which is t, 2 sqrt(1 + t) − 2, ln(1 + t), ... by the schedule.
           auto alpha_clock = [](double t, double p) {
@@ -85,11 +94,16 @@ inline std::optional<double> stated_variance_scale(const Scheme& s, double t) {
   return std::visit(
       [&](const auto& x) -> std::optional<double> {
         using S = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<S, PostLN>) return 1.0;
-        else if constexpr (std::is_same_v<S, PreLN> || std::is_same_v<S, PeriLN> || std::is_same_v<S, MixLN>) return t;
-        else if constexpr (std::is_same_v<S, LNScaling>) return std::sqrt(t);
-        else if constexpr (std::is_same_v<S, NGPT>) return std::pow(1.0 + t, x.alpha_decay) / x.alpha;
-        else return std::nullopt;
+        if constexpr (std::is_same_v<S, PostLN>)
+          return 1.0;
+        else if constexpr (std::is_same_v<S, PreLN> || std::is_same_v<S, PeriLN> || std::is_same_v<S, MixLN>)
+          return t;
+        else if constexpr (std::is_same_v<S, LNScaling>)
+          return std::sqrt(t);
+        else if constexpr (std::is_same_v<S, NGPT>)
+          return std::pow(1.0 + t, x.alpha_decay) / x.alpha;
+        else
+          return std::nullopt;
       },
       s);
 }
@@ -98,11 +112,16 @@ inline std::string stated_scale_text(const Scheme& s) {
   return std::visit(
       [&](const auto& x) -> std::string {
         using S = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<S, PostLN>) return "1";
-        else if constexpr (std::is_same_v<S, PreLN> || std::is_same_v<S, PeriLN> || std::is_same_v<S, MixLN>) return "t";
-        else if constexpr (std::is_same_v<S, LNScaling>) return "sqrt(t)";
-        else if constexpr (std::is_same_v<S, NGPT>) return x.alpha_decay == 0.0 ? "1/alpha" : "(1 + t)^p / alpha";
-        else return "-";
+        if constexpr (std::is_same_v<S, PostLN>)
+          return "1";
+        else if constexpr (std::is_same_v<S, PreLN> || std::is_same_v<S, PeriLN> || std::is_same_v<S, MixLN>)
+          return "t";
+        else if constexpr (std::is_same_v<S, LNScaling>)
+          return "sqrt(t)";
+        else if constexpr (std::is_same_v<S, NGPT>)
+          return x.alpha_decay == 0.0 ? "1/alpha" : "(1 + t)^p / alpha";
+        else
+          return "-";
       },
       s);
 }

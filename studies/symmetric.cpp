@@ -39,9 +39,9 @@ SymmetricStudy symmetric_study(const SymmetricStudyRequest& request) {
     // t = 0 (the start), then T0 (T/T0)^{i/(K-1)}, i = 0..K-1, the last exactly T.
     times.push_back(0.0);
     for (int i = 0; i < request.log_samples; ++i)
-      times.push_back(i + 1 == request.log_samples
-                          ? request.t_end
-                          : request.log_t0 * std::pow(request.t_end / request.log_t0, double(i) / (request.log_samples - 1)));
+      times.push_back(i + 1 == request.log_samples ? request.t_end
+                                                   : request.log_t0 * std::pow(request.t_end / request.log_t0,
+                                                                               double(i) / (request.log_samples - 1)));
   } else {
     times = analysis::linear_times(request.t_end, request.samples);
   }
@@ -57,10 +57,18 @@ SymmetricStudy symmetric_study(const SymmetricStudyRequest& request) {
 nlohmann::json to_json(const SymmetricStudy& study) {
   const SymmetricStudyRequest& r = study.request;
   nlohmann::json j;
-  j["parameters"] = {{"n", r.n},       {"beta", r.beta}, {"t_end", r.t_end}, {"samples", r.samples},
-                     {"log_times", r.log_samples ? nlohmann::json{{"t0", r.log_t0}, {"t1", r.t_end}, {"count", r.log_samples}} : nlohmann::json()},
-                     {"r0", r.r0},     {"alpha", r.alpha}, {"tau", r.tau},   {"rk4_step", r.step},
-                     {"start", "orthonormal tokens, equal radii r0, Q = K = V = I (Theorem 4.1)"}};
+  j["parameters"] = {
+      {"n", r.n},
+      {"beta", r.beta},
+      {"t_end", r.t_end},
+      {"samples", r.samples},
+      {"log_times",
+       r.log_samples ? nlohmann::json{{"t0", r.log_t0}, {"t1", r.t_end}, {"count", r.log_samples}} : nlohmann::json()},
+      {"r0", r.r0},
+      {"alpha", r.alpha},
+      {"tau", r.tau},
+      {"rk4_step", r.step},
+      {"start", "orthonormal tokens, equal radii r0, Q = K = V = I (Theorem 4.1)"}};
   nlohmann::json schemes = nlohmann::json::object();
   for (const auto& [key, tr] : study.schemes)
     schemes[key] = {{"t", tr.t},

@@ -33,7 +33,8 @@ constexpr double kLyapunovTolerance = 1e-9;
 constexpr double kDepthOrderTolerance = 0.2;
 
 // φ(t) of φ' = −σ(|a| cos φ) |a| sin φ by RK4 with steps of 1e-4, at `times`.
-std::vector<double> perceptron_angle(double (*sigma)(double), double norm, double phi0, const std::vector<double>& times) {
+std::vector<double> perceptron_angle(double (*sigma)(double), double norm, double phi0,
+                                     const std::vector<double>& times) {
   const auto f = [&](double phi) { return -sigma(norm * std::cos(phi)) * norm * std::sin(phi); };
   std::vector<double> out{phi0};
   double phi = phi0, t = times.front();
@@ -67,7 +68,8 @@ Tokens feedforward_network(Tokens x, const RowMatrix& a, const Vector& omega, do
   const auto perceptrons = [&](const RowMatrix& theta) {
     RowMatrix f = RowMatrix::Zero(theta.rows(), theta.cols());
     for (Index j = 0; j < theta.rows(); ++j)
-      for (Index m = 0; m < a.rows(); ++m) f.row(j) += omega(m) * reference::gelu_activation(theta.row(j).dot(a.row(m))) * a.row(m);
+      for (Index m = 0; m < a.rows(); ++m)
+        f.row(j) += omega(m) * reference::gelu_activation(theta.row(j).dot(a.row(m))) * a.row(m);
     return f;
   };
   const auto step = [&](const RowMatrix& u) {
@@ -120,22 +122,26 @@ void terms(Builder& b) {
         for (Index j = 0; j < n; ++j) {
           const double phi0 = std::acos(std::clamp(start.theta.row(j).dot(a) / a.norm(), -1.0, 1.0));
           const std::vector<double> phi = perceptron_angle(
-              std::holds_alternative<Tanh>(act) ? reference::tanh_activation : reference::gelu_activation, a.norm(), phi0, times);
+              std::holds_alternative<Tanh>(act) ? reference::tanh_activation : reference::gelu_activation, a.norm(),
+              phi0, times);
           for (std::size_t k = 0; k < times.size(); ++k) {
             const double measured = std::acos(std::clamp(run.frames[k].theta.row(j).dot(a) / a.norm(), -1.0, 1.0));
             worst = std::max(worst, std::abs(measured - phi[k]));
           }
         }
       const std::string key(alternative_key(act));
-      b.row({"feedforward-perceptron-" + key,
-             "One perceptron (" + key + ", M = 1, no attention), Post-LN: the angle phi between each token and a solves "
-             "phi' = -sigma(|a| cos phi) |a| sin phi (sigma written in the row: tanh, or u Phi(u) for gelu)",
-             "normdyn run with model.scheme = \"post\", model.n = 6, model.d = 3, model.qkv = \"file\" holding Q = K = I "
-             "and V = 0, feedforward.weights = \"inline\", feedforward.a = [1.2, -0.4, 0.9], feedforward.omega = [1], "
-             "feedforward.activation = \"" + key + "\", init.seed = 5, solver.t_end = 6, solver.rtol = 1e-11",
-             complete ? "max |phi - phi_ODE| = " + num(worst, 3) + " over the 6 tokens and 61 times"
-                      : "the run ended with status " + std::string(to_string(run.status)),
-             "0", "<= " + num(kAngleTolerance), complete && worst <= kAngleTolerance ? "holds" : "fails"});
+      b.row(
+          {"feedforward-perceptron-" + key,
+           "One perceptron (" + key +
+               ", M = 1, no attention), Post-LN: the angle phi between each token and a solves "
+               "phi' = -sigma(|a| cos phi) |a| sin phi (sigma written in the row: tanh, or u Phi(u) for gelu)",
+           "normdyn run with model.scheme = \"post\", model.n = 6, model.d = 3, model.qkv = \"file\" holding Q = K = I "
+           "and V = 0, feedforward.weights = \"inline\", feedforward.a = [1.2, -0.4, 0.9], feedforward.omega = [1], "
+           "feedforward.activation = \"" +
+               key + "\", init.seed = 5, solver.t_end = 6, solver.rtol = 1e-11",
+           complete ? "max |phi - phi_ODE| = " + num(worst, 3) + " over the 6 tokens and 61 times"
+                    : "the run ended with status " + std::string(to_string(run.status)),
+           "0", "<= " + num(kAngleTolerance), complete && worst <= kAngleTolerance ? "holds" : "fails"});
     }
   });
 
@@ -174,8 +180,8 @@ void terms(Builder& b) {
            "normdyn run with model.scheme = \"post\", model.n = 8, model.d = 3, model.beta = 1, attention.normalizer = "
            "\"uniform\", feedforward.weights = \"inline\" (a and omega in the row's source), feedforward.activation = "
            "\"tanh\", init.seed = 8, solver.t_end = 10",
-           complete ? "largest relative decrease of L between frames: " + num(worst, 3) + "; L went from " + num(first, 6) +
-                          " to " + num(last, 6)
+           complete ? "largest relative decrease of L between frames: " + num(worst, 3) + "; L went from " +
+                          num(first, 6) + " to " + num(last, 6)
                     : "the run ended with status " + std::string(to_string(run.status)),
            "<= 0 (non-decreasing)", "largest relative decrease <= " + num(kLyapunovTolerance),
            complete && worst <= kLyapunovTolerance ? "holds" : "fails"});
@@ -219,18 +225,22 @@ void terms(Builder& b) {
       const double order = complete ? std::log2(errors[0] / errors[1]) : std::numeric_limits<double>::quiet_NaN();
       const std::string name = serial ? "serial" : "parallel";
       b.row({"feedforward-depth-limit-" + name,
-             "The " + name + " layer maps with a feed-forward term (Pre-LN, gelu, M = 2) tend to the ODE of U = A + F "
-             "at first order in the layer step (the maps written in the row: " +
-                 (serial ? std::string("x <- x + h A(LN X), then x <- x + h F(LN x)") : std::string("x <- x + h (A(LN X) + F(LN x))")) +
+             "The " + name +
+                 " layer maps with a feed-forward term (Pre-LN, gelu, M = 2) tend to the ODE of U = A + F "
+                 "at first order in the layer step (the maps written in the row: " +
+                 (serial ? std::string("x <- x + h A(LN X), then x <- x + h F(LN x)")
+                         : std::string("x <- x + h (A(LN X) + F(LN x))")) +
                  "), and the library's discrete solver computes the same maps",
              "normdyn run with model.scheme = \"pre\", model.n = 8, model.d = 3, model.beta = 1, solver.method = "
-             "\"discrete\", solver.dt = 0.02 and 0.01, feedforward.block = \"" + name +
-                 "\", against the ODE at solver.rtol = 1e-12, t = 2",
-             complete ? "the row's network against the engine's ODE: errors " + num(errors[0], 3) + " and " + num(errors[1], 3) +
-                            ": order " + num(order, 4) + "; the library's network against the row's: " + num(maps, 3)
+             "\"discrete\", solver.dt = 0.02 and 0.01, feedforward.block = \"" +
+                 name + "\", against the ODE at solver.rtol = 1e-12, t = 2",
+             complete ? "the row's network against the engine's ODE: errors " + num(errors[0], 3) + " and " +
+                            num(errors[1], 3) + ": order " + num(order, 4) +
+                            "; the library's network against the row's: " + num(maps, 3)
                       : "a run ended early",
              "1 and 0", "|order - 1| <= " + num(kDepthOrderTolerance) + ", maps within " + num(kLayerMapTolerance),
-             complete && std::abs(order - 1.0) <= kDepthOrderTolerance && maps <= kLayerMapTolerance ? "holds" : "fails"});
+             complete && std::abs(order - 1.0) <= kDepthOrderTolerance && maps <= kLayerMapTolerance ? "holds"
+                                                                                                     : "fails"});
     }
   });
 }

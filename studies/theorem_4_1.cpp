@@ -93,12 +93,15 @@ DecadeSlopes decade_slopes(const std::vector<double>& t, const std::vector<doubl
   for (std::size_t i = 1; i < end; ++i) {
     x[i] = law.clock(t[i], law.parameter);
     ly[i] = std::log(y[i]);
-    if (y[i] <= top_late) late.push_back(i);
-    else if (y[i] <= top_early) early.push_back(i);
+    if (y[i] <= top_late)
+      late.push_back(i);
+    else if (y[i] <= top_early)
+      early.push_back(i);
   }
   if (early.size() < 5 || late.size() < 5) {
-    d.problem = "fewer than 5 frames in a window (" + std::to_string(early.size()) + " and " + std::to_string(late.size()) +
-                "): 1 - gamma falls by less than " + num(2 * kDecades) + " decades above " + num(kFloor);
+    d.problem = "fewer than 5 frames in a window (" + std::to_string(early.size()) + " and " +
+                std::to_string(late.size()) + "): 1 - gamma falls by less than " + num(2 * kDecades) +
+                " decades above " + num(kFloor);
     return d;
   }
   d.early = slope_over(x, ly, early);
@@ -134,7 +137,9 @@ void theorem_4_1_slopes(Builder& b) {
   // stated closed forms, at the figure's point and at a second one with r0 = 2, α = 0.5 and a schedule.
   const std::vector<Point> slope_points = {
       {256, 5.0, 1.0, default_schemes(), ""},
-      {16, 1.0, 2.0,
+      {16,
+       1.0,
+       2.0,
        {PostLN{}, PreLN{}, MixLN{4.0}, MixLN{0.0}, PeriLN{}, NGPT{0.5, 0.0}, NGPT{2.0, 0.5}, LNScaling{}},
        "-n16-beta1-r2"},
   };
@@ -153,13 +158,14 @@ void theorem_4_1_slopes(Builder& b) {
         const double ode = analysis::symmetric_rate(s, double(p.n), p.beta, 0.0, t_regime, 1.0, p.r0).dgamma_dt;
         const double err = std::max(std::abs(particle - *theory), std::abs(ode - *theory)) / *theory;
         b.row({"4.1-slope-" + scheme_tag(s) + p.suffix,
-               "Theorem 4.1, " + scheme_label(s) + ", " + point_text(p) + ": dgamma/dt(0) = (1/s_j + 1/s_k)/(e^beta + n - 1)",
-               "normdyn run with " + scheme_settings(s) + ", model.n = model.d = " + std::to_string(p.n) + ", model.beta = " +
-                   num(p.beta) + ", init.kind = \"orthonormal\", init.r0 = " + num(p.r0) +
+               "Theorem 4.1, " + scheme_label(s) + ", " + point_text(p) +
+                   ": dgamma/dt(0) = (1/s_j + 1/s_k)/(e^beta + n - 1)",
+               "normdyn run with " + scheme_settings(s) + ", model.n = model.d = " + std::to_string(p.n) +
+                   ", model.beta = " + num(p.beta) + ", init.kind = \"orthonormal\", init.r0 = " + num(p.r0) +
                    ", then normdyn analyze (theorem_4_1_initial_slope, from the velocity at t = 0)",
                "engine velocity " + num(particle, 12) + ", reduced ODE " + num(ode, 12),
-               num(*theory, 12) + " (the stated closed form)", "relative deviation of both <= 1e-10 (measured " + num(err, 3) + ")",
-               err <= 1e-10 ? "holds" : "fails"});
+               num(*theory, 12) + " (the stated closed form)",
+               "relative deviation of both <= 1e-10 (measured " + num(err, 3) + ")", err <= 1e-10 ? "holds" : "fails"});
       }
   });
 }
@@ -194,7 +200,8 @@ void theorem_4_1_laws(Builder& b) {
     const analysis::SymmetricTrajectory& tr = long_study.schemes.at(key);
     const double horizon = long_request.t_end;
     std::vector<double> x;
-    for (double t : tr.t) x.push_back(t > 0.0 ? law->clock(t, law->parameter) : -std::numeric_limits<double>::infinity());
+    for (double t : tr.t)
+      x.push_back(t > 0.0 ? law->clock(t, law->parameter) : -std::numeric_limits<double>::infinity());
     auto clock_at = [&](double t) {
       for (std::size_t i = 0; i < tr.t.size(); ++i)
         if (tr.t[i] >= t) return x[i];
@@ -204,32 +211,38 @@ void theorem_4_1_laws(Builder& b) {
     const double early = log_slope(x, tr.log_one_minus_gamma, clock_at(horizon / 4), clock_at(horizon / 2));
     const double late = log_slope(x, tr.log_one_minus_gamma, clock_at(horizon / 2), clock_at(horizon));
     const double c_late = std::exp(tr.log_one_minus_gamma.back() - law->slope * x.back());
-    const analysis::AsymptoticVerdict v = analysis::asymptotic_verdict(law->slope, early, late, kLawTolerance, kLawResolution);
-    b.row({"4.1-law-" + key, "Theorem 4.1, " + scheme_label(s) + ": 1 - gamma ~ " + law->text + " as t -> infinity (reduced ODE)",
-           law_cmd,
-           "slope of ln(1 - gamma) against " + law->clock_name + " on [T/2, T], T = " + num(horizon) + ": " + num(late, 5) +
-               " (on [T/4, T/2]: " + num(early, 5) + "; resolves a change of " + num(100 * v.detectable, 3) +
-               "%); leading constant C = " + num(c_late, 5) + " at T",
-           num(law->slope) + " (C not given by the theorem)",
-           "|late - theory| <= " + num(100 * kLawTolerance) + "% and tolerance + drift <= " + num(100 * kLawResolution) +
-               "% (measured " + num(100 * v.deviation, 3) + "%); fails if the deviation exceeds tolerance + drift",
-           verdict_of(v.outcome)});
+    const analysis::AsymptoticVerdict v =
+        analysis::asymptotic_verdict(law->slope, early, late, kLawTolerance, kLawResolution);
+    b.row(
+        {"4.1-law-" + key,
+         "Theorem 4.1, " + scheme_label(s) + ": 1 - gamma ~ " + law->text + " as t -> infinity (reduced ODE)", law_cmd,
+         "slope of ln(1 - gamma) against " + law->clock_name + " on [T/2, T], T = " + num(horizon) + ": " +
+             num(late, 5) + " (on [T/4, T/2]: " + num(early, 5) + "; resolves a change of " +
+             num(100 * v.detectable, 3) + "%); leading constant C = " + num(c_late, 5) + " at T",
+         num(law->slope) + " (C not given by the theorem)",
+         "|late - theory| <= " + num(100 * kLawTolerance) + "% and tolerance + drift <= " + num(100 * kLawResolution) +
+             "% (measured " + num(100 * v.deviation, 3) + "%); fails if the deviation exceeds tolerance + drift",
+         verdict_of(v.outcome)});
   }
-
 }
 
 void theorem_4_1_decay(Builder& b) {
   if (b.quick()) {
-    b.not_measured("Theorem 4.1's terminal laws on the engine's particles down to 1 - gamma = 1e-11 (rows 4.1-decay-*): "
-                   "long runs, measured by `normdyn reproduce` without --quick; --quick checks the laws on the reduced "
-                   "ODE (4.1-law-*) and the particles against it (4.1-particles-*).");
+    b.not_measured(
+        "Theorem 4.1's terminal laws on the engine's particles down to 1 - gamma = 1e-11 (rows 4.1-decay-*): "
+        "long runs, measured by `normdyn reproduce` without --quick; --quick checks the laws on the reduced "
+        "ODE (4.1-law-*) and the particles against it (4.1-particles-*).");
     return;
   }
   const Engine& engine = b.engine();
   // ---- Terminal laws of the engine's particles, until 1 − γ reaches the floor.
   const std::vector<Point> decay_points = {
       {8, 1.0, 2.0, {PostLN{}, PreLN{}, MixLN{4.0}, PeriLN{}, NGPT{0.5, 0.0}, LNScaling{}}, "-n8-beta1-r2"},
-      {4, 3.0, 1.0, {PostLN{}, PreLN{}, MixLN{2.0}, PeriLN{}, NGPT{1.0, 0.5}, NGPT{0.75, 1.0}, LNScaling{}}, "-n4-beta3-r1"},
+      {4,
+       3.0,
+       1.0,
+       {PostLN{}, PreLN{}, MixLN{2.0}, PeriLN{}, NGPT{1.0, 0.5}, NGPT{0.75, 1.0}, LNScaling{}},
+       "-n4-beta3-r1"},
   };
   for (const Point& p : decay_points)
     b.study("theorem 4.1: terminal laws of the engine's particles (" + point_text(p) + ")", [&] {
@@ -239,39 +252,43 @@ void theorem_4_1_decay(Builder& b) {
         const double horizon = decay_horizon(s, *law, double(p.n), p.beta);
         const std::vector<double> times = log_times(1e-2, horizon, 1200);
         // The run stops at the first frame below the floor (frames after it do not enter the fit).
-        const ParticleRun run = run_particles(engine, dynamics_spec(s, p.beta, 1), QkvSource::identity(),
-                                              orthonormal_tokens(p.n, p.n, p.r0, 2), times, kDecayRtol, kDecayAtol, kFloor);
+        const ParticleRun run =
+            run_particles(engine, dynamics_spec(s, p.beta, 1), QkvSource::identity(),
+                          orthonormal_tokens(p.n, p.n, p.r0, 2), times, kDecayRtol, kDecayAtol, kFloor);
         std::vector<double> y;
         for (const Tokens& f : run.frames) y.push_back(analysis::one_minus_mean_cosine(f.theta));
-        const bool complete = run.status == RunStatus::synchronized ||
-                              (run.status == RunStatus::ok && run.frames.size() == times.size());
-        const DecadeSlopes d = complete ? decade_slopes(times, y, *law) : DecadeSlopes{"the run ended with status " + run_ending(run)};
-        const analysis::AsymptoticVerdict v = analysis::asymptotic_verdict(law->slope, d.early, d.late, kLawTolerance, kLawResolution);
+        const bool complete =
+            run.status == RunStatus::synchronized || (run.status == RunStatus::ok && run.frames.size() == times.size());
+        const DecadeSlopes d =
+            complete ? decade_slopes(times, y, *law) : DecadeSlopes{"the run ended with status " + run_ending(run)};
+        const analysis::AsymptoticVerdict v =
+            analysis::asymptotic_verdict(law->slope, d.early, d.late, kLawTolerance, kLawResolution);
         std::string verdict = !complete ? "fails" : !d.problem.empty() ? "inconclusive" : verdict_of(v.outcome);
         b.row({"4.1-decay-" + scheme_tag(s) + p.suffix,
                "Theorem 4.1, " + scheme_label(s) + ", " + point_text(p) + ": 1 - gamma ~ " + law->text +
                    " as t -> infinity (the engine's particles)",
-               "normdyn run with " + scheme_settings(s) + ", model.n = model.d = " + std::to_string(p.n) + ", model.beta = " +
-                   num(p.beta) + ", init.kind = \"orthonormal\", init.seed = 2, init.r0 = " + num(p.r0) +
-                   ", solver.rtol = " + num(kDecayRtol) + ", solver.atol = " + num(kDecayAtol) + ", solver.t_end = " + num(horizon) +
-                   ", solver.sync_epsilon = " + num(kFloor) + ", output.log_times = [0.01, " + num(horizon) + ", 1200]",
-               !d.problem.empty() ? d.problem
-                                  : "slope of ln(1 - gamma) against " + law->clock_name + " over the last " + num(kDecades) +
-                                        " decades of 1 - gamma (t in [" + num(d.t_late, 4) + ", " + num(d.t_end, 4) +
-                                        "], down to " + num(d.y_end, 3) + ", the run stopped at " + num(kFloor) +
-                                        "): " + num(d.late, 6) + "; over the " +
-                                        num(kDecades) + " before (from t = " + num(d.t_early, 4) + "): " + num(d.early, 6) +
-                                        "; resolves a change of " + num(100 * v.detectable, 3) + "%",
+               "normdyn run with " + scheme_settings(s) + ", model.n = model.d = " + std::to_string(p.n) +
+                   ", model.beta = " + num(p.beta) + ", init.kind = \"orthonormal\", init.seed = 2, init.r0 = " +
+                   num(p.r0) + ", solver.rtol = " + num(kDecayRtol) + ", solver.atol = " + num(kDecayAtol) +
+                   ", solver.t_end = " + num(horizon) + ", solver.sync_epsilon = " + num(kFloor) +
+                   ", output.log_times = [0.01, " + num(horizon) + ", 1200]",
+               !d.problem.empty()
+                   ? d.problem
+                   : "slope of ln(1 - gamma) against " + law->clock_name + " over the last " + num(kDecades) +
+                         " decades of 1 - gamma (t in [" + num(d.t_late, 4) + ", " + num(d.t_end, 4) + "], down to " +
+                         num(d.y_end, 3) + ", the run stopped at " + num(kFloor) + "): " + num(d.late, 6) +
+                         "; over the " + num(kDecades) + " before (from t = " + num(d.t_early, 4) +
+                         "): " + num(d.early, 6) + "; resolves a change of " + num(100 * v.detectable, 3) + "%",
                num(law->slope) + " (the stated law)",
-               "|late - theory| <= " + num(100 * kLawTolerance) + "% and tolerance + drift <= " + num(100 * kLawResolution) +
-                   "% (measured " + (d.problem.empty() ? num(100 * v.deviation, 3) + "%" : std::string("-")) +
+               "|late - theory| <= " + num(100 * kLawTolerance) +
+                   "% and tolerance + drift <= " + num(100 * kLawResolution) + "% (measured " +
+                   (d.problem.empty() ? num(100 * v.deviation, 3) + "%" : std::string("-")) +
                    "); fails if the deviation exceeds tolerance + drift. The floor " + num(kFloor) +
                    " is |theta_j - theta_bar| ~ 3e-6, which the run resolves: a step's local error is at most " +
                    num(kDecayRtol) + " per component (rtol " + num(kDecayRtol) + ", atol " + num(kDecayAtol) + ")",
                verdict});
       }
     });
-
 }
 
 void theorem_4_1_particles(Builder& b) {
@@ -280,7 +297,11 @@ void theorem_4_1_particles(Builder& b) {
   // ---- The engine's particles against the reduced ODE (an exact reduction).
   const std::vector<Point> exact_points = {
       {o.quick ? Index(32) : Index(256), 5.0, 1.0, default_schemes(), ""},
-      {8, 1.0, 2.0, {PostLN{}, PreLN{}, MixLN{4.0}, PeriLN{}, NGPT{0.5, 0.0}, NGPT{2.0, 0.5}, LNScaling{}}, "-n8-beta1-r2"},
+      {8,
+       1.0,
+       2.0,
+       {PostLN{}, PreLN{}, MixLN{4.0}, PeriLN{}, NGPT{0.5, 0.0}, NGPT{2.0, 0.5}, LNScaling{}},
+       "-n8-beta1-r2"},
   };
   const std::vector<double> times{0.0, 1.0, 2.0, 4.0, 8.0};
   for (const Point& p : exact_points)
@@ -288,7 +309,8 @@ void theorem_4_1_particles(Builder& b) {
       for (const Scheme& s : p.schemes) {
         const ParticleRun run = run_particles(engine, dynamics_spec(s, p.beta, o.threads), QkvSource::identity(),
                                               orthonormal_tokens(p.n, p.n, p.r0, 3), times, 1e-11, 1e-13);
-        const analysis::SymmetricTrajectory red = analysis::symmetric_trajectory(s, {double(p.n), p.beta, p.r0, 1e-4}, times);
+        const analysis::SymmetricTrajectory red =
+            analysis::symmetric_trajectory(s, {double(p.n), p.beta, p.r0, 1e-4}, times);
         double err = 0.0, rerr = 0.0;
         for (std::size_t i = 0; i < run.frames.size(); ++i) {
           err = std::max(err, std::abs(mean_cosine(run.frames[i].theta) - red.gamma[i]));
@@ -296,8 +318,8 @@ void theorem_4_1_particles(Builder& b) {
         }
         const bool complete = run.status == RunStatus::ok && run.frames.size() == times.size();
         b.row({"4.1-particles-" + scheme_tag(s) + p.suffix,
-               "Theorem 4.1, " + scheme_label(s) + ": from orthonormal tokens the n-particle flow follows the scalar ODE (" +
-                   point_text(p) + ")",
+               "Theorem 4.1, " + scheme_label(s) +
+                   ": from orthonormal tokens the n-particle flow follows the scalar ODE (" + point_text(p) + ")",
                "normdyn study symmetric --n " + std::to_string(p.n) + " --beta " + num(p.beta) + " --r0 " + num(p.r0) +
                    " --t-end 8 --samples 8, against normdyn run with " + scheme_settings(s) + ", model.n = model.d = " +
                    std::to_string(p.n) + ", init.kind = \"orthonormal\", init.r0 = " + num(p.r0),

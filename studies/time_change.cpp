@@ -34,7 +34,9 @@ std::string start_text(const Start& s) {
          std::to_string(s.seed);
 }
 
-std::string suffix(const Start& s) { return "-n" + std::to_string(s.n) + "-d" + std::to_string(s.d) + "-beta" + num(s.beta); }
+std::string suffix(const Start& s) {
+  return "-n" + std::to_string(s.n) + "-d" + std::to_string(s.d) + "-beta" + num(s.beta);
+}
 
 struct Comparison {
   std::string problem;
@@ -48,10 +50,14 @@ Comparison compare_runs(const Engine& engine, const Scheme& a, const Tokens& sta
                         const Scheme& b, const Tokens& start_b, const std::vector<double>& tb, double beta,
                         double radius_factor = 1.0, std::size_t skip = 0) {
   Comparison c;
-  const ParticleRun ra = run_particles(engine, dynamics_spec(a, beta, 1), QkvSource::identity(), start_a, ta, kRtol, kAtol);
-  const ParticleRun rb = run_particles(engine, dynamics_spec(b, beta, 1), QkvSource::identity(), start_b, tb, kRtol, kAtol);
-  if (ra.status != RunStatus::ok || ra.frames.size() != ta.size() || rb.status != RunStatus::ok || rb.frames.size() != tb.size()) {
-    c.problem = "a run ended early (" + std::string(to_string(ra.status)) + ", " + std::string(to_string(rb.status)) + ")";
+  const ParticleRun ra =
+      run_particles(engine, dynamics_spec(a, beta, 1), QkvSource::identity(), start_a, ta, kRtol, kAtol);
+  const ParticleRun rb =
+      run_particles(engine, dynamics_spec(b, beta, 1), QkvSource::identity(), start_b, tb, kRtol, kAtol);
+  if (ra.status != RunStatus::ok || ra.frames.size() != ta.size() || rb.status != RunStatus::ok ||
+      rb.frames.size() != tb.size()) {
+    c.problem =
+        "a run ended early (" + std::string(to_string(ra.status)) + ", " + std::string(to_string(rb.status)) + ")";
     return c;
   }
   for (std::size_t i = 0; i < tb.size() && skip + i < ta.size(); ++i) {
@@ -84,12 +90,13 @@ void time_change(Builder& b) {
       for (double t : times) post_times.push_back(2.0 * (std::sqrt(t + 1.0) - 1.0));
       const Comparison cod = compare_runs(engine, LNScaling{}, start, times, PostLN{}, start, post_times, st.beta);
       b.row({"4.2-time-change-cod" + suffix(st),
-             "Time change (spec 4.2): LN-Scaling at time t equals Post-LN at time 2(sqrt(t + 1) - 1) from the same start (" +
+             "Time change (spec 4.2): LN-Scaling at time t equals Post-LN at time 2(sqrt(t + 1) - 1) from the same "
+             "start (" +
                  start_text(st) + ", uniform directions)",
-             "normdyn run with model.scheme = \"cod\" at t = " + list(times) + " and with model.scheme = \"post\" at t = " +
-                 list(post_times) + ", model.n = " + std::to_string(st.n) + ", model.d = " + std::to_string(st.d) +
-                 ", model.beta = " + num(st.beta) + ", init.kind = \"uniform\", init.seed = " + std::to_string(st.seed) +
-                 ", solver.rtol = 1e-11",
+             "normdyn run with model.scheme = \"cod\" at t = " + list(times) +
+                 " and with model.scheme = \"post\" at t = " + list(post_times) + ", model.n = " +
+                 std::to_string(st.n) + ", model.d = " + std::to_string(st.d) + ", model.beta = " + num(st.beta) +
+                 ", init.kind = \"uniform\", init.seed = " + std::to_string(st.seed) + ", solver.rtol = 1e-11",
              cod.problem.empty() ? "max over the times and tokens of |theta_cod(t) - theta_post(2(sqrt(t+1) - 1))| = " +
                                        num(cod.directions, 3)
                                  : cod.problem,
@@ -101,14 +108,17 @@ void time_change(Builder& b) {
         for (double t : times) unit_times.push_back(integrated_alpha(g, t));
         const Comparison c = compare_runs(engine, g, start, times, NGPT{1.0, 0.0}, start, unit_times, st.beta);
         b.row({"4.2-time-change-" + scheme_tag(g) + suffix(st),
-               "Time change (spec 4.2): " + scheme_label(g) + " at time t equals nGPT with alpha = 1 at time int_0^t alpha_s ds "
-               "from the same start (" + start_text(st) + ", uniform directions)",
+               "Time change (spec 4.2): " + scheme_label(g) +
+                   " at time t equals nGPT with alpha = 1 at time int_0^t alpha_s ds "
+                   "from the same start (" +
+                   start_text(st) + ", uniform directions)",
                "normdyn run with " + scheme_settings(g) + " at t = " + list(times) +
                    " and with model.scheme = \"ngpt\", model.alpha = 1 at t = " + list(unit_times) + ", model.n = " +
                    std::to_string(st.n) + ", model.d = " + std::to_string(st.d) + ", model.beta = " + num(st.beta) +
                    ", init.kind = \"uniform\", init.seed = " + std::to_string(st.seed) + ", solver.rtol = 1e-11",
-               c.problem.empty() ? "max over the times and tokens of |theta_alpha(t) - theta_1(int alpha)| = " + num(c.directions, 3)
-                                 : c.problem,
+               c.problem.empty()
+                   ? "max over the times and tokens of |theta_alpha(t) - theta_1(int alpha)| = " + num(c.directions, 3)
+                   : c.problem,
                "0", "<= " + num(kAgreement), c.problem.empty() && c.directions <= kAgreement ? "holds" : "fails"});
       }
     }
@@ -125,10 +135,12 @@ void time_change(Builder& b) {
       const Comparison post = compare_runs(engine, mix, start, before, PostLN{}, start, before, st.beta);
       b.row({"4.2-mix-post-phase" + suffix(st),
              "Mix-LN (tau = 3) for t <= tau is Post-LN: the directions follow Post-LN and every radius stays r_j(0) "
-             "(dr/dt = 0 by construction in this phase: no radius stall) (" + start_text(st) + ", Gaussian tokens)",
+             "(dr/dt = 0 by construction in this phase: no radius stall) (" +
+                 start_text(st) + ", Gaussian tokens)",
              "normdyn run with model.scheme = \"mix\", model.tau = 3 and with model.scheme = \"post\", model.n = " +
                  std::to_string(st.n) + ", model.d = " + std::to_string(st.d) + ", model.beta = " + num(st.beta) +
-                 ", init.kind = \"gaussian\", init.seed = " + std::to_string(st.seed) + ", frames at t = " + list(before),
+                 ", init.kind = \"gaussian\", init.seed = " + std::to_string(st.seed) +
+                 ", frames at t = " + list(before),
              post.problem.empty() ? "max |theta_mix - theta_post| = " + num(post.directions, 3) +
                                         ", max relative change of a radius " + num(post.radii, 3)
                                   : post.problem,
@@ -139,16 +151,19 @@ void time_change(Builder& b) {
           run_particles(engine, dynamics_spec(mix, st.beta, 1), QkvSource::identity(), start, {0.0, tau}, kRtol, kAtol);
       Comparison pre;
       const std::vector<double> shifted{0.0, 1.0, 5.0, 20.0};  // t − τ
-      std::vector<double> mix_times{0.0};  // the start, then τ + shifted
+      std::vector<double> mix_times{0.0};                      // the start, then τ + shifted
       for (double t : shifted) mix_times.push_back(tau + t);
       if (at_tau.status != RunStatus::ok || at_tau.frames.size() != 2)
         pre.problem = "the run to tau ended with status " + std::string(to_string(at_tau.status));
       else
         pre = compare_runs(engine, mix, start, mix_times, PreLN{}, at_tau.frames.back(), shifted, st.beta, 1.0, 1);
       b.row({"4.2-mix-pre-phase" + suffix(st),
-             "Mix-LN (tau = 3) for t > tau is Pre-LN started from its state at tau (" + start_text(st) + ", Gaussian tokens)",
-             "normdyn run with model.scheme = \"mix\", model.tau = 3 to t = 23, and normdyn run with model.scheme = \"pre\" "
-             "from its frame at t = 3 (init.kind = \"file\"), frames at t - tau = " + list(shifted),
+             "Mix-LN (tau = 3) for t > tau is Pre-LN started from its state at tau (" + start_text(st) +
+                 ", Gaussian tokens)",
+             "normdyn run with model.scheme = \"mix\", model.tau = 3 to t = 23, and normdyn run with model.scheme = "
+             "\"pre\" "
+             "from its frame at t = 3 (init.kind = \"file\"), frames at t - tau = " +
+                 list(shifted),
              pre.problem.empty() ? "max |theta_mix(t) - theta_pre(t - tau)| = " + num(pre.directions, 3) +
                                        ", max relative radius difference " + num(pre.radii, 3)
                                  : pre.problem,
@@ -165,12 +180,14 @@ void time_change(Builder& b) {
       for (const Scheme& s : {Scheme{PreLN{}}, Scheme{PeriLN{}}}) {
         const Comparison c = compare_runs(engine, s, scaled, t2, s, start, t1, st.beta, lambda);
         b.row({"4.2-radius-scaling-" + scheme_tag(s) + suffix(st),
-               "Time change (spec 4.2), " + scheme_label(s) + ": from radii 2 r(0) the directions at time 2t are those "
-               "from r(0) at t, and the radii 2 r(t) (" + start_text(st) + ", Gaussian tokens)",
-               "normdyn run with " + scheme_settings(s) + ", model.n = " + std::to_string(st.n) + ", model.d = " +
-                   std::to_string(st.d) + ", model.beta = " + num(st.beta) + ", init.kind = \"gaussian\", init.seed = " +
-                   std::to_string(st.seed) + " at t = " + list(t1) + ", and from the same tokens with radii doubled at t = " +
-                   list(t2),
+               "Time change (spec 4.2), " + scheme_label(s) +
+                   ": from radii 2 r(0) the directions at time 2t are those "
+                   "from r(0) at t, and the radii 2 r(t) (" +
+                   start_text(st) + ", Gaussian tokens)",
+               "normdyn run with " + scheme_settings(s) + ", model.n = " + std::to_string(st.n) +
+                   ", model.d = " + std::to_string(st.d) + ", model.beta = " + num(st.beta) +
+                   ", init.kind = \"gaussian\", init.seed = " + std::to_string(st.seed) + " at t = " + list(t1) +
+                   ", and from the same tokens with radii doubled at t = " + list(t2),
                c.problem.empty() ? "max |theta(2t; 2r0) - theta(t; r0)| = " + num(c.directions, 3) +
                                        ", max relative |r(2t; 2r0) - 2 r(t; r0)| = " + num(c.radii, 3)
                                  : c.problem,

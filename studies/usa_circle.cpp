@@ -44,7 +44,8 @@ void usa_circle_negative_beta(Builder& b) {
   const ReproduceOptions& o = b.options();
   const Index n = o.quick ? 16 : 32, d = 2;
   const std::vector<double> times = linear_times(40.0, 80);
-  const std::vector<std::uint64_t> seeds = o.quick ? std::vector<std::uint64_t>{1, 2} : std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<std::uint64_t> seeds =
+      o.quick ? std::vector<std::uint64_t>{1, 2} : std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7, 8};
   b.study("USA on the circle at negative beta", [&] {
     for (const double beta : {-0.15, -0.05}) {
       DynamicsSpec spec = dynamics_spec(PostLN{}, beta, o.threads);
@@ -52,30 +53,37 @@ void usa_circle_negative_beta(Builder& b) {
       double spread = 0.0, deviation = 0.0;
       std::string problem;
       for (const std::uint64_t seed : seeds) {
-        const ParticleRun run = run_particles(engine, spec, QkvSource::identity(), uniform_tokens(n, d, 1.0, seed), times, 1e-11, 1e-13);
+        const ParticleRun run =
+            run_particles(engine, spec, QkvSource::identity(), uniform_tokens(n, d, 1.0, seed), times, 1e-11, 1e-13);
         if (run.status != RunStatus::ok || run.frames.size() != times.size()) {
           problem = "seed " + std::to_string(seed) + " ended with " + run_ending(run);
           break;
         }
         const RowMatrix& x = run.frames.back().theta;
         spread = std::max(spread, 1.0 - (x * x.transpose()).minCoeff());
-        deviation = std::max(deviation, reference::velocity_deviation(engine, spec, QkvSource::identity(), run.frames, times, 5,
-                                                                      [&](const Tokens& f) { return usa_angle_velocity(f, beta); }));
+        deviation = std::max(
+            deviation, reference::velocity_deviation(engine, spec, QkvSource::identity(), run.frames, times, 5,
+                                                     [&](const Tokens& f) { return usa_angle_velocity(f, beta); }));
       }
       const std::string tag = num(beta, 3);
-      b.row({"usa-circle-negative-beta" + tag,
-             "USA on the circle (d = 2, Q = K = V = I, Post-LN) clusters for every beta > -0.16 (survey \"The Mean-Field "
-             "Dynamics of Transformers\" [P]); here beta = " + tag + ", n = " + std::to_string(n) +
-                 ", uniform starts; the velocity is theta_i' = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i)",
-             "normdyn run with model.scheme = \"post\", model.n = " + std::to_string(n) + ", model.d = 2, model.beta = " + tag +
-                 ", attention.normalizer = \"uniform\", init.kind = \"uniform\", init.seed = 1.." + std::to_string(seeds.size()) +
-                 ", solver.t_end = 40",
-             problem.empty() ? "largest 1 - min cos at t = 40 over the " + std::to_string(seeds.size()) + " seeds: " + num(spread, 3) +
-                                   "; velocity against the angle form (every 5th frame): largest relative deviation " +
-                                   num(deviation, 3)
-                             : problem,
-             "0 and 0", "1 - min cos <= " + num(kUsaClusterTolerance) + ", deviation <= " + num(kUsaVelocityTolerance),
-             problem.empty() && spread <= kUsaClusterTolerance && deviation <= kUsaVelocityTolerance ? "holds" : "fails"});
+      b.row(
+          {"usa-circle-negative-beta" + tag,
+           "USA on the circle (d = 2, Q = K = V = I, Post-LN) clusters for every beta > -0.16 (survey \"The Mean-Field "
+           "Dynamics of Transformers\" [P]); here beta = " +
+               tag + ", n = " + std::to_string(n) +
+               ", uniform starts; the velocity is theta_i' = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - "
+               "theta_i)",
+           "normdyn run with model.scheme = \"post\", model.n = " + std::to_string(n) + ", model.d = 2, model.beta = " +
+               tag + ", attention.normalizer = \"uniform\", init.kind = \"uniform\", init.seed = 1.." +
+               std::to_string(seeds.size()) + ", solver.t_end = 40",
+           problem.empty() ? "largest 1 - min cos at t = 40 over the " + std::to_string(seeds.size()) +
+                                 " seeds: " + num(spread, 3) +
+                                 "; velocity against the angle form (every 5th frame): largest relative deviation " +
+                                 num(deviation, 3)
+                           : problem,
+           "0 and 0", "1 - min cos <= " + num(kUsaClusterTolerance) + ", deviation <= " + num(kUsaVelocityTolerance),
+           problem.empty() && spread <= kUsaClusterTolerance && deviation <= kUsaVelocityTolerance ? "holds"
+                                                                                                   : "fails"});
     }
   });
 }

@@ -62,7 +62,8 @@ template <class A, class Format>
 std::string parameter_problem(const ParamSpec<A>& p, const ParamValue& value, Format&& number) {
   static constexpr std::array<std::string_view, 4> expected{"a number", "an integer", "true or false", "a string"};
   const bool integer_as_real = p.member.index() == 0 && value.index() == 1;  // 2 is a valid real
-  if (value.index() != p.member.index() && !integer_as_real) return "expected " + std::string(expected[p.member.index()]);
+  if (value.index() != p.member.index() && !integer_as_real)
+    return "expected " + std::string(expected[p.member.index()]);
   if (p.member.index() > 1) return {};
   const double x = value.index() == 0 ? std::get<double>(value) : static_cast<double>(std::get<std::int64_t>(value));
   const bool has_lower = p.lower > -std::numeric_limits<double>::infinity();
@@ -77,8 +78,7 @@ std::string parameter_problem(const ParamSpec<A>& p, const ParamValue& value, Fo
     valid = std::string(p.lower_inclusive ? ">= " : "> ") + number(p.lower);
   else
     valid = std::string(p.upper_inclusive ? "<= " : "< ") + number(p.upper);
-  const std::string got =
-      value.index() == 1 ? std::to_string(std::get<std::int64_t>(value)) : std::string(number(x));
+  const std::string got = value.index() == 1 ? std::to_string(std::get<std::int64_t>(value)) : std::string(number(x));
   return "must be " + valid + ", got " + got;
 }
 
@@ -86,9 +86,8 @@ std::string parameter_problem(const ParamSpec<A>& p, const ParamValue& value, Fo
 // when compiling: only the member of parameter I's own type is touched.
 template <class A, class F>
 void for_each_parameter_index(F&& f) {
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (f(std::integral_constant<std::size_t, I>{}), ...);
-  }(std::make_index_sequence<A::params.size()>{});
+  [&]<std::size_t... I>(std::index_sequence<I...>) { (f(std::integral_constant<std::size_t, I>{}), ...); }
+  (std::make_index_sequence<A::params.size()>{});
 }
 
 // The value of parameter i of `a`.
@@ -111,7 +110,8 @@ void set_parameter(A& a, std::size_t i, const ParamValue& value) {
     using T = std::decay_t<decltype(target)>;
     if constexpr (std::is_same_v<T, double>)
       target = value.index() == 1 ? static_cast<double>(std::get<std::int64_t>(value)) : std::get<double>(value);
-    else target = std::get<T>(value);
+    else
+      target = std::get<T>(value);
   });
 }
 
@@ -119,8 +119,10 @@ void set_parameter(A& a, std::size_t i, const ParamValue& value) {
 inline double parameter_as_double(const ParamValue& v) {
   return std::visit(
       [](const auto& x) -> double {
-        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::string>) return std::numeric_limits<double>::quiet_NaN();
-        else return static_cast<double>(x);
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::string>)
+          return std::numeric_limits<double>::quiet_NaN();
+        else
+          return static_cast<double>(x);
       },
       v);
 }
@@ -148,9 +150,9 @@ struct Traits {
   bool deterministic = true;
 
   friend Traits operator&(const Traits& a, const Traits& b) {
-    return {a.exchangeable && b.exchangeable,   a.rotation_equivariant && b.rotation_equivariant,
-            a.symmetric && b.symmetric,         a.has_energy && b.has_energy,
-            a.meanfield && b.meanfield,         a.shardable && b.shardable,
+    return {a.exchangeable && b.exchangeable,  a.rotation_equivariant && b.rotation_equivariant,
+            a.symmetric && b.symmetric,        a.has_energy && b.has_energy,
+            a.meanfield && b.meanfield,        a.shardable && b.shardable,
             a.deterministic && b.deterministic};
   }
 };
@@ -173,24 +175,27 @@ concept HasTraits = requires(const A& a) {
 
 template <class A>
 Traits traits_of_alternative(const A& a) {
-  if constexpr (HasTraits<A>) return a.traits();
-  else return Traits{};
+  if constexpr (HasTraits<A>)
+    return a.traits();
+  else
+    return Traits{};
 }
 
 // An instance of alternative A that can run on n tokens: A::example(n) where the default needs data
 // of the user's (a score bias matrix), else A{}. The conformance suites run these.
 template <class A>
 A example_alternative(std::ptrdiff_t n) {
-  if constexpr (requires { A::example(n); }) return A::example(n);
-  else return A{};
+  if constexpr (requires { A::example(n); })
+    return A::example(n);
+  else
+    return A{};
 }
 
 // Calls f(A{}) once for every alternative type A of the list, in the order of the list.
 template <class List, class F>
 void for_each_alternative(F&& f) {
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (f(std::variant_alternative_t<I, List>{}), ...);
-  }(std::make_index_sequence<std::variant_size_v<List>>{});
+  [&]<std::size_t... I>(std::index_sequence<I...>) { (f(std::variant_alternative_t<I, List>{}), ...); }
+  (std::make_index_sequence<std::variant_size_v<List>>{});
 }
 
 template <class List>
@@ -246,8 +251,10 @@ inline std::string parameter_text(const ParamValue& v) {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::string>) return "\"" + x + "\"";
-        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        if constexpr (std::is_same_v<T, std::string>)
+          return "\"" + x + "\"";
+        else if constexpr (std::is_same_v<T, bool>)
+          return x ? "true" : "false";
         else {
           char buffer[32];
           const auto end = std::to_chars(buffer, buffer + sizeof buffer, x).ptr;

@@ -42,9 +42,9 @@
 namespace normdyn {
 
 struct KernelOptions {
-  int threads = 0;       // 0: OpenMP's default (OMP_NUM_THREADS, else all cores)
-  Index block_rows = 0;  // rows per block (tile side on the symmetric path); 0: automatic
-  bool symmetric = true; // use the symmetric path when Q = K = V = I (false: always general)
+  int threads = 0;        // 0: OpenMP's default (OMP_NUM_THREADS, else all cores)
+  Index block_rows = 0;   // rows per block (tile side on the symmetric path); 0: automatic
+  bool symmetric = true;  // use the symmetric path when Q = K = V = I (false: always general)
   // Symmetric path: up to this d, tiles are formed row by row (fused) instead of by GEMM; -1: the
   // measured default (README, Performance).
   Index fused_max_dim = -1;
@@ -62,16 +62,16 @@ class AttentionKernel {
 
   // Writes A (n×d), summed over the heads of `qkv`. `masses` is empty (equal masses) or holds n
   // positive values.
-  void compute(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
-               const Vector& masses, Eigen::Ref<RowMatrix> attention);
+  void compute(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta, const Vector& masses,
+               Eigen::Ref<RowMatrix> attention);
 
   // Rows [begin, end) of A only, each against all n keys; `attention` is (end − begin)×d, the same
   // bits as those rows of compute() (which is the case [0, n)). The share of one process in a sharded
   // run (sharded_dynamics.hpp): the blocks of the whole matrix that meet the range, so the work is
   // O((end − begin) n d) when the range's ends are multiples of row_block() (on the symmetric path,
   // the tiles of every pair of blocks one of which meets the range).
-  void compute_rows(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
-                    const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
+  void compute_rows(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta, const Vector& masses,
+                    Index begin, Index end, Eigen::Ref<RowMatrix> attention);
 
   int threads() const { return threads_; }
   // The path the last call of compute() took.
@@ -89,12 +89,12 @@ class AttentionKernel {
   template <class Head>
   void add_other_heads(const AttentionMatrices& qkv, Eigen::Ref<RowMatrix> attention, Head&& head);
   // One head (the first of `qkv`) over rows [begin, end).
-  void compute_head(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
-                    const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
+  void compute_head(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta, const Vector& masses,
+                    Index begin, Index end, Eigen::Ref<RowMatrix> attention);
   void compute_general(Eigen::Ref<const RowMatrix> theta, const AttentionMatrices& qkv, double beta,
                        const Vector& masses, Index begin, Index end, Eigen::Ref<RowMatrix> attention);
-  void compute_symmetric(Eigen::Ref<const RowMatrix> theta, double beta, const Vector& masses, Index begin,
-                         Index end, Eigen::Ref<RowMatrix> attention);
+  void compute_symmetric(Eigen::Ref<const RowMatrix> theta, double beta, const Vector& masses, Index begin, Index end,
+                         Eigen::Ref<RowMatrix> attention);
   // The general path's blocks under a specification other than the default; `scores_from_theta`:
   // queries and keys are θ itself (Q = K = I, no positional encoding).
   void composed_blocks(Eigen::Ref<const RowMatrix> theta, bool scores_from_theta, double beta, const Vector& masses,
@@ -126,21 +126,21 @@ class AttentionKernel {
   KernelPath last_path_ = KernelPath::general;
   Index last_scored_ = 0;
   mutable Index masked_block_n_ = -1, masked_block_ = 0;  // masked_block_rows for this n
-  std::vector<KeyRange> block_keys_;  // composed path: each block's keys (the union of its rows')
-  std::vector<Index> block_order_;    // composed path: the blocks by decreasing work
-  RowMatrix weights_;              // Sinkhorn: the whole n×n matrix of weights
-  RowMatrix head_;                 // several heads: one head's attention before it is added
-  RowMatrix queries_, keys_;       // ΘQᵀ, ΘKᵀ (all rows) when the matrices are not the identity
-  RowMatrix values_;               // [m ∘ ΘVᵀ | m]: weighted values with the masses as last column
-  RowMatrix sums_;                 // symmetric path: [Σ_k w̃_jk v_k | Σ_k w̃_jk] before normalization
+  std::vector<KeyRange> block_keys_;                      // composed path: each block's keys (the union of its rows')
+  std::vector<Index> block_order_;                        // composed path: the blocks by decreasing work
+  RowMatrix weights_;                                     // Sinkhorn: the whole n×n matrix of weights
+  RowMatrix head_;                                        // several heads: one head's attention before it is added
+  RowMatrix queries_, keys_;           // ΘQᵀ, ΘKᵀ (all rows) when the matrices are not the identity
+  RowMatrix values_;                   // [m ∘ ΘVᵀ | m]: weighted values with the masses as last column
+  RowMatrix sums_;                     // symmetric path: [Σ_k w̃_jk v_k | Σ_k w̃_jk] before normalization
   std::vector<RowMatrix> block_sums_;  // general path: the same for one block, per thread
-  RowMatrix theta_t_;              // Θᵀ; for small d, values_ and sums_ are stored transposed too
-  Vector half_norms_;              // β |θ_j|² / 2
-  std::vector<Vector> scratch_;    // one score block or tile per thread
-  std::vector<Vector> row_scratch_;  // composed path: one block's row maxima per thread
-  Vector reference_;               // composed path: Z_i of every row, for reference_masses_
+  RowMatrix theta_t_;                  // Θᵀ; for small d, values_ and sums_ are stored transposed too
+  Vector half_norms_;                  // β |θ_j|² / 2
+  std::vector<Vector> scratch_;        // one score block or tile per thread
+  std::vector<Vector> row_scratch_;    // composed path: one block's row maxima per thread
+  Vector reference_;                   // composed path: Z_i of every row, for reference_masses_
   Vector reference_masses_;
-  Vector distance_bias_;           // a distance bias b(k, n), k < n, for distance_bias_n_
+  Vector distance_bias_;  // a distance bias b(k, n), k < n, for distance_bias_n_
   Index distance_bias_n_ = -1;
   RowMatrix rotation_cos_, rotation_sin_;  // plane rotations: cos and sin of each (position, plane)
   Index rotation_d_ = -1;

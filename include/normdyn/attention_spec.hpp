@@ -67,7 +67,9 @@ concept BiasContract = requires(const B& b) {
   { b.bias(Index{}, Index{}, Index{}) } -> std::convertible_to<double>;
 };
 template <class P>
-concept PositionsContract = requires(const P& p, RowMatrix& rows) { p.rotate(rows, Index{}); };
+concept PositionsContract = requires(const P& p, RowMatrix& rows) {
+  p.rotate(rows, Index{});
+};
 // Optional capabilities, which the kernel uses for speed where an alternative has them (the contracts
 // above stay the definition, and the conformance tests compare the kernel with them): a bias of the
 // distance |i - j| and n alone (tabulated once per n), and positions that rotate the coordinate planes
@@ -102,12 +104,17 @@ template <class List, template <class> class Check>
 constexpr bool every_alternative() {
   return []<std::size_t... I>(std::index_sequence<I...>) {
     return (Check<std::variant_alternative_t<I, List>>::value && ...);
-  }(std::make_index_sequence<std::variant_size_v<List>>{});
+  }
+  (std::make_index_sequence<std::variant_size_v<List>>{});
 }
-template <class A> struct IsMask : std::bool_constant<MaskContract<A>> {};
-template <class A> struct IsBias : std::bool_constant<BiasContract<A>> {};
-template <class A> struct IsPositions : std::bool_constant<PositionsContract<A>> {};
-template <class A> struct IsNormalizer : std::bool_constant<RowNormalizer<A> != MatrixNormalizer<A>> {};
+template <class A>
+struct IsMask : std::bool_constant<MaskContract<A>> {};
+template <class A>
+struct IsBias : std::bool_constant<BiasContract<A>> {};
+template <class A>
+struct IsPositions : std::bool_constant<PositionsContract<A>> {};
+template <class A>
+struct IsNormalizer : std::bool_constant<RowNormalizer<A> != MatrixNormalizer<A>> {};
 }  // namespace detail
 static_assert(detail::every_alternative<AttentionMask, detail::IsMask>(), "a mask needs KeyRange keys(i, n)");
 static_assert(detail::every_alternative<ScoreBias, detail::IsBias>(), "a score bias needs double bias(i, j, n)");

@@ -52,7 +52,7 @@ struct ModelConfig {
   Index d = 3;
   double beta = 1.0;
   QkvKind qkv = QkvKind::identity;
-  std::uint64_t qkv_seed = 1;  // defaults to init.seed
+  std::uint64_t qkv_seed = 1;      // defaults to init.seed
   std::filesystem::path qkv_file;  // datasets Q, K, V: [d, d] or [layers, d, d]; [heads, d, d] or [layers, heads, d, d]
   Index heads = 1;                 // attention heads; A_i is the sum of theirs
   double qkv_sigma = 0.0;          // gaussian_per_map_layer: V = I + (sigma/sqrt(h)) G_k per layer
@@ -66,21 +66,21 @@ struct InitConfig {
   InitKind kind = InitKind::uniform;
   std::uint64_t seed = 1;
   double r0 = 1.0;
-  double delta = 0.01;  // cap
-  double rho = 0.0;     // equiangular: every pairwise cosine
+  double delta = 0.01;                                        // cap
+  double rho = 0.0;                                           // equiangular: every pairwise cosine
   std::filesystem::path file;                                 // file
   std::string dataset = "/particles/tokens/direction/value";  // file: [n, d] or [frames, n, d]
   std::int64_t frame = -1;                                    // file, 3-D dataset: −1 = last
   std::string radius_dataset;  // file: [n] or [frames, n]; empty: the run file's radius if any, else r0
 
   // Densities (mean field; particles sample them). Relative to the uniform measure on S^{d-1}.
-  std::int64_t mode = 1;           // perturbed_uniform: 1 + amplitude cos(mode φ)
-  double amplitude = 0.1;          // perturbed_uniform, |amplitude| <= 1
-  std::vector<double> centers{0.0};  // von_mises: angles of the centres (plane of the first two axes)
-  std::vector<double> kappa{4.0};    // von_mises: concentrations, one per centre (or one for all)
-  std::vector<double> weights;       // von_mises: mixture weights (resolved: one per centre)
+  std::int64_t mode = 1;                  // perturbed_uniform: 1 + amplitude cos(mode φ)
+  double amplitude = 0.1;                 // perturbed_uniform, |amplitude| <= 1
+  std::vector<double> centers{0.0};       // von_mises: angles of the centres (plane of the first two axes)
+  std::vector<double> kappa{4.0};         // von_mises: concentrations, one per centre (or one for all)
+  std::vector<double> weights;            // von_mises: mixture weights (resolved: one per centre)
   Sampling sampling = Sampling::sampled;  // particles: how n tokens discretize the density
-  double radius_width = 0.0;  // radii uniform on [r0 − w/2, r0 + w/2] (0: all r0)
+  double radius_width = 0.0;              // radii uniform on [r0 − w/2, r0 + w/2] (0: all r0)
   // init.kind = "given": the initial tokens, given with the run (Python's tokens=) as rows x_j, and as
   // directions x_j/|x_j| with radii |x_j|; stored in its run file (/parameters/initial_tokens), not in
   // the TOML text, which holds their digest.
@@ -100,8 +100,8 @@ std::string_view to_string(FeedForwardWeights w);
 // [feedforward]: the term F(x) = Σ_m ω_m σ(<a_m, x>) a_m of the block output (terms/feedforward.hpp).
 struct FeedForwardConfig {
   FeedForwardWeights weights = FeedForwardWeights::none;
-  std::vector<double> a;      // inline: [M, d] row-major
-  std::vector<double> omega;  // inline: [M]
+  std::vector<double> a;       // inline: [M, d] row-major
+  std::vector<double> omega;   // inline: [M]
   std::filesystem::path file;  // file: datasets a [M, d] and omega [M]
   Activation activation = Relu{};
   TermsBlock block = TermsBlock::parallel;
@@ -123,10 +123,10 @@ struct SolverConfig {
   bool method_auto = true;         // solver.method = "auto": `method` was chosen by auto_method (steppers.hpp)
   double rtol = 1e-8;
   double atol = 1e-10;
-  double dt = 0.01;       // fixed-step methods: the step; discrete: the layer step h; adaptive: first trial step
+  double dt = 0.01;  // fixed-step methods: the step; discrete: the layer step h; adaptive: first trial step
   double t_end = 20.0;
-  double t_start = 0.0;   // where integration starts: 0, or where the run this one continues ended
-  double dt_min = 1e-12;  // adaptive: a step below this ends the run with status step_underflow
+  double t_start = 0.0;        // where integration starts: 0, or where the run this one continues ended
+  double dt_min = 1e-12;       // adaptive: a step below this ends the run with status step_underflow
   std::int64_t max_steps = 0;  // 0: unlimited
   bool project = true;         // renormalize directions after every step (retraction)
   double sync_epsilon = 0.0;   // > 0: stop once every pairwise cosine exceeds 1 − sync_epsilon
@@ -137,10 +137,10 @@ struct OutputConfig {
   std::filesystem::path path = "run.h5";
   std::optional<std::int64_t> samples = 201;  // equally spaced on [0, t_end], or
   std::vector<double> times;                  // explicit sample times (then samples is empty)
-  std::int64_t flush_frames = 1000;  // flush the file after this many frames ...
-  double flush_seconds = 2.0;        // ... or this many seconds of wall time, whichever comes first
-  bool observables = true;           // write /observables (energy, variance, minimum cosine) per frame
-  int compression = 0;               // deflate level 0-9 (with shuffle) of the frame datasets (0: none)
+  std::int64_t flush_frames = 1000;           // flush the file after this many frames ...
+  double flush_seconds = 2.0;                 // ... or this many seconds of wall time, whichever comes first
+  bool observables = true;                    // write /observables (energy, variance, minimum cosine) per frame
+  int compression = 0;                        // deflate level 0-9 (with shuffle) of the frame datasets (0: none)
 
   // The resolved sample times.
   // The resolved sample times on [t_start, t_end].
@@ -149,8 +149,8 @@ struct OutputConfig {
 
 struct RunConfig {
   ModelConfig model;
-  AttentionSpec attention;  // [attention]: mask, score bias, normalizer
-  NoiseSpec noise;          // [noise]: none, or the noise of a stochastic run
+  AttentionSpec attention;        // [attention]: mask, score bias, normalizer
+  NoiseSpec noise;                // [noise]: none, or the noise of a stochastic run
   FeedForwardConfig feedforward;  // [feedforward]: the feed-forward term, if any
   // The user's terms (user_terms.hpp): [[terms]] libraries first, then those given with the run
   // (Python's terms=), which the TOML text does not hold (the run file records them).

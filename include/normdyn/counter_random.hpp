@@ -15,9 +15,9 @@ namespace normdyn {
 // Independent uses of a seed: a new use takes a new number, so that it never shares draws with
 // another one.
 enum class CounterStream : std::uint64_t {
-  independent_noise = 1,  // ΔW_i of token i at a step: index = i
-  value_noise = 2,        // the d x d matrix ΔB of a step: index = 0
-  map_layer_values = 3,   // model.qkv = "gaussian_per_map_layer": G_k of layer k (as the step), index = 0
+  independent_noise = 1,       // ΔW_i of token i at a step: index = i
+  value_noise = 2,             // the d x d matrix ΔB of a step: index = 0
+  map_layer_values = 3,        // model.qkv = "gaussian_per_map_layer": G_k of layer k (as the step), index = 0
   independent_noise_tree = 4,  // noise.increments = "tree": the Brownian tree of token i, index = i
   value_noise_tree = 5,        // noise.increments = "tree": the tree of the matrix B, index = 0
 };

@@ -23,8 +23,8 @@ struct ResourceEstimate {
 ResourceEstimate estimate_resources(const RunConfig& config);
 
 struct ResourceLimits {
-  double memory_bytes = 0.0;  // the smallest of physical memory, cgroup limit, RLIMIT_AS
-  std::string memory_source;  // which of them
+  double memory_bytes = 0.0;     // the smallest of physical memory, cgroup limit, RLIMIT_AS
+  std::string memory_source;     // which of them
   double disk_free_bytes = 0.0;  // free space for unprivileged users where the file goes, or RLIMIT_FSIZE
   std::string disk_source;
 };

@@ -28,9 +28,9 @@ namespace normdyn {
 
 // The per-token quantities a scheme may depend on.
 struct TokenContext {
-  double t = 0.0;         // time (continuous depth)
-  double t_regime = 0.0;  // a time inside the current smooth piece; selects piecewise regimes
-  double r = 1.0;         // radius r_j
+  double t = 0.0;            // time (continuous depth)
+  double t_regime = 0.0;     // a time inside the current smooth piece; selects piecewise regimes
+  double r = 1.0;            // radius r_j
   double theta_dot_a = 0.0;  // <θ_j, A_j>
   double a_norm = 0.0;       // |A_j|
 };
@@ -73,8 +73,10 @@ concept HasTheory = requires(const S& s) {
 
 template <class S>
 std::optional<SchemeTheory> theory_of(const S& s) {
-  if constexpr (HasTheory<S>) return s.theory();
-  else return std::nullopt;
+  if constexpr (HasTheory<S>)
+    return s.theory();
+  else
+    return std::nullopt;
 }
 
 }  // namespace normdyn

@@ -9,12 +9,12 @@
 namespace normdyn {
 
 enum class RunStatus {
-  ok,              // reached t_end
-  synchronized,    // stopped early: every pairwise cosine exceeded 1 - epsilon
-  diverged,        // NaN or Inf in the state
-  step_underflow,  // the adaptive step fell below solver.dt_min
-  max_steps,       // solver.max_steps accepted steps without reaching t_end
-  interrupted,     // SIGINT / SIGTERM; the file holds every frame up to then
+  ok,                // reached t_end
+  synchronized,      // stopped early: every pairwise cosine exceeded 1 - epsilon
+  diverged,          // NaN or Inf in the state
+  step_underflow,    // the adaptive step fell below solver.dt_min
+  max_steps,         // solver.max_steps accepted steps without reaching t_end
+  interrupted,       // SIGINT / SIGTERM; the file holds every frame up to then
   user_term_failed,  // a term of the user's raised, or returned NaN or the wrong shape
 };
 // The last of them: files store a status as its integer 0 .. kLastRunStatus.

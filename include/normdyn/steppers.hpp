@@ -20,31 +20,31 @@ namespace normdyn {
 
 // How a method advances the state.
 enum class StepControl {
-  adaptive,  // error-controlled steps (solver.rtol, solver.atol, solver.dt_min)
-  fixed,     // equal steps of at most solver.dt
+  adaptive,    // error-controlled steps (solver.rtol, solver.atol, solver.dt_min)
+  fixed,       // equal steps of at most solver.dt
   stochastic,  // equal steps of at most solver.dt of a stochastic method (weak order `order`); the
                // only methods of a run with noise
-  layers,    // the scheme's discrete layer maps of step solver.dt (solvers/layer_maps.hpp), not an ODE solver
+  layers,      // the scheme's discrete layer maps of step solver.dt (solvers/layer_maps.hpp), not an ODE solver
 };
 
 // X(name, control, order, dense_output, description). `order` is the order of the solution the
 // method carries forward (0: variable); `dense_output`: samples come from a continuous extension of
 // each step, so sample times do not shorten the steps.
-#define NORMDYN_METHODS(X)                                                                               \
-  X(dopri5, adaptive, 5, true, "Dormand-Prince 5(4), FSAL; samples from its 4th-order dense output")    \
-  X(cash_karp54, adaptive, 5, false, "Cash-Karp 5(4)")                                                  \
-  X(fehlberg78, adaptive, 8, false, "Runge-Kutta-Fehlberg 7(8)")                                        \
-  X(bulirsch_stoer, adaptive, 0, false, "Bulirsch-Stoer extrapolation; adapts its order")               \
-  X(rk4, fixed, 4, false, "classical Runge-Kutta")                                                      \
-  X(euler, fixed, 1, false, "explicit Euler")                                                           \
-  X(stratonovich_heun, stochastic, 1, false,                                                            \
-    "stochastic Heun (Stratonovich; weak order 1, deterministic order 2), retracted after each stage")  \
-  X(euler_maruyama, stochastic, 1, false,                                                               \
-    "Euler-Maruyama with retraction (weak order 1); the Stratonovich flow only where the noise's "       \
-    "coefficient depends on a token through P_theta alone")                                             \
-  X(discrete, layers, 1, false, "the discrete transformer: one layer map of step h = solver.dt per layer")    \
-  X(split, fixed, 2, false,                                                                             \
-    "model.kind = \"meanfield\" only: the solver's own step of at most solver.dt, Strang splitting of the "  \
+#define NORMDYN_METHODS(X)                                                                                  \
+  X(dopri5, adaptive, 5, true, "Dormand-Prince 5(4), FSAL; samples from its 4th-order dense output")        \
+  X(cash_karp54, adaptive, 5, false, "Cash-Karp 5(4)")                                                      \
+  X(fehlberg78, adaptive, 8, false, "Runge-Kutta-Fehlberg 7(8)")                                            \
+  X(bulirsch_stoer, adaptive, 0, false, "Bulirsch-Stoer extrapolation; adapts its order")                   \
+  X(rk4, fixed, 4, false, "classical Runge-Kutta")                                                          \
+  X(euler, fixed, 1, false, "explicit Euler")                                                               \
+  X(stratonovich_heun, stochastic, 1, false,                                                                \
+    "stochastic Heun (Stratonovich; weak order 1, deterministic order 2), retracted after each stage")      \
+  X(euler_maruyama, stochastic, 1, false,                                                                   \
+    "Euler-Maruyama with retraction (weak order 1); the Stratonovich flow only where the noise's "          \
+    "coefficient depends on a token through P_theta alone")                                                 \
+  X(discrete, layers, 1, false, "the discrete transformer: one layer map of step h = solver.dt per layer")  \
+  X(split, fixed, 2, false,                                                                                 \
+    "model.kind = \"meanfield\" only: the solver's own step of at most solver.dt, Strang splitting of the " \
     "exact diffusion and the transport of meanfield.method")
 
 enum class Method {
@@ -74,10 +74,14 @@ constexpr std::string_view to_string(Method m) { return method_info(m).name; }
 constexpr bool is_adaptive(Method m) { return method_info(m).control == StepControl::adaptive; }
 constexpr std::string_view to_string(StepControl c) {
   switch (c) {
-    case StepControl::adaptive: return "adaptive";
-    case StepControl::fixed: return "fixed step";
-    case StepControl::stochastic: return "stochastic";
-    case StepControl::layers: return "layer maps";
+    case StepControl::adaptive:
+      return "adaptive";
+    case StepControl::fixed:
+      return "fixed step";
+    case StepControl::stochastic:
+      return "stochastic";
+    case StepControl::layers:
+      return "layer maps";
   }
   return "?";
 }

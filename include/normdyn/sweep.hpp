@@ -68,8 +68,8 @@ struct SweepAxis {
   // points: the point's assignments as text. values.size() is the axis' length.
   std::vector<std::string> values;
   SweepAxisKind kind = SweepAxisKind::product;
-  std::string dimension;           // its dimension in the index and load_sweep
-  std::vector<std::string> keys;   // every key the axis sets (its columns in the index), in file order
+  std::string dimension;          // its dimension in the index and load_sweep
+  std::vector<std::string> keys;  // every key the axis sets (its columns in the index), in file order
   // Per value: the overrides it applies ("key=value" / "key:=value"), its own set/replace included.
   std::vector<std::vector<std::string>> overrides;
 };
@@ -82,13 +82,13 @@ struct EnsembleSpec {
 };
 
 struct SweepSpec {
-  std::filesystem::path file;     // the sweep file (for messages)
-  std::filesystem::path base;     // the base configuration file; empty: the default of every key
-  std::string base_text;          // its TOML text
-  std::vector<std::string> set;   // [set] as "key=value", [replace] as "key:=value", then --set, in order
-  std::vector<SweepAxis> axes;    // in file order
+  std::filesystem::path file;    // the sweep file (for messages)
+  std::filesystem::path base;    // the base configuration file; empty: the default of every key
+  std::string base_text;         // its TOML text
+  std::vector<std::string> set;  // [set] as "key=value", [replace] as "key:=value", then --set, in order
+  std::vector<SweepAxis> axes;   // in file order
   EnsembleSpec ensemble;
-  std::string text;               // the sweep file's own text (stored in the index)
+  std::string text;  // the sweep file's own text (stored in the index)
 };
 
 struct SweepPoint {

@@ -26,8 +26,10 @@ using Term = std::variant<FeedForward, UserTerm>;
 // Whether a term may be called on a block of tokens (row i of its output depends on token i only).
 template <class T>
 bool term_is_row_local(const T& term) {
-  if constexpr (requires { term.rows; }) return term.rows;
-  else return true;
+  if constexpr (requires { term.rows; })
+    return term.rows;
+  else
+    return true;
 }
 
 // How the discrete layer maps combine attention and terms (feedforward.block): one map of step h
@@ -48,8 +50,10 @@ struct BlockTerms {
       std::visit(
           [&](const auto& a) {
             if (term_is_row_local(a) != row_local) return;
-            if constexpr (requires { a.add(t, theta, r, out, first_token); }) a.add(t, theta, r, out, first_token);
-            else a.add(theta, out);
+            if constexpr (requires { a.add(t, theta, r, out, first_token); })
+              a.add(t, theta, r, out, first_token);
+            else
+              a.add(theta, out);
           },
           term);
   }

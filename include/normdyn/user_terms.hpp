@@ -20,8 +20,8 @@ struct UserTermSpec {
   std::string kind = "compiled";  // "python", "compiled" or "library"
   std::string params = "{}";      // the parameters as a JSON object (recorded; a library term gets the numbers)
   std::vector<std::pair<std::string, double>> numbers;  // [[terms]]: params, passed to the callback as `user`
-  std::string digest;  // of the source text (python), of the library file (library); may be empty
-  std::string source;  // a Python callable's source text, when inspect had it
+  std::string digest;             // of the source text (python), of the library file (library); may be empty
+  std::string source;             // a Python callable's source text, when inspect had it
   std::filesystem::path library;  // library: the shared object, and the symbol in it
   std::string symbol;
   bool rows = false;  // row i of the output depends on token i only

@@ -154,7 +154,6 @@ using toml_text::join;
 // Numbers in messages: 0.3, not 0.29999999999999999.
 inline std::string format_number(double v) { return toml_text::number_text(v); }
 
-
 // ---------------------------------------------------------------------------------------------
 // Typed readers (readers.cpp)
 std::string type_name(const toml::node& n);
@@ -278,8 +277,7 @@ struct WireOf {
   using type = T;
 };
 template <class T>
-  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
-struct WireOf<T> {
+requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) struct WireOf<T> {
   using type = std::int64_t;
 };
 template <>
@@ -291,12 +289,15 @@ struct WireOf<std::optional<T>> : WireOf<T> {};
 
 template <class T>
 ConfigScalar scalar_of(const T& v) {
-  if constexpr (std::is_enum_v<T>) return std::string(enum_name(v));
-  else if constexpr (std::is_same_v<T, std::filesystem::path>) return v.string();
+  if constexpr (std::is_enum_v<T>)
+    return std::string(enum_name(v));
+  else if constexpr (std::is_same_v<T, std::filesystem::path>)
+    return v.string();
   else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, double> || std::is_same_v<T, std::string> ||
                      std::is_same_v<T, std::vector<double>>)
     return v;
-  else return static_cast<std::int64_t>(v);
+  else
+    return static_cast<std::int64_t>(v);
 }
 
 // A key that sets `(config.*section).*member`.
@@ -327,8 +328,10 @@ Key field(std::string path, Section RunConfig::*section, T Section::*member, std
       if constexpr (std::is_arithmetic_v<W> && !std::is_same_v<W, bool>) rules.bounds.check(v, key);
       if constexpr (std::is_same_v<W, std::string> || std::is_same_v<W, std::vector<double>>)
         require(!rules.non_empty || !v.empty(), key, "must not be empty");
-      if constexpr (std::is_same_v<T, W> || std::is_same_v<T, std::optional<W>>) (c.*section).*member = v;
-      else (c.*section).*member = static_cast<T>(v);
+      if constexpr (std::is_same_v<T, W> || std::is_same_v<T, std::optional<W>>)
+        (c.*section).*member = v;
+      else
+        (c.*section).*member = static_cast<T>(v);
     };
   }
   k.value = [section, member](const RunConfig& c) -> std::optional<ConfigScalar> {
@@ -407,9 +410,12 @@ std::vector<Key> list_parameter_rows(const std::string& table, Section RunConfig
       k.default_text = std::visit(
           [](const auto& v) -> std::string {
             using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<T, double>) return toml_text::float_text(v);
-            else if constexpr (std::is_same_v<T, std::string>) return toml_text::string_text(v);
-            else return parameter_text(v);
+            if constexpr (std::is_same_v<T, double>)
+              return toml_text::float_text(v);
+            else if constexpr (std::is_same_v<T, std::string>)
+              return toml_text::string_text(v);
+            else
+              return parameter_text(v);
           },
           parameter_value(alternative, index));
       k.read = [section, member, param, type = p.member.index()](const toml::node& n, RunConfig& c,

@@ -20,8 +20,9 @@ const std::vector<Key>& keys() {
               [](const C& c) {
                 // Written back only where it is not the circle's implied d = 2.
                 if (c.model.kind == ModelKind::particles || c.model.d >= 3) return std::string();
-                return std::string("does not apply to model.kind = \"meanfield\" on the circle (its default); "
-                                   "model.d = 3 puts it on the sphere S^2");
+                return std::string(
+                    "does not apply to model.kind = \"meanfield\" on the circle (its default); "
+                    "model.d = 3 puts it on the sphere S^2");
               }),
         field("model.beta", &C::model, &ModelConfig::beta,
               "inverse temperature beta >= 0 of the softmax (0: every key weighs the same)", {at_least(0)}),
@@ -35,19 +36,20 @@ const std::vector<Key>& keys() {
                                  QkvKind::gaussian_per_map_layer});
               }),
         field("model.qkv_sigma", &C::model, &ModelConfig::qkv_sigma,
-              "gaussian_per_map_layer: sigma >= 0 of the fresh values V = I + (sigma/sqrt(h)) G_k of every layer k of the "
+              "gaussian_per_map_layer: sigma >= 0 of the fresh values V = I + (sigma/sqrt(h)) G_k of every layer k of "
+              "the "
               "discrete maps (h = solver.dt, G_k standard normal; Q = K = I): the discrete model of noise.kind = "
               "\"value\" (required)",
               {at_least(0)},
               [](const C& c) { return only_for("model.qkv", c.model.qkv, {QkvKind::gaussian_per_map_layer}); }),
         field("model.qkv_file", &C::model, &ModelConfig::qkv_file,
               "HDF5 file with datasets Q, K, V, each [d, d] or [layers, d, d]; with model.heads = H > 1, "
-              "[H, d, d] or [layers, H, d, d]", {},
-              [](const C& c) { return only_for("model.qkv", c.model.qkv, {QkvKind::file}); }),
+              "[H, d, d] or [layers, H, d, d]",
+              {}, [](const C& c) { return only_for("model.qkv", c.model.qkv, {QkvKind::file}); }),
         field("model.qkv_digest", &C::model, &ModelConfig::qkv_digest,
               "given: digest of the matrices given with the run (FNV-1a of their values, set by normdyn; the run "
-              "file holds the matrices and is checked against it)", {},
-              [](const C& c) { return only_for("model.qkv", c.model.qkv, {QkvKind::given}); }),
+              "file holds the matrices and is checked against it)",
+              {}, [](const C& c) { return only_for("model.qkv", c.model.qkv, {QkvKind::given}); }),
         field("model.heads", &C::model, &ModelConfig::heads,
               "attention heads H: A_i is the sum over heads of each head's attention, each with its own Q, K, V "
               "(the random model.qkv kinds draw every head; the first head's matrices are those of a one-head model)",
@@ -81,14 +83,16 @@ const std::vector<Key>& keys() {
                       {}, [with_noise](const C& c) {
                         if (std::string why = with_noise(c); !why.empty()) return why;
                         if (c.model.kind == ModelKind::meanfield)
-                          return std::string("applies only to particles (the mean field's Fokker-Planck equation draws "
-                                             "no increments)");
+                          return std::string(
+                              "applies only to particles (the mean field's Fokker-Planck equation draws "
+                              "no increments)");
                         return std::string();
                       }));
 
     const std::vector<Key> rest{
         // ---- [meanfield]
-        field("meanfield.grid", &C::meanfield, &MeanFieldConfig::grid, "cells M >= 8 of the uniform grid in the angle phi",
+        field("meanfield.grid", &C::meanfield, &MeanFieldConfig::grid,
+              "cells M >= 8 of the uniform grid in the angle phi",
               {in_range(8, true, double(std::int64_t{1} << 24), true, {}, "2^24")}, circle_meanfield_only),
         field("meanfield.radial_grid", &C::meanfield, &MeanFieldConfig::radial_grid,
               "cells >= 4 of the radial grid, which moves with the support of the radii (schemes with a radius)",
@@ -122,7 +126,8 @@ const std::vector<Key>& keys() {
                          in_quotes(scheme_key(c.model.scheme));
                 if (c.meanfield.method == MeanFieldMethod::semi_lagrangian && c.solver.method != Method::split)
                   return "\"semi_lagrangian\" is the transport of solver.method = \"split\" (or \"auto\"); "
-                         "solver.method is " + in_quotes(to_string(c.solver.method));
+                         "solver.method is " +
+                         in_quotes(to_string(c.solver.method));
                 return std::string();
               }),
         field("meanfield.cursor_grid", &C::meanfield, &MeanFieldConfig::cursor_grid,
@@ -132,15 +137,16 @@ const std::vector<Key>& keys() {
               [](const C& c) {
                 if (std::string why = meanfield_only(c); !why.empty()) return why;
                 if (!std::holds_alternative<NoMask>(c.attention.mask)) return std::string();
-                return std::string("applies only to attention.mask = \"causal\" or \"strictly_causal\" (the mean "
-                                   "field over the cursor); attention.mask is \"none\"");
+                return std::string(
+                    "applies only to attention.mask = \"causal\" or \"strictly_causal\" (the mean "
+                    "field over the cursor); attention.mask is \"none\"");
               }),
 
         // ---- [init]
         selector(field("init.kind", &C::init, &InitConfig::kind, "initial tokens or density: " + choices<InitKind>())),
         field("init.seed", &C::init, &InitConfig::seed, "seed of every random choice of the run (>= 0)", {at_least(0)}),
-        field("init.r0", &C::init, &InitConfig::r0, "initial radius r0 > 0 of every token (kinds that do not set radii)",
-              {above(0)},
+        field("init.r0", &C::init, &InitConfig::r0,
+              "initial radius r0 > 0 of every token (kinds that do not set radii)", {above(0)},
               [](const C& c) {
                 if (c.init.kind == InitKind::gaussian)
                   return std::string("does not apply to init.kind = \"gaussian\", which sets r_j = |x_j|");
@@ -150,16 +156,18 @@ const std::vector<Key>& keys() {
               {in_range(0, false, 2, false)}, init_kind_is({InitKind::cap})),
         field("init.tokens_digest", &C::init, &InitConfig::tokens_digest,
               "given: digest of the tokens given with the run (FNV-1a of their values, set by normdyn; the run file "
-              "holds the tokens and is checked against it)", {}, init_kind_is({InitKind::given})),
+              "holds the tokens and is checked against it)",
+              {}, init_kind_is({InitKind::given})),
         field("init.rho", &C::init, &InitConfig::rho,
               "equiangular: every pairwise cosine rho, -1/(n-1) <= rho < 1 (needs model.d >= model.n)",
               {in_range(-1, true, 1, false)}, init_kind_is({InitKind::equiangular})),
         field("init.file", &C::init, &InitConfig::file, "file: HDF5 file holding the initial tokens", {},
               init_kind_is({InitKind::file})),
-        field("init.dataset", &C::init, &InitConfig::dataset, "file: dataset of directions, [n, d] or [frames, n, d]", {},
-              init_kind_is({InitKind::file})),
+        field("init.dataset", &C::init, &InitConfig::dataset, "file: dataset of directions, [n, d] or [frames, n, d]",
+              {}, init_kind_is({InitKind::file})),
         field("init.frame", &C::init, &InitConfig::frame,
-              "file: frame of a 3-D dataset; negative counts from the end (-1: last)", {}, init_kind_is({InitKind::file})),
+              "file: frame of a 3-D dataset; negative counts from the end (-1: last)", {},
+              init_kind_is({InitKind::file})),
         field("init.radius_dataset", &C::init, &InitConfig::radius_dataset,
               "file: dataset of radii, [n] or [frames, n]; empty: the run file's radii if present, else r0", {},
               [](const C& c) {
@@ -172,7 +180,8 @@ const std::vector<Key>& keys() {
               init_kind_is({InitKind::perturbed_uniform})),
         field("init.amplitude", &C::init, &InitConfig::amplitude,
               "perturbed_uniform: amplitude in [-1, 1] of the cosine perturbation",
-              {in_range(-1, true, 1, true, "(the density must stay >= 0)")}, init_kind_is({InitKind::perturbed_uniform})),
+              {in_range(-1, true, 1, true, "(the density must stay >= 0)")},
+              init_kind_is({InitKind::perturbed_uniform})),
         field("init.centers", &C::init, &InitConfig::centers,
               "von_mises: angles (rad) of the bump centres, in the plane of the first two coordinates", not_empty(),
               init_kind_is({InitKind::von_mises})),
@@ -241,7 +250,8 @@ const std::vector<Key>& keys() {
               particles_only),
 
         // ---- [output]
-        field("output.path", &C::output, &OutputConfig::path, "HDF5 file of the run (the -o flag overrides it)", not_empty()),
+        field("output.path", &C::output, &OutputConfig::path, "HDF5 file of the run (the -o flag overrides it)",
+              not_empty()),
         field("output.samples", &C::output, &OutputConfig::samples,
               "number >= 2 of frames, equally spaced on [t_start, t_end] (default 201)", {at_least(2)}),
         times_row(),
@@ -254,7 +264,10 @@ const std::vector<Key>& keys() {
         field("output.observables", &C::output, &OutputConfig::observables,
               "write energy, variance and minimum cosine of every frame to /observables"),
         field("output.compression", &C::output, &OutputConfig::compression,
-              "deflate level 0-9 (with shuffle) of the frame datasets; 0: none (the default: directions and radii are near-random doubles, level 1 saved 11% of the file and made a Pre-LN run at n = d = 256 five times slower)", {in_range(0, true, 9, true)}),
+              "deflate level 0-9 (with shuffle) of the frame datasets; 0: none (the default: directions and radii are "
+              "near-random doubles, level 1 saved 11% of the file and made a Pre-LN run at n = d = 256 five times "
+              "slower)",
+              {in_range(0, true, 9, true)}),
     };
     k.insert(k.end(), rest.begin(), rest.end());
     return k;

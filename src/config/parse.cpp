@@ -14,8 +14,7 @@ struct AppliedOverride {
 
 AppliedOverride apply_override(toml::table& root, const std::string& assignment) {
   const auto eq = assignment.find('=');
-  if (eq == std::string::npos)
-    throw InputError("--set", "expected section.key=value, got " + in_quotes(assignment));
+  if (eq == std::string::npos) throw InputError("--set", "expected section.key=value, got " + in_quotes(assignment));
   std::string path = assignment.substr(0, eq);
   const std::string value = assignment.substr(eq + 1);
   const bool replace = !path.empty() && path.back() == ':';
@@ -37,8 +36,7 @@ AppliedOverride apply_override(toml::table& root, const std::string& assignment)
     wrapper.insert("v", value);
   }
   toml::node* section_node = root.get(section);
-  if (section_node && !section_node->is_table())
-    throw InputError("--set", path + ": " + section + " is not a section");
+  if (section_node && !section_node->is_table()) throw InputError("--set", path + ": " + section + " is not a section");
   if (!section_node) section_node = root.insert(section, toml::table{}).first->second.as_table();
   section_node->as_table()->insert_or_assign(name, *wrapper.get("v"));
   return {path, replace};
@@ -56,16 +54,25 @@ std::vector<UserTermSpec> read_terms_tables(const toml::node& node) {
     spec.kind = "library";
     for (const auto& [key, value] : t) {
       const std::string k(key.str()), path = "terms." + k;
-      if (k == "library") spec.library = read_string(value, path);
-      else if (k == "symbol") spec.symbol = read_string(value, path);
-      else if (k == "name") spec.name = read_string(value, path);
-      else if (k == "rows") spec.rows = read_bool(value, path);
-      else if (k == "digest") spec.digest = read_string(value, path);
+      if (k == "library")
+        spec.library = read_string(value, path);
+      else if (k == "symbol")
+        spec.symbol = read_string(value, path);
+      else if (k == "name")
+        spec.name = read_string(value, path);
+      else if (k == "rows")
+        spec.rows = read_bool(value, path);
+      else if (k == "digest")
+        spec.digest = read_string(value, path);
       else if (k == "params" && value.is_table())
-        for (const auto& [pk, pv] : *value.as_table()) spec.numbers.emplace_back(std::string(pk.str()), read_float(pv, path + "." + std::string(pk.str())));
-      else throw InputError(path, "unknown key of [[terms]]; valid: library, symbol, name, rows, params (a table of numbers)");
+        for (const auto& [pk, pv] : *value.as_table())
+          spec.numbers.emplace_back(std::string(pk.str()), read_float(pv, path + "." + std::string(pk.str())));
+      else
+        throw InputError(path,
+                         "unknown key of [[terms]]; valid: library, symbol, name, rows, params (a table of numbers)");
     }
-    if (spec.library.empty() || spec.symbol.empty()) throw InputError("terms", "every [[terms]] needs library and symbol");
+    if (spec.library.empty() || spec.symbol.empty())
+      throw InputError("terms", "every [[terms]] needs library and symbol");
     if (spec.name.empty()) spec.name = spec.symbol;
     // A run written from this text records the library it loads; a stored text keeps the digest it ran with.
     if (spec.digest.empty()) spec.digest = file_digest(spec.library);
@@ -132,8 +139,9 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
     if (!present.count("model.qkv_sigma"))
       throw InputError("model.qkv_sigma", "is required when model.qkv = \"gaussian_per_map_layer\"");
     if (c.solver.method != Method::discrete)
-      throw InputError("model.qkv", "\"gaussian_per_map_layer\" draws V per layer of the discrete maps; it needs "
-                                    "solver.method = \"discrete\" (its depth limit is noise.kind = \"value\")");
+      throw InputError("model.qkv",
+                       "\"gaussian_per_map_layer\" draws V per layer of the discrete maps; it needs "
+                       "solver.method = \"discrete\" (its depth limit is noise.kind = \"value\")");
     if (c.model.heads > 1)
       throw InputError("model.heads", "model.qkv = \"gaussian_per_map_layer\" is defined for one attention head");
   }
@@ -163,8 +171,9 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
       throw InputError("init.kind", "\"equiangular\" needs model.d >= model.n (d = " + std::to_string(c.model.d) +
                                         ", n = " + std::to_string(c.model.n) + ")");
     if (c.model.n > 1 && c.init.rho < -1.0 / static_cast<double>(c.model.n - 1))
-      throw InputError("init.rho", "must be >= -1/(n - 1) = " + format_number(-1.0 / static_cast<double>(c.model.n - 1)) +
-                                       " for n = " + std::to_string(c.model.n) + " tokens, got " + format_number(c.init.rho));
+      throw InputError("init.rho",
+                       "must be >= -1/(n - 1) = " + format_number(-1.0 / static_cast<double>(c.model.n - 1)) +
+                           " for n = " + std::to_string(c.model.n) + " tokens, got " + format_number(c.init.rho));
   }
   if (c.init.kind == InitKind::file && c.init.file.empty())
     throw InputError("init.file", "is required when init.kind = \"file\"");
@@ -175,7 +184,8 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
                                                  " scales the whole matrix and needs attention.mask = " +
                                                  in_quotes(alternative_key(AttentionMask{})) +
                                                  " (a doubly stochastic matrix with a causal mask is the identity); "
-                                                 "attention.mask = " + in_quotes(alternative_key(c.attention.mask)));
+                                                 "attention.mask = " +
+                                                 in_quotes(alternative_key(c.attention.mask)));
   if (!(c.solver.t_start < c.solver.t_end))
     throw InputError("solver.t_start", "must be less than solver.t_end = " + format_number(c.solver.t_end));
   if (!c.output.samples && c.output.times.front() < c.solver.t_start)
@@ -190,8 +200,8 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
   // run would report "ok" at its start (steppers.hpp).
   if (!is_adaptive(c.solver.method) && !step_advances_time(c.solver.dt, c.solver.t_end))
     throw InputError("solver.dt", format_number(c.solver.dt) + " is below the resolution of time at solver.t_end = " +
-                                      format_number(c.solver.t_end) + " (t_end * 2^-52 = " +
-                                      format_number(c.solver.t_end * kTimeResolution) +
+                                      format_number(c.solver.t_end) +
+                                      " (t_end * 2^-52 = " + format_number(c.solver.t_end * kTimeResolution) +
                                       "): steps this small cannot advance t (and would number more than 2^52); "
                                       "raise solver.dt or lower solver.t_end");
   if (c.solver.method == Method::discrete) {
@@ -200,11 +210,13 @@ RunConfig resolve_config(const toml::table& root, const std::set<std::string>& o
       return std::abs(layers - std::round(layers)) <= 1e-9 * std::max(1.0, layers);
     };
     if (!is_multiple(c.solver.t_end))
-      throw InputError("solver.dt", "with solver.method = \"discrete\", solver.t_end = " + format_number(c.solver.t_end) +
-                                        " must be a whole number of layers of step " + format_number(c.solver.dt));
+      throw InputError("solver.dt",
+                       "with solver.method = \"discrete\", solver.t_end = " + format_number(c.solver.t_end) +
+                           " must be a whole number of layers of step " + format_number(c.solver.dt));
     if (!is_multiple(c.solver.t_start))
-      throw InputError("solver.t_start", "with solver.method = \"discrete\", must be a whole number of layers of step " +
-                                             format_number(c.solver.dt));
+      throw InputError(
+          "solver.t_start",
+          "with solver.method = \"discrete\", must be a whole number of layers of step " + format_number(c.solver.dt));
     for (double t : c.output.sample_times(c.solver.t_end, c.solver.t_start))
       if (!is_multiple(t))
         throw InputError(c.output.samples ? "output.samples" : "output.times",
@@ -225,8 +237,7 @@ RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
     root = toml::parse(toml_text, source_name);
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
-    throw InputError(std::string(source_name) + ":" + std::to_string(where.line) + ":" +
-                         std::to_string(where.column),
+    throw InputError(std::string(source_name) + ":" + std::to_string(where.line) + ":" + std::to_string(where.column),
                      "invalid TOML: " + std::string(e.description()));
   }
   std::set<std::string> overridden;
@@ -242,7 +253,8 @@ RunConfig parse_config(std::string_view toml_text, std::string_view source_name,
       return resolve_config(root, overridden);
     } catch (const BaseConflict& conflict) {
       if (replacing.empty())
-        throw InputError(conflict.path, conflict.why + " (set by the base configuration: `--set KEY:=VALUE` sets KEY "
+        throw InputError(conflict.path, conflict.why +
+                                            " (set by the base configuration: `--set KEY:=VALUE` sets KEY "
                                             "and drops the keys of the base that conflict with it)");
       const auto dot = conflict.path.find('.');
       if (auto* section = root.get_as<toml::table>(conflict.path.substr(0, dot)))

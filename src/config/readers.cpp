@@ -6,21 +6,31 @@ namespace normdyn::config_internal {
 
 std::string type_name(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::table: return "a table";
-    default: return "a date or time";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::table:
+      return "a table";
+    default:
+      return "a date or time";
   }
 }
 
 double read_float(const toml::node& n, const std::string& key) {
   double v = 0.0;
-  if (const auto* f = n.as_floating_point()) v = f->get();
-  else if (const auto* i = n.as_integer()) v = static_cast<double>(i->get());
-  else throw InputError(key, "expected a number, got " + type_name(n));
+  if (const auto* f = n.as_floating_point())
+    v = f->get();
+  else if (const auto* i = n.as_integer())
+    v = static_cast<double>(i->get());
+  else
+    throw InputError(key, "expected a number, got " + type_name(n));
   if (!std::isfinite(v)) throw InputError(key, "must be finite, got " + format_number(v));
   return v;
 }
@@ -79,8 +89,7 @@ Bounds above(double x) {
   b.lower_inclusive = false;
   return b;
 }
-Bounds in_range(double lo, bool lo_inclusive, double hi, bool hi_inclusive, std::string note,
-                std::string upper_text) {
+Bounds in_range(double lo, bool lo_inclusive, double hi, bool hi_inclusive, std::string note, std::string upper_text) {
   Bounds b;
   b.lower = lo;
   b.upper = hi;
@@ -107,10 +116,14 @@ Rules every_entry(Bounds b, bool non_empty, bool scalar_as_array) {
 // A parameter's value read as its type asks (ParamSpec::member's index: real, integer, bool, string).
 ParamValue read_parameter(const toml::node& n, const std::string& key, std::size_t type) {
   switch (type) {
-    case 0: return read_float(n, key);
-    case 1: return read_int(n, key);
-    case 2: return read_bool(n, key);
-    default: return read_string(n, key);
+    case 0:
+      return read_float(n, key);
+    case 1:
+      return read_int(n, key);
+    case 2:
+      return read_bool(n, key);
+    default:
+      return read_string(n, key);
   }
 }
 

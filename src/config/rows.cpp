@@ -14,15 +14,17 @@ Key selector(Key k) {
 std::string particles_only(const RunConfig& c) {
   return c.model.kind == ModelKind::particles
              ? std::string()
-             : std::string("does not apply to model.kind = \"meanfield\" (a density on the circle, d = 2; "
-                           "its resolution is meanfield.grid)");
+             : std::string(
+                   "does not apply to model.kind = \"meanfield\" (a density on the circle, d = 2; "
+                   "its resolution is meanfield.grid)");
 }
 std::string meanfield_only(const RunConfig& c) { return only_for("model.kind", c.model.kind, {ModelKind::meanfield}); }
 // The keys of the mean field on the circle (model.d resolved: 2 unless given).
 std::string circle_meanfield_only(const RunConfig& c) {
   if (std::string why = meanfield_only(c); !why.empty()) return why;
-  return c.model.d == 2 ? std::string()
-                        : std::string("applies only to model.d = 2 (the circle); the sphere's resolution is meanfield.degree");
+  return c.model.d == 2
+             ? std::string()
+             : std::string("applies only to model.d = 2 (the circle); the sphere's resolution is meanfield.degree");
 }
 Applies init_kind_is(std::vector<InitKind> kinds) {
   return [kinds](const RunConfig& c) { return only_for("init.kind", c.init.kind, kinds); };
@@ -46,7 +48,8 @@ std::string method_doc() {
     std::vector<std::string> names;
     for (const Method m : methods_with(control)) names.emplace_back(to_string(m));
     if (names.empty()) continue;
-    doc += std::string(doc.back() == ':' ? " " : ", ") + join(names, " | ") + " (" + std::string(to_string(control)) + ")";
+    doc +=
+        std::string(doc.back() == ':' ? " " : ", ") + join(names, " | ") + " (" + std::string(to_string(control)) + ")";
   }
   return doc + "; see the table of methods below";
 }
@@ -93,8 +96,8 @@ const std::string kNoPositionsInMeanField =
 // `param` to the key's value), or the list's first alternative when the value is 0 or false. Never
 // written back: the resolved configuration names the choice by its list's key.
 template <class List>
-Key alias_row(std::string path, std::string type, std::string doc, List AttentionSpec::*member,
-              std::string choice_key, std::string_view alternative, std::string_view param) {
+Key alias_row(std::string path, std::string type, std::string doc, List AttentionSpec::*member, std::string choice_key,
+              std::string_view alternative, std::string_view param) {
   Key k;
   k.path = std::move(path);
   k.type = std::move(type);
@@ -140,7 +143,7 @@ std::vector<Key> attention_rows() {
     out.push_back(selector(list_choice_row(choice_key, doc, &RunConfig::attention, member, kNoPositionsInMeanField)));
     for (Key& p : list_parameter_rows(
              "attention", &RunConfig::attention, member, [](std::string_view) { return std::string(); },
-             [member, choice_key](const RunConfig& c, const std::string& key) {
+             [member, choice_key](const RunConfig&c, const std::string&key) {
                return "applies only to " + choice_key + " = " + owners_of<List>(key) + " (" + choice_key + " is " +
                       in_quotes(alternative_key(c.attention.*member)) + ")";
              }))
@@ -178,23 +181,24 @@ std::string with_feedforward(const RunConfig& c) {
 
 std::vector<Key> feedforward_rows() {
   using C = RunConfig;
-  Key activation = list_choice_row("feedforward.activation",
-                                   "activation sigma of the feed-forward term (gelu: the exact u Phi(u))", &C::feedforward,
-                                   &FeedForwardConfig::activation, "");
+  Key activation =
+      list_choice_row("feedforward.activation", "activation sigma of the feed-forward term (gelu: the exact u Phi(u))",
+                      &C::feedforward, &FeedForwardConfig::activation, "");
   activation.applies = with_feedforward;
   std::vector<Key> k{
-      selector(field("feedforward.weights", &C::feedforward, &FeedForwardConfig::weights,
-                     "the feed-forward term F(x) = sum_m omega_m sigma(<a_m, x>) a_m added to the attention (U_i = A_i "
-                     "+ F(theta_i)): none | inline (feedforward.a, feedforward.omega; Python's feedforward=(a, omega)) | "
-                     "file (feedforward.file)",
-                     {},
-                     [](const C& c) {
-                       if (c.feedforward.active() && c.model.kind == ModelKind::meanfield &&
-                           !FeedForward{}.traits().meanfield)
-                         return std::string("does not apply to model.kind = \"meanfield\" (the mean-field solver has no "
-                                            "feed-forward term)");
-                       return std::string();
-                     })),
+      selector(field(
+          "feedforward.weights", &C::feedforward, &FeedForwardConfig::weights,
+          "the feed-forward term F(x) = sum_m omega_m sigma(<a_m, x>) a_m added to the attention (U_i = A_i "
+          "+ F(theta_i)): none | inline (feedforward.a, feedforward.omega; Python's feedforward=(a, omega)) | "
+          "file (feedforward.file)",
+          {},
+          [](const C& c) {
+            if (c.feedforward.active() && c.model.kind == ModelKind::meanfield && !FeedForward{}.traits().meanfield)
+              return std::string(
+                  "does not apply to model.kind = \"meanfield\" (the mean-field solver has no "
+                  "feed-forward term)");
+            return std::string();
+          })),
       field("feedforward.a", &C::feedforward, &FeedForwardConfig::a,
             "inline: the weights a_m, M rows of model.d entries one after the other ([M, d] row-major)", not_empty(),
             [](const C& c) {
@@ -209,7 +213,9 @@ std::vector<Key> feedforward_rows() {
             "file: HDF5 file with datasets a [M, d] and omega [M] (read when the run starts and when it resumes; "
             "the run file keeps a copy in /parameters/feedforward)",
             not_empty(),
-            [](const C& c) { return only_for("feedforward.weights", c.feedforward.weights, {FeedForwardWeights::file}); }),
+            [](const C& c) {
+              return only_for("feedforward.weights", c.feedforward.weights, {FeedForwardWeights::file});
+            }),
       activation,
       field("feedforward.block", &C::feedforward, &FeedForwardConfig::block,
             "discrete layer maps (solver.method = \"discrete\"): parallel, one map with U = A + F (x + a(x) + g(x)) | "
@@ -222,7 +228,8 @@ std::vector<Key> feedforward_rows() {
 
 std::vector<Key> noise_parameter_rows() {
   return list_parameter_rows(
-      "noise", &RunConfig::noise, &NoiseSpec::kind, [](std::string_view) { return std::string(" (required with noise)"); },
+      "noise", &RunConfig::noise, &NoiseSpec::kind,
+      [](std::string_view) { return std::string(" (required with noise)"); },
       [](const RunConfig& c, const std::string&) {
         return "applies only with noise (noise.kind is " + in_quotes(alternative_key(c.noise.kind)) + ")";
       });
@@ -281,8 +288,9 @@ Key log_times_row() {
   Key k;
   k.path = "output.log_times";
   k.type = "array of float";
-  k.doc = "[t0, t1, K]: K >= 2 log-spaced sample times from t0 > 0 to t1 > t0, after solver.t_start "
-          "(instead of samples or times; written back as output.times)";
+  k.doc =
+      "[t0, t1, K]: K >= 2 log-spaced sample times from t0 > 0 to t1 > t0, after solver.t_start "
+      "(instead of samples or times; written back as output.times)";
   k.read = [](const toml::node& n, RunConfig& c, const std::string& key) {
     const std::vector<double> v = read_float_array(n, key);
     require(v.size() == 3, key, "expected [t0, t1, K], got " + std::to_string(v.size()) + " entries");

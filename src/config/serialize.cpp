@@ -13,10 +13,14 @@ std::string toml_value(const ConfigScalar& value) {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, double>) return float_text(v);
-        else if constexpr (std::is_same_v<T, std::int64_t>) return std::to_string(v);
-        else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-        else if constexpr (std::is_same_v<T, std::string>) return string_text(v);
+        if constexpr (std::is_same_v<T, double>)
+          return float_text(v);
+        else if constexpr (std::is_same_v<T, std::int64_t>)
+          return std::to_string(v);
+        else if constexpr (std::is_same_v<T, bool>)
+          return v ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>)
+          return string_text(v);
         else {
           std::string out = "[";
           for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + float_text(v[i]);
@@ -85,7 +89,11 @@ std::vector<ConfigKeyDoc> config_reference() {
   });
   std::vector<ConfigKeyDoc> out;
   for (const auto& k : keys())
-    out.push_back({k.path, k.type, !k.default_text.empty() ? k.default_text : defaults.count(k.path) ? defaults[k.path] : "", k.doc});
+    out.push_back({k.path, k.type,
+                   !k.default_text.empty()  ? k.default_text
+                   : defaults.count(k.path) ? defaults[k.path]
+                                            : "",
+                   k.doc});
   return out;
 }
 

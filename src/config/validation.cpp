@@ -11,9 +11,10 @@ void validate_feedforward(const RunConfig& c, const std::map<std::string, const 
       if (!present.count(key)) throw InputError(key, "is required when feedforward.weights = \"inline\"");
     const auto d = static_cast<std::size_t>(c.model.d);
     if (f.a.size() != f.omega.size() * d)
-      throw InputError("feedforward.a", "must hold M = " + std::to_string(f.omega.size()) + " rows of model.d = " +
-                                            std::to_string(d) + " entries (the length of feedforward.omega times d = " +
-                                            std::to_string(f.omega.size() * d) + "), got " + std::to_string(f.a.size()));
+      throw InputError("feedforward.a",
+                       "must hold M = " + std::to_string(f.omega.size()) + " rows of model.d = " + std::to_string(d) +
+                           " entries (the length of feedforward.omega times d = " + std::to_string(f.omega.size() * d) +
+                           "), got " + std::to_string(f.a.size()));
   }
   if (f.weights == FeedForwardWeights::file && !present.count("feedforward.file"))
     throw InputError("feedforward.file", "is required when feedforward.weights = \"file\"");
@@ -65,7 +66,8 @@ void validate_noise(const RunConfig& c, const std::map<std::string, const toml::
                   " needs stratonovich_heun | euler_maruyama (or solver.method = \"auto\")");
   if (c.noise.calculus == NoiseCalculus::ito) {
     if (m != Method::euler_maruyama)
-      refuse_method(in_quotes(to_string(m)) + " converges to the Stratonovich flow; noise.calculus = \"ito\" needs "
+      refuse_method(in_quotes(to_string(m)) +
+                    " converges to the Stratonovich flow; noise.calculus = \"ito\" needs "
                     "\"euler_maruyama\" (or solver.method = \"auto\")");
   } else if (m == Method::euler_maruyama) {
     const std::string use = "; use \"stratonovich_heun\", or noise.calculus = \"ito\" for the Ito flow";
@@ -73,18 +75,20 @@ void validate_noise(const RunConfig& c, const std::map<std::string, const toml::
       throw InputError("solver.method", "\"euler_maruyama\" does not converge to the Stratonovich flow of " + noise +
                                             " (its coefficient depends on every token)" + use);
     if (speed_depends_on_attention(c.model.scheme))
-      throw InputError("solver.method", "\"euler_maruyama\" does not converge to the Stratonovich flow of model.scheme = " +
-                                            in_quotes(scheme_key(c.model.scheme)) +
-                                            " with noise (its speed factor depends on the attention)" + use);
+      throw InputError("solver.method",
+                       "\"euler_maruyama\" does not converge to the Stratonovich flow of model.scheme = " +
+                           in_quotes(scheme_key(c.model.scheme)) +
+                           " with noise (its speed factor depends on the attention)" + use);
   }
   if (c.noise.needs_means() && c.model.heads > 1)
-    throw InputError("model.heads", noise + " is defined for one attention head; model.heads = " +
-                                        std::to_string(c.model.heads));
+    throw InputError("model.heads",
+                     noise + " is defined for one attention head; model.heads = " + std::to_string(c.model.heads));
   // Below this the tree's last level (2^-40) is no longer small against a step: the variance of an
   // increment would fall short of h by more than 2^-21 h.
   if (c.noise.increment_draws == NoiseIncrements::tree && c.solver.dt < std::ldexp(1.0, -20))
-    throw InputError("solver.dt", format_number(c.solver.dt) + " is below 2^-20, the finest step that noise.increments = "
-                                  "\"tree\" resolves");
+    throw InputError("solver.dt", format_number(c.solver.dt) +
+                                      " is below 2^-20, the finest step that noise.increments = "
+                                      "\"tree\" resolves");
 }
 
 // model.kind = "meanfield" with model.d = 3: the spectral solver on S^2 (solvers/meanfield_sphere.hpp) is
@@ -93,8 +97,8 @@ void validate_noise(const RunConfig& c, const std::map<std::string, const toml::
 void validate_sphere_meanfield(const RunConfig& c) {
   const std::string on_sphere = " on the sphere (model.kind = \"meanfield\", model.d = 3)";
   if (!std::holds_alternative<PostLN>(c.model.scheme))
-    throw InputError("model.scheme", in_quotes(scheme_key(c.model.scheme)) + " does not apply" + on_sphere +
-                                         "; valid: post");
+    throw InputError("model.scheme",
+                     in_quotes(scheme_key(c.model.scheme)) + " does not apply" + on_sphere + "; valid: post");
   if (c.noise.active())
     throw InputError("noise.kind", in_quotes(alternative_key(c.noise.kind)) + " does not apply" + on_sphere);
   if (!is_first_alternative(c.attention.mask))
@@ -104,11 +108,13 @@ void validate_sphere_meanfield(const RunConfig& c) {
   if (!is_first_alternative(c.attention.positions))
     throw InputError("attention.positions",
                      in_quotes(alternative_key(c.attention.positions)) + " does not apply" + on_sphere);
-  if (!std::holds_alternative<Softmax>(c.attention.normalizer) && !std::holds_alternative<Uniform>(c.attention.normalizer))
+  if (!std::holds_alternative<Softmax>(c.attention.normalizer) &&
+      !std::holds_alternative<Uniform>(c.attention.normalizer))
     throw InputError("attention.normalizer", in_quotes(alternative_key(c.attention.normalizer)) + " does not apply" +
                                                  on_sphere + "; valid: softmax, uniform");
   if (c.init.kind == InitKind::file)
-    throw InputError("init.kind", "\"file\" does not apply" + on_sphere + "; valid: uniform, perturbed_uniform, von_mises");
+    throw InputError("init.kind",
+                     "\"file\" does not apply" + on_sphere + "; valid: uniform, perturbed_uniform, von_mises");
   if (c.solver.method == Method::split)
     throw InputError("solver.method", "\"split\" does not apply" + on_sphere +
                                           " (no diffusion to split off); use an adaptive method or \"auto\"");
@@ -132,8 +138,9 @@ void validate_densities(RunConfig& c, const std::map<std::string, const toml::no
                                               " (radii stay positive), got " + format_number(i.radius_width));
   if (c.model.kind == ModelKind::particles) {
     if (c.solver.method == Method::split)
-      throw InputError("solver.method", "\"split\" applies only to model.kind = \"meanfield\" (the mean-field "
-                                        "solver's own step)");
+      throw InputError("solver.method",
+                       "\"split\" applies only to model.kind = \"meanfield\" (the mean-field "
+                       "solver's own step)");
     if (c.init.sampling == Sampling::grid && c.model.d != 2 && present.count("init.sampling"))
       throw InputError("init.sampling", "\"grid\" needs model.d = 2 (got " + std::to_string(c.model.d) + ")");
     return;
@@ -145,8 +152,9 @@ void validate_densities(RunConfig& c, const std::map<std::string, const toml::no
                                     std::to_string(c.model.d));
   if (c.model.d == 3) validate_sphere_meanfield(c);
   if (c.model.d == 2 && present.count("meanfield.degree"))
-    throw InputError("meanfield.degree", "applies only to model.d = 3 (the sphere); the circle's resolution is "
-                                         "meanfield.grid");
+    throw InputError("meanfield.degree",
+                     "applies only to model.d = 3 (the sphere); the circle's resolution is "
+                     "meanfield.grid");
   // The causal mean field is the kinetic equation over the cursor (solvers/meanfield_causal).
   const bool causal = !std::holds_alternative<NoMask>(c.attention.mask);
   if (!causal && !std::holds_alternative<NoBias>(c.attention.bias))
@@ -154,8 +162,8 @@ void validate_densities(RunConfig& c, const std::map<std::string, const toml::no
                                            " applies to model.kind = \"meanfield\" only with attention.mask = "
                                            "\"causal\" or \"strictly_causal\" (the mean field over the cursor)");
   if (causal && scheme_has_radius(c.model.scheme))
-    throw InputError("model.scheme", in_quotes(scheme_key(c.model.scheme)) + " with attention.mask = " +
-                                         in_quotes(alternative_key(c.attention.mask)) +
+    throw InputError("model.scheme", in_quotes(scheme_key(c.model.scheme)) +
+                                         " with attention.mask = " + in_quotes(alternative_key(c.attention.mask)) +
                                          " does not apply to model.kind = \"meanfield\": the causal mean field is "
                                          "implemented for schemes without a radius (post, cod)");
   if (!is_density_kind(c.init.kind) && c.init.kind != InitKind::file)
@@ -168,12 +176,12 @@ void validate_densities(RunConfig& c, const std::map<std::string, const toml::no
                                       "\" does not apply to model.kind = \"meanfield\": the FFT solver needs Q^T K "
                                       "and V that commute with rotations (identity, or a file of such matrices)");
   if (c.solver.method == Method::discrete)
-    throw InputError("solver.method", "\"discrete\" applies only to model.kind = \"particles\" (the mean-field "
-                                      "solver integrates the continuous-depth equation)");
+    throw InputError("solver.method",
+                     "\"discrete\" applies only to model.kind = \"particles\" (the mean-field "
+                     "solver integrates the continuous-depth equation)");
   if (scheme_has_radius(c.model.scheme) && !(c.init.radius_width > 0.0))
     throw InputError("init.radius_width",
-                     "must be > 0 for model.kind = \"meanfield\" with scheme " +
-                         in_quotes(scheme_key(c.model.scheme)) +
+                     "must be > 0 for model.kind = \"meanfield\" with scheme " + in_quotes(scheme_key(c.model.scheme)) +
                          ": the radial grid needs an initial band of radii of positive width (e.g. 0.05)");
 }
 

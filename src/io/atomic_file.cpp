@@ -47,8 +47,10 @@ void copy_contents(const std::filesystem::path& from, const std::filesystem::pat
     for (ssize_t done = 0; done < got && err == 0;) {
       const ssize_t put = ::write(out, buffer.data() + done, static_cast<std::size_t>(got - done));
       if (put < 0 && errno == EINTR) continue;
-      if (put < 0) err = errno;
-      else done += put;
+      if (put < 0)
+        err = errno;
+      else
+        done += put;
     }
     if (err != 0) break;
   }
@@ -60,8 +62,8 @@ void copy_contents(const std::filesystem::path& from, const std::filesystem::pat
 }  // namespace
 
 void replace_file_atomically(const std::filesystem::path& target,
-                             const std::function<void(const std::filesystem::path& staging)>& write,
-                             bool copy_existing, const std::function<void(const std::filesystem::path&)>& on_staging) {
+                             const std::function<void(const std::filesystem::path& staging)>& write, bool copy_existing,
+                             const std::function<void(const std::filesystem::path&)>& on_staging) {
   namespace fs = std::filesystem;
   fs::path staging = target;
   staging += ".normdyn-" + std::to_string(::getpid()) + ".tmp";
@@ -97,7 +99,8 @@ bool is_special_entry(const std::filesystem::path& p) {
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
   std::error_code ec;
   if (std::filesystem::equivalent(a, b, ec)) return true;
-  const std::filesystem::path ca = std::filesystem::weakly_canonical(a, ec), cb = std::filesystem::weakly_canonical(b, ec);
+  const std::filesystem::path ca = std::filesystem::weakly_canonical(a, ec),
+                              cb = std::filesystem::weakly_canonical(b, ec);
   return !ca.empty() && ca == cb;
 }
 

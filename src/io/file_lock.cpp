@@ -22,7 +22,8 @@ std::string read_fd_text(int fd) {
   char buffer[512];
   ssize_t got = 0;
   ::lseek(fd, 0, SEEK_SET);
-  while (text.size() < 4096 && (got = ::read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(got));
+  while (text.size() < 4096 && (got = ::read(fd, buffer, sizeof buffer)) > 0)
+    text.append(buffer, static_cast<std::size_t>(got));
   while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
   return text;
 }
@@ -49,7 +50,8 @@ std::string holder_text() {
 }
 
 bool same_file(int fd, const std::filesystem::path& path) {
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   if (::fstat(fd, &a) != 0 || ::stat(path.c_str(), &b) != 0) return false;
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
@@ -59,8 +61,7 @@ int take(const std::filesystem::path& lock, std::string& holder) {
   // A reader probing the lock holds it for microseconds: try a few times before giving up.
   for (int attempt = 0; attempt < 50; ++attempt) {
     const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-      throw IoError(lock.string() + ": cannot create the lock file: " + std::strerror(errno));
+    if (fd < 0) throw IoError(lock.string() + ": cannot create the lock file: " + std::strerror(errno));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       holder = read_fd_text(fd);

@@ -34,9 +34,12 @@ h5::Dataset create(h5::Group& g, const std::string& name, std::span<const std::u
 
 GridValues read_values(const h5::Dataset& ds) {
   switch (ds.element_type()) {
-    case h5::ElementType::i64: return ds.read_ints();
-    case h5::ElementType::string: return ds.read_strings();
-    case h5::ElementType::f64: break;
+    case h5::ElementType::i64:
+      return ds.read_ints();
+    case h5::ElementType::string:
+      return ds.read_strings();
+    case h5::ElementType::f64:
+      break;
   }
   return ds.read_doubles();
 }
@@ -47,9 +50,15 @@ std::vector<std::pair<std::string, TableAttribute>> read_attributes(const h5::Ob
     // The dimension-scale bookkeeping of HDF5 is not one of the file's attributes.
     if (name == "CLASS" || name == "NAME" || name == "REFERENCE_LIST" || name == "DIMENSION_LIST") continue;
     switch (o.attribute_type(name)) {
-      case h5::ElementType::i64: out.emplace_back(name, *o.attribute_int(name)); break;
-      case h5::ElementType::string: out.emplace_back(name, *o.attribute_string(name)); break;
-      case h5::ElementType::f64: out.emplace_back(name, *o.attribute_double(name)); break;
+      case h5::ElementType::i64:
+        out.emplace_back(name, *o.attribute_int(name));
+        break;
+      case h5::ElementType::string:
+        out.emplace_back(name, *o.attribute_string(name));
+        break;
+      case h5::ElementType::f64:
+        out.emplace_back(name, *o.attribute_double(name));
+        break;
     }
   }
   return out;

@@ -64,12 +64,14 @@ std::string child_path(const std::string& parent, const std::string& name) {
   return parent == "/" ? "/" + name : parent + "/" + name;
 }
 
-
 hid_t native_type(ElementType t) {
   switch (t) {
-    case ElementType::f64: return H5T_NATIVE_DOUBLE;
-    case ElementType::i64: return H5T_NATIVE_INT64;
-    case ElementType::string: break;
+    case ElementType::f64:
+      return H5T_NATIVE_DOUBLE;
+    case ElementType::i64:
+      return H5T_NATIVE_INT64;
+    case ElementType::string:
+      break;
   }
   return H5T_NATIVE_DOUBLE;
 }
@@ -86,12 +88,11 @@ Handle scalar_space(const std::string& object) {
   return Handle(check(H5Screate(H5S_SCALAR), "H5Screate", object), Handle::Kind::dataspace);
 }
 
-Handle simple_space(std::span<const hsize_t> dims, const std::string& object,
-                    std::span<const hsize_t> max_dims) {
-  return Handle(check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(),
-                                       max_dims.empty() ? nullptr : max_dims.data()),
-                      "H5Screate_simple", object),
-                Handle::Kind::dataspace);
+Handle simple_space(std::span<const hsize_t> dims, const std::string& object, std::span<const hsize_t> max_dims) {
+  return Handle(
+      check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), max_dims.empty() ? nullptr : max_dims.data()),
+            "H5Screate_simple", object),
+      Handle::Kind::dataspace);
 }
 
 Handle open_attribute(hid_t owner, const std::string& name, const std::string& object) {
@@ -103,9 +104,9 @@ Handle open_attribute(hid_t owner, const std::string& name, const std::string& o
 Handle create_attribute(hid_t owner, const std::string& name, hid_t type, hid_t space, const std::string& object) {
   if (H5Aexists(owner, name.c_str()) > 0)
     check_status(H5Adelete(owner, name.c_str()), "H5Adelete", object + " @" + name);
-  return Handle(check(H5Acreate2(owner, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), "H5Acreate",
-                      object + " @" + name),
-                Handle::Kind::attribute);
+  return Handle(
+      check(H5Acreate2(owner, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), "H5Acreate", object + " @" + name),
+      Handle::Kind::attribute);
 }
 
 std::vector<hsize_t> to_hsize(std::span<const std::uint64_t> dims) {
@@ -131,7 +132,6 @@ void bound_metadata_cache(hid_t fapl, const std::string& object) {
   check_status(H5Pset_mdc_config(fapl, &config), "H5Pset_mdc_config", object);
 }
 
-
 }  // namespace normdyn::h5::internal
 
 namespace normdyn::h5 {
@@ -150,14 +150,29 @@ Handle& Handle::operator=(Handle&& o) noexcept {
 void Handle::reset() noexcept {
   if (id_ < 0) return;
   switch (kind_) {
-    case Kind::file: H5Fclose(id_); break;
-    case Kind::group: H5Gclose(id_); break;
-    case Kind::dataset: H5Dclose(id_); break;
-    case Kind::dataspace: H5Sclose(id_); break;
-    case Kind::datatype: H5Tclose(id_); break;
-    case Kind::attribute: H5Aclose(id_); break;
-    case Kind::plist: H5Pclose(id_); break;
-    case Kind::none: break;
+    case Kind::file:
+      H5Fclose(id_);
+      break;
+    case Kind::group:
+      H5Gclose(id_);
+      break;
+    case Kind::dataset:
+      H5Dclose(id_);
+      break;
+    case Kind::dataspace:
+      H5Sclose(id_);
+      break;
+    case Kind::datatype:
+      H5Tclose(id_);
+      break;
+    case Kind::attribute:
+      H5Aclose(id_);
+      break;
+    case Kind::plist:
+      H5Pclose(id_);
+      break;
+    case Kind::none:
+      break;
   }
   id_ = -1;
 }
@@ -267,9 +282,12 @@ ElementType Object::attribute_type(const std::string& name) const {
   Handle a = open_attribute(id(), name, where(path_));
   Handle t(check(H5Aget_type(a.get()), "H5Aget_type", where(path_) + " @" + name), Handle::Kind::datatype);
   switch (H5Tget_class(t.get())) {
-    case H5T_INTEGER: return ElementType::i64;
-    case H5T_STRING: return ElementType::string;
-    default: return ElementType::f64;
+    case H5T_INTEGER:
+      return ElementType::i64;
+    case H5T_STRING:
+      return ElementType::string;
+    default:
+      return ElementType::f64;
   }
 }
 
@@ -325,7 +343,8 @@ std::vector<std::int64_t> Object::attribute_ints(const std::string& name) const 
   if (!has_attribute(name)) return {};
   Handle a = open_attribute(id(), name, where(path_));
   Handle space(check(H5Aget_space(a.get()), "H5Aget_space", where(path_) + " @" + name), Handle::Kind::dataspace);
-  std::vector<std::int64_t> out = read_buffer<std::int64_t>(element_count(space, where(path_)), where(path_) + " @" + name);
+  std::vector<std::int64_t> out =
+      read_buffer<std::int64_t>(element_count(space, where(path_)), where(path_) + " @" + name);
   check_status(H5Aread(a.get(), H5T_NATIVE_INT64, out.data()), "H5Aread", where(path_) + " @" + name);
   return out;
 }

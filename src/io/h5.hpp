@@ -106,8 +106,8 @@ class Group : public Object {
   // shuffle + deflate.
   Dataset create_dataset(const std::string& name, std::span<const std::uint64_t> dims, std::span<const double> data,
                          int deflate_level = 0);
-  Dataset create_dataset(const std::string& name, std::span<const std::uint64_t> dims, std::span<const std::int64_t> data,
-                         int deflate_level = 0);
+  Dataset create_dataset(const std::string& name, std::span<const std::uint64_t> dims,
+                         std::span<const std::int64_t> data, int deflate_level = 0);
   Dataset create_string_dataset(const std::string& name, const std::string& value);
   // A 1-D dataset of variable-length UTF-8 strings (h5py: .asstr()[()]).
   Dataset create_string_dataset(const std::string& name, const std::vector<std::string>& values);
@@ -126,7 +126,8 @@ class Group : public Object {
   Group(Handle h, std::string path, std::string file) : Object(std::move(h), std::move(path), std::move(file)) {}
 
  private:
-  Dataset create_fixed(const std::string& name, std::span<const std::uint64_t> dims, hid element_type, int deflate_level);
+  Dataset create_fixed(const std::string& name, std::span<const std::uint64_t> dims, hid element_type,
+                       int deflate_level);
   // Every dataset is created here, intermediate groups included; dcpl/dapl 0 (H5P_DEFAULT) for the defaults.
   Dataset create_linked(const std::string& name, hid type, hid space, hid dcpl = 0, hid dapl = 0);
   bool through_dataset(const std::string& partial) const;

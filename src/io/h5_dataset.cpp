@@ -16,9 +16,12 @@ std::vector<std::uint64_t> Dataset::shape() const {
 ElementType Dataset::element_type() const {
   Handle t(check(H5Dget_type(id()), "H5Dget_type", where(path_)), Handle::Kind::datatype);
   switch (H5Tget_class(t.get())) {
-    case H5T_INTEGER: return ElementType::i64;
-    case H5T_STRING: return ElementType::string;
-    default: return ElementType::f64;
+    case H5T_INTEGER:
+      return ElementType::i64;
+    case H5T_STRING:
+      return ElementType::string;
+    default:
+      return ElementType::f64;
   }
 }
 
@@ -63,7 +66,8 @@ std::vector<double> Dataset::read_doubles() const {
   Handle space(check(H5Dget_space(id()), "H5Dget_space", where(path_)), Handle::Kind::dataspace);
   std::vector<double> out = read_buffer<double>(element_count(space, where(path_)), where(path_));
   if (!out.empty())
-    check_status(H5Dread(id(), H5T_NATIVE_DOUBLE, kWholeSpace, kWholeSpace, H5P_DEFAULT, out.data()), "H5Dread", where(path_));
+    check_status(H5Dread(id(), H5T_NATIVE_DOUBLE, kWholeSpace, kWholeSpace, H5P_DEFAULT, out.data()), "H5Dread",
+                 where(path_));
   return out;
 }
 
@@ -71,7 +75,8 @@ std::vector<std::int64_t> Dataset::read_ints() const {
   Handle space(check(H5Dget_space(id()), "H5Dget_space", where(path_)), Handle::Kind::dataspace);
   std::vector<std::int64_t> out = read_buffer<std::int64_t>(element_count(space, where(path_)), where(path_));
   if (!out.empty())
-    check_status(H5Dread(id(), H5T_NATIVE_INT64, kWholeSpace, kWholeSpace, H5P_DEFAULT, out.data()), "H5Dread", where(path_));
+    check_status(H5Dread(id(), H5T_NATIVE_INT64, kWholeSpace, kWholeSpace, H5P_DEFAULT, out.data()), "H5Dread",
+                 where(path_));
   return out;
 }
 
@@ -127,11 +132,14 @@ std::vector<T> Dataset::read_frames_as(std::uint64_t first, std::uint64_t count_
                "H5Sselect_hyperslab", where(path_));
   Handle mem_space = simple_space(count, where(path_));
   std::uint64_t total = 1;
-  for (auto c : count) total = c != 0 && total > std::numeric_limits<std::uint64_t>::max() / c ? std::numeric_limits<std::uint64_t>::max() : total * c;
+  for (auto c : count)
+    total = c != 0 && total > std::numeric_limits<std::uint64_t>::max() / c ? std::numeric_limits<std::uint64_t>::max()
+                                                                            : total * c;
   std::vector<T> out = read_buffer<T>(total, where(path_));
   const hid_t type = std::is_same_v<T, double> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
   if (total > 0)
-    check_status(H5Dread(id(), type, mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()), "H5Dread", where(path_));
+    check_status(H5Dread(id(), type, mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()), "H5Dread",
+                 where(path_));
   return out;
 }
 
@@ -144,11 +152,13 @@ std::vector<std::int64_t> Dataset::read_int_frames(std::uint64_t first, std::uin
 }
 
 void Dataset::write(std::span<const double> values) {
-  check_status(H5Dwrite(id(), H5T_NATIVE_DOUBLE, kWholeSpace, kWholeSpace, H5P_DEFAULT, values.data()), "H5Dwrite", where(path_));
+  check_status(H5Dwrite(id(), H5T_NATIVE_DOUBLE, kWholeSpace, kWholeSpace, H5P_DEFAULT, values.data()), "H5Dwrite",
+               where(path_));
 }
 
 void Dataset::write(std::span<const std::int64_t> values) {
-  check_status(H5Dwrite(id(), H5T_NATIVE_INT64, kWholeSpace, kWholeSpace, H5P_DEFAULT, values.data()), "H5Dwrite", where(path_));
+  check_status(H5Dwrite(id(), H5T_NATIVE_INT64, kWholeSpace, kWholeSpace, H5P_DEFAULT, values.data()), "H5Dwrite",
+               where(path_));
 }
 
 void Dataset::refresh() { check_status(H5Drefresh(id()), "H5Drefresh", where(path_)); }

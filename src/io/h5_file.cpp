@@ -11,8 +11,8 @@ File File::create(const std::filesystem::path& path, CreateMode mode, bool lates
   if (latest_format) H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST);
   bound_metadata_cache(fapl.get(), path.string());
   Handle fcpl(check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate", path.string()), Handle::Kind::plist);
-  const hid_t id = H5Fcreate(path.c_str(), mode == CreateMode::exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, fcpl.get(),
-                             fapl.get());
+  const hid_t id =
+      H5Fcreate(path.c_str(), mode == CreateMode::exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, fcpl.get(), fapl.get());
   if (id < 0) {
     const std::string cause = error_cause();
     throw IoError(path.string() + ": cannot create the HDF5 file" + (cause.empty() ? "" : ": " + cause));
@@ -103,9 +103,11 @@ bool File::has_signature(const std::filesystem::path& path) {
   std::FILE* f = open_regular_file(path);
   if (!f) return false;
   bool found = false;
-  for (std::uintmax_t offset = 0; !found && offset + sizeof kSignature <= size; offset = offset == 0 ? 512 : 2 * offset) {
+  for (std::uintmax_t offset = 0; !found && offset + sizeof kSignature <= size;
+       offset = offset == 0 ? 512 : 2 * offset) {
     unsigned char head[sizeof kSignature] = {};
-    if (std::fseek(f, static_cast<long>(offset), SEEK_SET) != 0 || std::fread(head, 1, sizeof head, f) != sizeof head) break;
+    if (std::fseek(f, static_cast<long>(offset), SEEK_SET) != 0 || std::fread(head, 1, sizeof head, f) != sizeof head)
+      break;
     found = std::memcmp(head, kSignature, sizeof kSignature) == 0;
   }
   std::fclose(f);

@@ -18,7 +18,8 @@ Group Group::create_group(const std::string& name) {
 Group Group::open_group(const std::string& name) const {
   const std::string p = child_path(path_, name);
   if (!contains(name)) throw IoError(where(p) + ": no such group");
-  return Group(Handle(check(H5Gopen2(id(), name.c_str(), H5P_DEFAULT), "H5Gopen", where(p)), Handle::Kind::group), p, file_);
+  return Group(Handle(check(H5Gopen2(id(), name.c_str(), H5P_DEFAULT), "H5Gopen", where(p)), Handle::Kind::group), p,
+               file_);
 }
 
 Group Group::require_group(const std::string& name) { return contains(name) ? open_group(name) : create_group(name); }
@@ -53,7 +54,8 @@ bool Group::contains(const std::string& name) const {
       if (e < 0) {
         const std::string cause = error_cause();  // before any other call clears HDF5's error stack
         if (through_dataset(partial)) return false;
-        throw IoError("HDF5 H5Lexists failed for " + where(child_path(path_, partial)) + (cause.empty() ? "" : ": " + cause));
+        throw IoError("HDF5 H5Lexists failed for " + where(child_path(path_, partial)) +
+                      (cause.empty() ? "" : ": " + cause));
       }
       if (e == 0) return false;
       // A dangling soft link exists as a link but not as an object (a loop is an error).
@@ -131,7 +133,7 @@ Dataset Group::create_extendable(const std::string& name, ElementType type, cons
 }
 
 Dataset Group::create_fixed(const std::string& name, std::span<const std::uint64_t> dims, hid element_type,
-                             int deflate_level) {
+                            int deflate_level) {
   const std::string p = child_path(path_, name);
   const auto hd = to_hsize(dims);
   Handle space = simple_space(hd, where(p));
@@ -153,10 +155,10 @@ Dataset Group::create_linked(const std::string& name, hid type, hid space, hid d
   Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", where(p)), Handle::Kind::plist);
   H5Pset_create_intermediate_group(lcpl.get(), 1);
   static_assert(H5P_DEFAULT == 0, "dcpl/dapl 0 stands for the default property lists");
-  return Dataset(Handle(check(H5Dcreate2(id(), name.c_str(), type, space, lcpl.get(), dcpl, dapl),
-                              "H5Dcreate", where(p)),
-                        Handle::Kind::dataset),
-                 p, file_);
+  return Dataset(
+      Handle(check(H5Dcreate2(id(), name.c_str(), type, space, lcpl.get(), dcpl, dapl), "H5Dcreate", where(p)),
+             Handle::Kind::dataset),
+      p, file_);
 }
 
 Dataset Group::create_dataset(const std::string& name, std::span<const std::uint64_t> dims,
@@ -192,7 +194,8 @@ Dataset Group::create_string_dataset(const std::string& name, const std::vector<
   std::vector<const char*> data;
   for (const auto& v : values) data.push_back(v.c_str());
   if (!data.empty())
-    check_status(H5Dwrite(ds.id(), type.get(), kWholeSpace, kWholeSpace, H5P_DEFAULT, data.data()), "H5Dwrite", where(p));
+    check_status(H5Dwrite(ds.id(), type.get(), kWholeSpace, kWholeSpace, H5P_DEFAULT, data.data()), "H5Dwrite",
+                 where(p));
   return ds;
 }
 
@@ -216,7 +219,8 @@ Dataset Group::open_dataset(const std::string& name) const {
   Handle dapl(check(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate", where(p)), Handle::Kind::plist);
   if (chunk_bytes > 0)
     check_status(H5Pset_chunk_cache(dapl.get(), 13, 2 * chunk_bytes, 1.0), "H5Pset_chunk_cache", where(p));
-  return Dataset(Handle(check(H5Dopen2(id(), name.c_str(), dapl.get()), "H5Dopen", where(p)), Handle::Kind::dataset), p, file_);
+  return Dataset(Handle(check(H5Dopen2(id(), name.c_str(), dapl.get()), "H5Dopen", where(p)), Handle::Kind::dataset), p,
+                 file_);
 }
 
 Dataset Group::create_dimension(const std::string& name, std::uint64_t size) {
@@ -234,7 +238,8 @@ Dataset Group::create_dimension(const std::string& name, std::uint64_t size) {
 
 void Group::create_soft_link(const std::string& name, const std::string& target) {
   const std::string p = child_path(path_, name);
-  check_status(H5Lcreate_soft(target.c_str(), id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), "H5Lcreate_soft", where(p));
+  check_status(H5Lcreate_soft(target.c_str(), id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), "H5Lcreate_soft",
+               where(p));
 }
 
 bool Group::remove(const std::string& name) {

@@ -64,8 +64,7 @@ hid_t native_type(ElementType t);
 // Variable-length UTF-8 string type, which h5py reads as str.
 Handle string_type(const std::string& object);
 Handle scalar_space(const std::string& object);
-Handle simple_space(std::span<const hsize_t> dims, const std::string& object,
-                    std::span<const hsize_t> max_dims = {});
+Handle simple_space(std::span<const hsize_t> dims, const std::string& object, std::span<const hsize_t> max_dims = {});
 Handle open_attribute(hid_t owner, const std::string& name, const std::string& object);
 // Replaces an attribute of the same name, so that writers can update values.
 Handle create_attribute(hid_t owner, const std::string& name, hid_t type, hid_t space, const std::string& object);

@@ -49,8 +49,10 @@ Tokens read_initial_tokens(const InitConfig& init, Index n, Index d) {
     throw InputError("init.dataset", init.file.string() + " has no dataset " + init.dataset);
   const h5::Dataset directions = file.open_dataset(init.dataset);
   const auto shape = directions.shape();
-  const bool ok2 = shape.size() == 2 && shape[0] == static_cast<std::uint64_t>(n) && shape[1] == static_cast<std::uint64_t>(d);
-  const bool ok3 = shape.size() == 3 && shape[1] == static_cast<std::uint64_t>(n) && shape[2] == static_cast<std::uint64_t>(d);
+  const bool ok2 =
+      shape.size() == 2 && shape[0] == static_cast<std::uint64_t>(n) && shape[1] == static_cast<std::uint64_t>(d);
+  const bool ok3 =
+      shape.size() == 3 && shape[1] == static_cast<std::uint64_t>(n) && shape[2] == static_cast<std::uint64_t>(d);
   if (!ok2 && !ok3)
     throw InputError("init.dataset", init.dataset + " has shape " + shape_text(shape) + ", expected [" +
                                          std::to_string(n) + ", " + std::to_string(d) + "] or [frames, " +
@@ -61,8 +63,8 @@ Tokens read_initial_tokens(const InitConfig& init, Index n, Index d) {
   for (Index j = 0; j < n; ++j) {
     const double norm = t.theta.row(j).norm();
     if (!(norm > 0.0) || !std::isfinite(norm))
-      throw InputError("init.dataset", "token " + std::to_string(j) + " of " + init.dataset + " has norm " +
-                                           std::to_string(norm));
+      throw InputError("init.dataset",
+                       "token " + std::to_string(j) + " of " + init.dataset + " has norm " + std::to_string(norm));
     t.theta.row(j) /= norm;
   }
 
@@ -119,26 +121,30 @@ std::vector<AttentionMatrices> read_attention_matrices(const std::filesystem::pa
   const char* names[3] = {"Q", "K", "V"};
   const auto ud = static_cast<std::uint64_t>(d), uh = static_cast<std::uint64_t>(heads);
   // One head: [d, d] or [layers, d, d]; H > 1 heads: [H, d, d] or [layers, H, d, d].
-  const std::string expected = heads == 1 ? "[" + std::to_string(d) + ", " + std::to_string(d) + "] or [layers, " +
-                                                std::to_string(d) + ", " + std::to_string(d) + "] (model.d)"
-                                          : "[" + std::to_string(heads) + ", " + std::to_string(d) + ", " +
-                                                std::to_string(d) + "] or [layers, " + std::to_string(heads) + ", " +
-                                                std::to_string(d) + ", " + std::to_string(d) + "] (model.heads, model.d)";
+  const std::string expected = heads == 1
+                                   ? "[" + std::to_string(d) + ", " + std::to_string(d) + "] or [layers, " +
+                                         std::to_string(d) + ", " + std::to_string(d) + "] (model.d)"
+                                   : "[" + std::to_string(heads) + ", " + std::to_string(d) + ", " + std::to_string(d) +
+                                         "] or [layers, " + std::to_string(heads) + ", " + std::to_string(d) + ", " +
+                                         std::to_string(d) + "] (model.heads, model.d)";
   for (int m = 0; m < 3; ++m) {
-    if (!file.contains(names[m]))
-      throw InputError("model.qkv_file", path.string() + " has no dataset " + names[m]);
+    if (!file.contains(names[m])) throw InputError("model.qkv_file", path.string() + " has no dataset " + names[m]);
     const h5::Dataset ds = file.open_dataset(names[m]);
     const auto s = ds.shape();
     std::uint64_t l = 0;
     const bool square = s.size() >= 2 && s[s.size() - 2] == ud && s[s.size() - 1] == ud;
-    if (heads == 1 && square && s.size() == 2) l = 1;
-    else if (heads == 1 && square && s.size() == 3 && s[0] >= 1) l = s[0];
-    else if (heads > 1 && square && s.size() == 3 && s[0] == uh) l = 1;
-    else if (heads > 1 && square && s.size() == 4 && s[0] >= 1 && s[1] == uh) l = s[0];
+    if (heads == 1 && square && s.size() == 2)
+      l = 1;
+    else if (heads == 1 && square && s.size() == 3 && s[0] >= 1)
+      l = s[0];
+    else if (heads > 1 && square && s.size() == 3 && s[0] == uh)
+      l = 1;
+    else if (heads > 1 && square && s.size() == 4 && s[0] >= 1 && s[1] == uh)
+      l = s[0];
     else
-      throw InputError("model.qkv_file", std::string(names[m]) + " has shape " + shape_text(s) + ", expected " + expected);
-    if (m > 0 && l != layers)
-      throw InputError("model.qkv_file", "Q, K and V must have the same number of layers");
+      throw InputError("model.qkv_file",
+                       std::string(names[m]) + " has shape " + shape_text(s) + ", expected " + expected);
+    if (m > 0 && l != layers) throw InputError("model.qkv_file", "Q, K and V must have the same number of layers");
     layers = l;
     data[static_cast<std::size_t>(m)] = ds.read_doubles();
     for (double v : data[static_cast<std::size_t>(m)])
@@ -171,8 +177,9 @@ void read_score_bias(RunConfig& config) {
   if (!score_bias_to_read(config)) return;
   const std::string file = std::get<MatrixBias>(config.attention.bias).file;
   if (file.empty())
-    throw InputError("attention.bias", "\"matrix\" needs the matrix: attention.bias_file (an HDF5 file with the "
-                                       "dataset bias [n, n]) or, from Python, normdyn.run(..., score_bias=B)");
+    throw InputError("attention.bias",
+                     "\"matrix\" needs the matrix: attention.bias_file (an HDF5 file with the "
+                     "dataset bias [n, n]) or, from Python, normdyn.run(..., score_bias=B)");
   const h5::File h5 = open_input(file, "attention.bias_file");
   if (!h5.contains("bias")) throw InputError("attention.bias_file", file + " has no dataset bias");
   const h5::Dataset ds = h5.open_dataset("bias");
@@ -184,8 +191,8 @@ void read_score_bias(RunConfig& config) {
                   "attention.bias_file");
   // A resolved configuration names the matrix it ran with: the file must still hold it.
   if (!digest.empty() && digest != std::get<MatrixBias>(config.attention.bias).digest)
-    throw InputError("attention.bias_file", file + " no longer holds the matrix of attention.bias_digest = \"" +
-                                                digest + "\"");
+    throw InputError("attention.bias_file",
+                     file + " no longer holds the matrix of attention.bias_digest = \"" + digest + "\"");
 }
 
 std::optional<FeedForward> read_feedforward(const RunConfig& config) {

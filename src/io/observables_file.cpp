@@ -44,9 +44,11 @@ struct ObservablesFile::Impl {
              const std::vector<std::string>& axis_names, const std::string& unit) {
     const std::uint64_t frames = time.size();
     const std::string where = path.string() + ":/" + kGroup + "/" + name;
-    if (step.size() != frames) throw IoError(where + ": " + std::to_string(step.size()) + " steps for " + std::to_string(frames) + " times");
+    if (step.size() != frames)
+      throw IoError(where + ": " + std::to_string(step.size()) + " steps for " + std::to_string(frames) + " times");
     if (values.size() != frames * product(inner_dims))
-      throw IoError(where + ": " + std::to_string(values.size()) + " values do not fill " + std::to_string(frames) + " frames");
+      throw IoError(where + ": " + std::to_string(values.size()) + " values do not fill " + std::to_string(frames) +
+                    " frames");
     forget(name);
     h5::Group obs = group();
     obs.remove(name);

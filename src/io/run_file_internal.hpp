@@ -99,8 +99,8 @@ void write_given(h5::Group& parameters, const RunConfig& config);
 void write_parameters(h5::File& file, const RunConfig& config, const Provenance& provenance,
                       const RunFileOptions& options);
 void write_h5md_metadata(h5::File& file, const RunConfig& config);
-Element create_element(h5::File& file, const std::string& group, const std::vector<std::uint64_t>& inner,
-                       int deflate, const std::vector<h5md::Axis>& axes, const std::string& unit);
+Element create_element(h5::File& file, const std::string& group, const std::vector<std::uint64_t>& inner, int deflate,
+                       const std::vector<h5md::Axis>& axes, const std::string& unit);
 void keep_element(OpenDatasets& kept, const std::string& group, Element&& e);
 void truncate(Element& e, std::uint64_t frames);
 void write_fields(h5::File& file, const std::vector<FieldSpec>& fields);

@@ -28,7 +28,8 @@ void write_given(h5::Group& parameters, const RunConfig& config) {
     const std::span<const double> all(values);
     const std::size_t third = values.size() / 3;
     const std::uint64_t dims[4] = {qkv->size(), static_cast<std::uint64_t>(config.model.heads),
-                                   static_cast<std::uint64_t>(config.model.d), static_cast<std::uint64_t>(config.model.d)};
+                                   static_cast<std::uint64_t>(config.model.d),
+                                   static_cast<std::uint64_t>(config.model.d)};
     h5::Group g = parameters.create_group(kGivenQkv);
     g.create_dataset("Q", dims, all.subspan(0, third));
     g.create_dataset("K", dims, all.subspan(third, third));
@@ -72,9 +73,12 @@ void write_parameters(h5::File& file, const RunConfig& config, const Provenance&
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, bool>) section.set_attribute(name, static_cast<std::int64_t>(v));
-          else if constexpr (std::is_same_v<T, std::vector<double>>) section.set_attribute(name, std::span<const double>(v));
-          else section.set_attribute(name, v);
+          if constexpr (std::is_same_v<T, bool>)
+            section.set_attribute(name, static_cast<std::int64_t>(v));
+          else if constexpr (std::is_same_v<T, std::vector<double>>)
+            section.set_attribute(name, std::span<const double>(v));
+          else
+            section.set_attribute(name, v);
         },
         value);
   }
@@ -86,7 +90,8 @@ void write_parameters(h5::File& file, const RunConfig& config, const Provenance&
     const std::uint64_t a_dims[2] = {static_cast<std::uint64_t>(f->a.rows()), static_cast<std::uint64_t>(f->a.cols())};
     const std::uint64_t omega_dims[1] = {static_cast<std::uint64_t>(f->omega.size())};
     g.create_dataset("a", a_dims, std::span<const double>(f->a.data(), static_cast<std::size_t>(f->a.size())));
-    g.create_dataset("omega", omega_dims, std::span<const double>(f->omega.data(), static_cast<std::size_t>(f->omega.size())));
+    g.create_dataset("omega", omega_dims,
+                     std::span<const double>(f->omega.data(), static_cast<std::size_t>(f->omega.size())));
   }
 }
 
@@ -103,13 +108,13 @@ void write_h5md_metadata(h5::File& file, const RunConfig& config) {
   module.set_attribute("constraint", std::string("unit_sphere"));
 }
 
-Element create_element(h5::File& file, const std::string& group, const std::vector<std::uint64_t>& inner,
-                       int deflate, const std::vector<h5md::Axis>& axes, const std::string& unit) {
+Element create_element(h5::File& file, const std::string& group, const std::vector<std::uint64_t>& inner, int deflate,
+                       const std::vector<h5md::Axis>& axes, const std::string& unit) {
   std::uint64_t per_frame = 1;
   for (auto v : inner) per_frame *= v;
-  h5md::ElementDatasets created = h5md::create_element(
-      file, group, h5::ElementType::f64, h5::ChunkedLayout{inner, h5md::chunk_frames(per_frame, deflate > 0), deflate},
-      axes, unit);
+  h5md::ElementDatasets created =
+      h5md::create_element(file, group, h5::ElementType::f64,
+                           h5::ChunkedLayout{inner, h5md::chunk_frames(per_frame, deflate > 0), deflate}, axes, unit);
   Element e;
   e.group = group;
   e.value = std::move(created.value);
@@ -257,8 +262,8 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
     for (std::uint64_t i = 0; i < n; ++i) token_index[i] = static_cast<std::int64_t>(i);
     for (std::uint64_t i = 0; i < d; ++i) component_index[i] = static_cast<std::int64_t>(i);
     const std::uint64_t n_dims[1] = {n}, d_dims[1] = {d};
-    h5::Dataset token_scale = file.create_dataset(std::string(kTokens) + "/token", n_dims,
-                                                  std::span<const std::int64_t>(token_index));
+    h5::Dataset token_scale =
+        file.create_dataset(std::string(kTokens) + "/token", n_dims, std::span<const std::int64_t>(token_index));
     h5::Dataset component_scale = file.create_dataset(std::string(kTokens) + "/component", d_dims,
                                                       std::span<const std::int64_t>(component_index));
     token_scale.make_scale("token");
@@ -266,11 +271,12 @@ void write_structure(h5::File& file, const RunConfig& config, const Provenance& 
     keep_element(kept, kDirection,
                  create_element(file, kDirection, {n, d}, deflate,
                                 {{"token", &token_scale}, {"component", &component_scale}}, h5md::kDimensionless));
-    keep_element(kept, kRadius, create_element(file, kRadius, {n}, deflate, {{"token", &token_scale}}, h5md::kDimensionless));
+    keep_element(kept, kRadius,
+                 create_element(file, kRadius, {n}, deflate, {{"token", &token_scale}}, h5md::kDimensionless));
     if (!options.masses.empty()) {
       const std::uint64_t m_dims[1] = {options.masses.size()};
-      h5::Dataset masses = file.create_dataset(std::string(kTokens) + "/mass", m_dims,
-                                               std::span<const double>(options.masses));
+      h5::Dataset masses =
+          file.create_dataset(std::string(kTokens) + "/mass", m_dims, std::span<const double>(options.masses));
       masses.set_attribute("description", std::string("mass of each token (sums to 1); the empirical measure is "
                                                       "sum_j mass_j delta_(theta_j, r_j)"));
       masses.attach_scale(token_scale, 0);
@@ -361,13 +367,16 @@ h5::File open_for_reading(const std::filesystem::path& path, bool lock_is_ours) 
     } catch (const IoError& swmr) {
       const Recovery why = live ? Recovery::none : unreadable_because(path);  // recovery_needed()
       if (why == Recovery::failed_write)
-        throw IoError(path.string() + ": its last write failed (the file ends before the end HDF5 recorded: a full "
-                      "disk or a file-size limit, or a damaged, truncated copy); no process is writing it: normdyn run --resume " +
+        throw IoError(path.string() +
+                      ": its last write failed (the file ends before the end HDF5 recorded: a full "
+                      "disk or a file-size limit, or a damaged, truncated copy); no process is writing it: normdyn run "
+                      "--resume " +
                       path.string() + " recovers it if the rest is intact");
       if (why == Recovery::killed_plain_session)
-        throw IoError(path.string() + ": left by a writer killed while it wrote outside SWMR mode (its summary, or the "
-                      "start of a resume); no process is writing it: normdyn run --resume " + path.string() +
-                      " recovers it, unless the session had begun its final writes");
+        throw IoError(path.string() +
+                      ": left by a writer killed while it wrote outside SWMR mode (its summary, or the "
+                      "start of a resume); no process is writing it: normdyn run --resume " +
+                      path.string() + " recovers it, unless the session had begun its final writes");
       throw IoError(std::string(swmr.what()) + (live ? "" : " (no process is writing it: the file is damaged)"));
     }
   }
@@ -395,13 +404,13 @@ std::uint64_t sample_count(const RunConfig& config) {
 void expect_frames_within(const std::filesystem::path& path, const std::string& dataset, std::uint64_t frames,
                           std::uint64_t max_frames) {
   if (frames > max_frames)
-    damaged(path, dataset, "holds " + std::to_string(frames) + " frames, more than the " + std::to_string(max_frames) +
-                               " samples of its configuration (output.samples, output.times)");
+    damaged(path, dataset,
+            "holds " + std::to_string(frames) + " frames, more than the " + std::to_string(max_frames) +
+                " samples of its configuration (output.samples, output.times)");
 }
 
 void expect_shape(const std::filesystem::path& path, const h5::File& file, const std::string& dataset,
-                  std::vector<std::int64_t> expected, h5::ElementType type,
-                  std::uint64_t max_frames) {
+                  std::vector<std::int64_t> expected, h5::ElementType type, std::uint64_t max_frames) {
   // expected: -1 for the free (frame) axis.
   if (!file.contains(dataset)) damaged(path, dataset, "is missing");
   const h5::Dataset ds = file.open_dataset(dataset);
@@ -417,8 +426,9 @@ void expect_shape(const std::filesystem::path& path, const h5::File& file, const
     damaged(path, dataset, "has shape " + shape_text(shape) + ", expected " + want + "] (from /parameters/config)");
   }
   if (ds.element_type() != type)
-    damaged(path, dataset, std::string("has elements of the wrong type (expected ") +
-                               (type == h5::ElementType::i64 ? "integers" : "floating point") + ")");
+    damaged(path, dataset,
+            std::string("has elements of the wrong type (expected ") +
+                (type == h5::ElementType::i64 ? "integers" : "floating point") + ")");
 }
 
 // /checksums/frames, where present, is a dataset [frames] of integers reached by hard links only: a
@@ -469,9 +479,9 @@ void validate_layout(const std::filesystem::path& path, const h5::File& file, co
     if (names.empty()) damaged(path, kFields, "lists no fields (@order)");
     // A frame of a field holds at most the cells of the configuration's grid (meanfield.grid in the
     // angle, times meanfield.radial_grid in the radius or meanfield.cursor_grid in the cursor).
-    std::uint64_t max_cells =
-        static_cast<std::uint64_t>(std::max<std::int64_t>(config.meanfield.grid, 1)) *
-        static_cast<std::uint64_t>(std::max({config.meanfield.radial_grid, config.meanfield.cursor_grid, std::int64_t{1}}));
+    std::uint64_t max_cells = static_cast<std::uint64_t>(std::max<std::int64_t>(config.meanfield.grid, 1)) *
+                              static_cast<std::uint64_t>(std::max(
+                                  {config.meanfield.radial_grid, config.meanfield.cursor_grid, std::int64_t{1}}));
     // On the sphere (model.d = 3): the Gauss–Legendre grid of meanfield.degree L, ⌈(3L+1)/2⌉ rings of
     // twice as many points (solvers/meanfield_sphere.cpp).
     if (config.model.kind == ModelKind::meanfield && config.model.d == 3) {
@@ -488,9 +498,10 @@ void validate_layout(const std::filesystem::path& path, const h5::File& file, co
       std::uint64_t cells = 1;
       for (std::size_t k = 1; k < shape.size() && cells <= max_cells; ++k) cells *= shape[k];
       if (cells > max_cells)
-        damaged(path, base + "/value", "has frames of shape " + shape_text({shape.begin() + 1, shape.end()}) +
-                                           ", more cells than the grid of its configuration (meanfield.grid, "
-                                           "meanfield.radial_grid, meanfield.cursor_grid)");
+        damaged(path, base + "/value",
+                "has frames of shape " + shape_text({shape.begin() + 1, shape.end()}) +
+                    ", more cells than the grid of its configuration (meanfield.grid, "
+                    "meanfield.radial_grid, meanfield.cursor_grid)");
       expect_shape(path, file, base + "/time", {-1}, ElementType::f64, max_frames);
       expect_shape(path, file, base + "/step", {-1}, ElementType::i64, max_frames);
       for (const auto& axis : split_names(file.open_group(base).attribute_string("moving_axes").value_or(""))) {
@@ -506,8 +517,9 @@ void validate_layout(const std::filesystem::path& path, const h5::File& file, co
   if (file.contains("/h5md/modules/normdyn")) {
     const auto scheme = file.open_group("/h5md/modules/normdyn").attribute_string("scheme");
     if (scheme && *scheme != scheme_key(config.model.scheme))
-      damaged(path, "/h5md/modules/normdyn@scheme", "says \"" + *scheme + "\" but /parameters/config says \"" +
-                                                    std::string(scheme_key(config.model.scheme)) + "\"");
+      damaged(path, "/h5md/modules/normdyn@scheme",
+              "says \"" + *scheme + "\" but /parameters/config says \"" + std::string(scheme_key(config.model.scheme)) +
+                  "\"");
   }
   if (file.contains(kCheckpoint)) {
     // A particle run's state is its tokens (n d directions and n radii); read whole by a resume, so
@@ -544,7 +556,8 @@ void read_given(const std::filesystem::path& path, const h5::Group& parameters, 
       give_qkv(config, arrays[0], arrays[1], arrays[2], static_cast<Index>(shape[0]), static_cast<Index>(shape[1]),
                static_cast<Index>(shape[2]), "/parameters/qkv");
       if (config.model.qkv_digest != named)
-        damaged(path, "/parameters/qkv", "was edited after the run was written (its values no longer match model.qkv_digest)");
+        damaged(path, "/parameters/qkv",
+                "was edited after the run was written (its values no longer match model.qkv_digest)");
     }
     if (config.init.kind == InitKind::given) {
       if (!parameters.contains(kGivenTokens))
@@ -556,7 +569,8 @@ void read_given(const std::filesystem::path& path, const h5::Group& parameters, 
       if (shape.size() != 2) damaged(path, "/parameters/initial_tokens/value", "is not [n, d]");
       const std::vector<double> rows = ds.read_doubles();
       const std::string named = config.init.tokens_digest;
-      give_tokens(config, rows, static_cast<Index>(shape[0]), static_cast<Index>(shape[1]), "/parameters/initial_tokens");
+      give_tokens(config, rows, static_cast<Index>(shape[0]), static_cast<Index>(shape[1]),
+                  "/parameters/initial_tokens");
       if (config.init.tokens_digest != named)
         damaged(path, "/parameters/initial_tokens",
                 "was edited after the run was written (its values no longer match init.tokens_digest)");
@@ -576,7 +590,8 @@ void read_given(const std::filesystem::path& path, const h5::Group& parameters, 
                 "was edited after the run was written (its values no longer match attention.bias_digest)");
     }
   } catch (const InputError& e) {
-    damaged(path, "/parameters", std::string("holds given arrays that do not fit its configuration (") + e.what() + ")");
+    damaged(path, "/parameters",
+            std::string("holds given arrays that do not fit its configuration (") + e.what() + ")");
   }
 }
 

@@ -8,7 +8,7 @@ namespace normdyn {
 struct RunReader::Impl {
   std::filesystem::path path;
   h5::File file;
-  RunConfig config;  // the stored configuration, validated against the datasets
+  RunConfig config;              // the stored configuration, validated against the datasets
   std::size_t known_frames = 0;  // complete frames when last counted
   bool lock_is_ours = false;     // opened by the holder of the file's writer lock
   // Kept open between frame() calls so that HDF5's chunk cache holds the last chunk: a chunk spans
@@ -86,7 +86,8 @@ std::size_t RunReader::frames() const {
   std::vector<std::string> groups;
   if (has_particles()) groups = {kDirection, kRadius};
   if (impl_->file.contains(kFields))
-    for (const auto& name : impl_->file.open_group(kFields).member_names()) groups.push_back(std::string(kFields) + "/" + name);
+    for (const auto& name : impl_->file.open_group(kFields).member_names())
+      groups.push_back(std::string(kFields) + "/" + name);
   std::uint64_t m = std::numeric_limits<std::uint64_t>::max();
   for (const auto& g : groups)
     for (const char* p : {"/value", "/time", "/step"}) m = std::min(m, impl_->file.open_dataset(g + p).shape().at(0));
@@ -107,8 +108,9 @@ std::vector<double> RunReader::times(std::optional<std::size_t> count) const {
   // Sample times are finite and increase: anything else was not written by a run.
   for (std::size_t i = 0; i < t.size(); ++i)
     if (!std::isfinite(t[i]) || (i > 0 && !(t[i] > t[i - 1])))
-      damaged(impl_->path, dataset, "frame " + std::to_string(i) + " has t = " + std::to_string(t[i]) +
-                                        (std::isfinite(t[i]) ? ", not after the frame before" : ""));
+      damaged(impl_->path, dataset,
+              "frame " + std::to_string(i) + " has t = " + std::to_string(t[i]) +
+                  (std::isfinite(t[i]) ? ", not after the frame before" : ""));
   return t;
 }
 std::vector<std::int64_t> RunReader::steps() const {
@@ -130,10 +132,12 @@ Tokens RunReader::frame(std::size_t index) const {
   const auto r = impl_->radius_values().read_frames(index, 1);
   for (double v : theta)
     if (!std::isfinite(v))
-      damaged(impl_->path, std::string(kDirection) + "/value", "frame " + std::to_string(index) + " has non-finite values");
+      damaged(impl_->path, std::string(kDirection) + "/value",
+              "frame " + std::to_string(index) + " has non-finite values");
   for (double v : r)
     if (!std::isfinite(v))
-      damaged(impl_->path, std::string(kRadius) + "/value", "frame " + std::to_string(index) + " has non-finite values");
+      damaged(impl_->path, std::string(kRadius) + "/value",
+              "frame " + std::to_string(index) + " has non-finite values");
   std::copy(theta.begin(), theta.end(), t.theta.data());
   std::copy(r.begin(), r.end(), t.r.data());
   return t;
@@ -142,8 +146,10 @@ Tokens RunReader::frame(std::size_t index) const {
 std::optional<FeedForward> RunReader::feedforward() const {
   const char* const group = "parameters/feedforward";
   if (!impl_->config.feedforward.active()) return std::nullopt;
-  if (!impl_->file.contains(group)) damaged(impl_->path, group, "is missing (the configuration has a feed-forward term)");
-  return read_feedforward_weights(impl_->file.open_group(group), impl_->config.model.d, impl_->config.feedforward.activation,
+  if (!impl_->file.contains(group))
+    damaged(impl_->path, group, "is missing (the configuration has a feed-forward term)");
+  return read_feedforward_weights(impl_->file.open_group(group), impl_->config.model.d,
+                                  impl_->config.feedforward.activation,
                                   [&](const std::string& problem) { damaged(impl_->path, group, problem); });
 }
 
@@ -190,8 +196,10 @@ std::optional<CommittedFrames> committed_frames(const std::filesystem::path& pat
       const std::int64_t recorded = g.attribute_int("frames").value_or(-1);
       if (recorded < 0 || static_cast<std::uint64_t>(recorded) != checksummed)
         damaged(path, frame_checksums::kDataset,
-                "holds the checksums of " + std::to_string(checksummed) + " frames, but /summary@frames says the run "
-                "wrote " + std::to_string(recorded));
+                "holds the checksums of " + std::to_string(checksummed) +
+                    " frames, but /summary@frames says the run "
+                    "wrote " +
+                    std::to_string(recorded));
       return CommittedFrames{checksummed, "its " + std::to_string(checksummed) + " checksums"};
     }
   }
@@ -226,9 +234,10 @@ std::optional<std::size_t> RunReader::verify_frames(std::optional<std::size_t> c
       split_lines(stored.attribute_string(frame_checksums::kCoversAttribute).value_or(""));
   // Exactly the datasets of this file's frames, in the writer's order: nothing else is read.
   if (covers != frame_datasets(file))
-    damaged(path, covers_name, covers.empty() || covers.front().empty()
-                                   ? "lists no datasets"
-                                   : "does not list the datasets of this file's frames (its first: " + covers.front() + ")");
+    damaged(path, covers_name,
+            covers.empty() || covers.front().empty()
+                ? "lists no datasets"
+                : "does not list the datasets of this file's frames (its first: " + covers.front() + ")");
   const std::uint64_t checksummed = stored.shape().at(0);
   // Another open of the file in this process (h5py's, in the Python package) shares HDF5's cache of
   // its metadata, whose extents may predate frames a writer appended since: the checkpoint (data,
@@ -249,8 +258,9 @@ std::optional<std::size_t> RunReader::verify_frames(std::optional<std::size_t> c
     const std::uint64_t held = shapes.back().empty() ? 0 : shapes.back()[0];
     const std::uint64_t required = committed ? committed->frames : live ? 0 : checksummed;
     if (shapes.back().empty() || held < required)
-      damaged(path, covered, "holds " + std::to_string(held) + " frames, fewer than " +
-                                 (committed ? committed->by : "its " + std::to_string(checksummed) + " checksums"));
+      damaged(path, covered,
+              "holds " + std::to_string(held) + " frames, fewer than " +
+                  (committed ? committed->by : "its " + std::to_string(checksummed) + " checksums"));
     complete = std::min(complete, held);
   }
   // The frames asked for (a resume's: those its checkpoint keeps), or every frame complete in all
@@ -272,10 +282,13 @@ std::optional<std::size_t> RunReader::verify_frames(std::optional<std::size_t> c
       const auto add = [&](const auto& v) {
         using T = typename std::decay_t<decltype(v)>::value_type;
         for (std::uint64_t f = 0; f < m; ++f)
-          crc[first + f] = frame_checksums::extend(crc[first + f], std::span<const T>(v.data() + f * per_frame, per_frame));
+          crc[first + f] =
+              frame_checksums::extend(crc[first + f], std::span<const T>(v.data() + f * per_frame, per_frame));
       };
-      if (integers) add(ds.read_int_frames(first, m));
-      else add(ds.read_frames(first, m));
+      if (integers)
+        add(ds.read_int_frames(first, m));
+      else
+        add(ds.read_frames(first, m));
     }
   }
   const std::vector<std::int64_t> expected = n > 0 ? stored.read_int_frames(0, n) : std::vector<std::int64_t>{};
@@ -285,19 +298,19 @@ std::optional<std::size_t> RunReader::verify_frames(std::optional<std::size_t> c
     // whose extents reached the disk before its rows or its checksum did, which the resume rewrites.
     if (committed && f >= committed->frames)
       // (Its time read alone: a kill can leave it unwritten, which times() would refuse first.)
-      throw FrameChecksumError(impl_->path.string() + ": frame " + std::to_string(f) + " (t = " +
-                               toml_text::number_text(
-                                   file.open_dataset(frame_index_group(file) + "/time").read_frames(f, 1).at(0)) +
-                               ") does not match its checksum in " +
-                               frame_checksums::kDataset + ": it lies past the last checkpoint (" +
-                               std::to_string(committed->frames) + " frames) of a run whose writer was killed, a write "
-                               "the kill cut short; normdyn run --resume " + impl_->path.string() +
-                               " recomputes it and completes the run");
+      throw FrameChecksumError(
+          impl_->path.string() + ": frame " + std::to_string(f) + " (t = " +
+          toml_text::number_text(file.open_dataset(frame_index_group(file) + "/time").read_frames(f, 1).at(0)) +
+          ") does not match its checksum in " + frame_checksums::kDataset + ": it lies past the last checkpoint (" +
+          std::to_string(committed->frames) +
+          " frames) of a run whose writer was killed, a write "
+          "the kill cut short; normdyn run --resume " +
+          impl_->path.string() + " recomputes it and completes the run");
     throw FrameChecksumError(impl_->path.string() + ": damaged run file: frame " + std::to_string(f) +
-                               " (t = " + toml_text::number_text(times().at(f)) + ") does not match its checksum in " +
-                               frame_checksums::kDataset +
-                               ": its values, time or step changed after they were written (a damaged disk or copy, "
-                               "or an edit)");
+                             " (t = " + toml_text::number_text(times().at(f)) + ") does not match its checksum in " +
+                             frame_checksums::kDataset +
+                             ": its values, time or step changed after they were written (a damaged disk or copy, "
+                             "or an edit)");
   }
   return n;
 }
@@ -312,10 +325,11 @@ bool RunReader::verify_checkpoint() const {
   if (!file.contains(slot + "/checksum")) {
     // Files of layout 1.0 have none; a later layout always writes one.
     std::vector<std::int64_t> version;
-    if (file.contains("/h5md/modules/normdyn")) version = file.open_group("/h5md/modules/normdyn").attribute_ints("version");
+    if (file.contains("/h5md/modules/normdyn"))
+      version = file.open_group("/h5md/modules/normdyn").attribute_ints("version");
     const bool checksummed_layout =
-        version.size() >= 2 && std::pair(version[0], version[1]) >= std::pair(kCheckpointChecksumVersion[0],
-                                                                              kCheckpointChecksumVersion[1]);
+        version.size() >= 2 &&
+        std::pair(version[0], version[1]) >= std::pair(kCheckpointChecksumVersion[0], kCheckpointChecksumVersion[1]);
     if (checksummed_layout)
       damaged(impl_->path, slot + "/checksum",
               "is missing (layout version " + std::to_string(version[0]) + "." + std::to_string(version[1]) +
@@ -327,9 +341,10 @@ bool RunReader::verify_checkpoint() const {
   const std::vector<std::int64_t> stored = file.open_dataset(slot + "/checksum").read_ints();
   if (stored.size() != 1 || stored[0] != static_cast<std::int64_t>(frame_checksums::checkpoint(state, record)))
     damaged(impl_->path, "checkpoint " + slot,
-            "does not match its checksum in " + slot + "/checksum: its state, time, step size or counters changed "
-            "after it was written (a damaged disk or copy, or an edit). The frames before it are intact (normdyn "
-            "verify checks them), but the run cannot resume from it");
+            "does not match its checksum in " + slot +
+                "/checksum: its state, time, step size or counters changed "
+                "after it was written (a damaged disk or copy, or an edit). The frames before it are intact (normdyn "
+                "verify checks them), but the run cannot resume from it");
   return true;
 }
 

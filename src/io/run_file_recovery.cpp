@@ -4,7 +4,6 @@
 
 namespace normdyn::run_file_internal {
 
-
 // require_run_file, for a caller that may hold the file's writer lock itself.
 void check_run_file(const std::filesystem::path& path, const std::string& flag, bool lock_is_ours) {
   std::error_code ec;
@@ -15,7 +14,8 @@ void check_run_file(const std::filesystem::path& path, const std::string& flag, 
   // now (cut short, or a byte of its first blocks changed), it is a damaged file, not another kind.
   if (!h5::File::is_hdf5(path)) {
     if (h5::File::has_signature(path))
-      throw IoError(path.string() + ": damaged run file: it begins with the HDF5 signature, but HDF5 cannot read it "
+      throw IoError(path.string() +
+                    ": damaged run file: it begins with the HDF5 signature, but HDF5 cannot read it "
                     "(a truncated or corrupted copy)");
     throw InputError(flag, path.string() + ": not an HDF5 file");
   }
@@ -37,8 +37,9 @@ void validate_checkpoint(const std::filesystem::path& path, const RunReader& rea
   const std::string where = std::string(kCheckpoint);
   const double t_end = config.solver.t_end;
   if (!std::isfinite(c.t) || c.t < config.solver.t_start || c.t > t_end * (1.0 + 1e-12))
-    damaged(path, where, "holds t = " + toml_text::number_text(c.t) + ", outside [solver.t_start, solver.t_end] = [" +
-                             toml_text::number_text(config.solver.t_start) + ", " + toml_text::number_text(t_end) + "]");
+    damaged(path, where,
+            "holds t = " + toml_text::number_text(c.t) + ", outside [solver.t_start, solver.t_end] = [" +
+                toml_text::number_text(config.solver.t_start) + ", " + toml_text::number_text(t_end) + "]");
   if (!std::isfinite(c.dt) || !(c.dt > 0.0))
     damaged(path, where, "holds step size dt = " + toml_text::number_text(c.dt) + " (must be finite and positive)");
   if (c.counters.accepted_steps < 0 || c.counters.rejected_steps < 0 || c.counters.rhs_evaluations < 0)
@@ -48,10 +49,11 @@ void validate_checkpoint(const std::filesystem::path& path, const RunReader& rea
   for (double v : c.x)
     if (!std::isfinite(v)) damaged(path, where, "holds a non-finite state");
   if (reader.has_particles()) {
-    const std::size_t expected = static_cast<std::size_t>(config.model.n) * static_cast<std::size_t>(config.model.d + 1);
+    const std::size_t expected =
+        static_cast<std::size_t>(config.model.n) * static_cast<std::size_t>(config.model.d + 1);
     if (c.x.size() != expected)
-      damaged(path, where, "state has " + std::to_string(c.x.size()) + " values, expected n (d + 1) = " +
-                               std::to_string(expected));
+      damaged(path, where,
+              "state has " + std::to_string(c.x.size()) + " values, expected n (d + 1) = " + std::to_string(expected));
   }
   const std::vector<double> samples = config.output.sample_times(t_end, config.solver.t_start);
   if (c.next_sample > samples.size())
@@ -60,20 +62,22 @@ void validate_checkpoint(const std::filesystem::path& path, const RunReader& rea
   // a dense-output step records the samples it spans and checkpoints its start.)
   const double slack = 1e-12 * std::max(1.0, std::abs(c.t));
   if (c.next_sample < samples.size() && samples[c.next_sample] < c.t - slack)
-    damaged(path, where, "holds t = " + toml_text::number_text(c.t) + " past sample " + std::to_string(c.next_sample) +
-                             " (t = " + toml_text::number_text(samples[c.next_sample]) + "), which it says is still to record");
+    damaged(path, where,
+            "holds t = " + toml_text::number_text(c.t) + " past sample " + std::to_string(c.next_sample) +
+                " (t = " + toml_text::number_text(samples[c.next_sample]) + "), which it says is still to record");
   const std::size_t frames = reader.frames();
   if (c.next_sample > frames)
-    damaged(path, where, "points at frame " + std::to_string(c.next_sample) + " but the file holds " +
-                             std::to_string(frames) + " complete frames");
+    damaged(path, where,
+            "points at frame " + std::to_string(c.next_sample) + " but the file holds " + std::to_string(frames) +
+                " complete frames");
   // The kept frames are the configuration's samples (their times alone: a torn tail past them may
   // hold times a kill left unwritten).
   const std::vector<double> times = reader.times(c.next_sample);
   for (std::size_t i = 0; i < c.next_sample; ++i)
     if (!(std::abs(times[i] - samples[i]) <= 1e-12 * std::max(1.0, std::abs(samples[i]))))
-      damaged(path, reader.has_particles() ? std::string(kDirection) + "/time" : std::string(kFields), "frame " + std::to_string(i) + " has t = " + std::to_string(times[i]) +
-                                                    ", but the stored configuration samples t = " +
-                                                    std::to_string(samples[i]));
+      damaged(path, reader.has_particles() ? std::string(kDirection) + "/time" : std::string(kFields),
+              "frame " + std::to_string(i) + " has t = " + std::to_string(times[i]) +
+                  ", but the stored configuration samples t = " + std::to_string(samples[i]));
   // The last durable frame must read back (chunk filters detect some damage), and the frames the
   // resume keeps must be the ones written (the checksums detect changed bytes).
   if (reader.has_particles() && c.next_sample > 0) (void)reader.frame(c.next_sample - 1);
@@ -83,8 +87,6 @@ void validate_checkpoint(const std::filesystem::path& path, const RunReader& rea
 }  // namespace normdyn::run_file_internal
 
 namespace normdyn {
-
-
 
 Recovery recovery_needed(const std::filesystem::path& path) {
   const Recovery why = unreadable_because(path);
@@ -100,7 +102,7 @@ bool limit_swmr_read_attempts(const std::filesystem::path& path, std::int64_t fi
 bool recover_killed_session(const std::filesystem::path& path) {
   if (unreadable_because(path) == Recovery::none) return false;
   const auto lock = WriterLock::try_acquire(path);
-  if (!lock) return false;  // a live writer's
+  if (!lock) return false;                        // a live writer's
   const Recovery why = unreadable_because(path);  // under the lock: it may have been cleared meanwhile
   if (why == Recovery::none) return false;
   if (why == Recovery::killed_plain_session) {
@@ -120,8 +122,10 @@ bool recover_killed_session(const std::filesystem::path& path) {
         },
         true);
   } catch (const IoError& e) {
-    throw IoError(path.string() + ": damaged run file: it ends before the end HDF5 recorded, and restoring that end "
-                  "does not make it readable (" + e.what() + ")");
+    throw IoError(path.string() +
+                  ": damaged run file: it ends before the end HDF5 recorded, and restoring that end "
+                  "does not make it readable (" +
+                  e.what() + ")");
   }
   return true;
 }

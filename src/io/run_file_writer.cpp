@@ -95,12 +95,14 @@ struct RunWriter::Impl {
         throw IoError(path.string() + ": cannot move the new run file into place: " + std::strerror(errno));
     } else if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
       const int err = errno;
-      if (err == EEXIST) throw InputError("output.path", path.string() + " exists; pass " + force_name + " to overwrite it");
+      if (err == EEXIST)
+        throw InputError("output.path", path.string() + " exists; pass " + force_name + " to overwrite it");
       if (err != EINVAL && err != ENOSYS)
         throw IoError(path.string() + ": cannot move the new run file into place: " + std::strerror(err));
       if (::link(staging.c_str(), path.c_str()) != 0) {
         const int link_err = errno;
-        if (link_err == EEXIST) throw InputError("output.path", path.string() + " exists; pass " + force_name + " to overwrite it");
+        if (link_err == EEXIST)
+          throw InputError("output.path", path.string() + " exists; pass " + force_name + " to overwrite it");
         throw IoError(path.string() + ": cannot move the new run file into place: " + std::strerror(link_err));
       }
       ::unlink(staging.c_str());
@@ -111,7 +113,8 @@ struct RunWriter::Impl {
   // --force replaces regular files only (never a FIFO, a device, a directory or a symbolic link).
   static void require_replaceable(const std::filesystem::path& p, const std::string& force_name) {
     if (is_special_entry(p))
-      throw InputError("output.path", p.string() + " exists and is not a regular file; " + force_name + " replaces only regular files");
+      throw InputError("output.path", p.string() + " exists and is not a regular file; " + force_name +
+                                          " replaces only regular files");
   }
 
   // Reopens the file through its descriptor for the summary.
@@ -154,7 +157,8 @@ struct RunWriter::Impl {
     particles = file.contains(std::string(kDirection) + "/value");
     with_observables = file.contains("/observables/" + frame_observable_names().front() + "/value");
     field_names.clear();
-    if (file.contains(kFields)) field_names = split_names(file.open_group(kFields).attribute_string("order").value_or(""));
+    if (file.contains(kFields))
+      field_names = split_names(file.open_group(kFields).attribute_string("order").value_or(""));
     observables.clear();
     observables.resize(with_observables ? frame_observable_names().size() : 0);
     fields.clear();
@@ -162,15 +166,17 @@ struct RunWriter::Impl {
     checkpoint_checksums = file.contains(std::string(kCheckpoint) + "/a/checksum");
     checksum_covers.clear();
     if (file.contains(frame_checksums::kDataset))
-      checksum_covers = split_lines(
-          file.open_dataset(frame_checksums::kDataset).attribute_string(frame_checksums::kCoversAttribute).value_or(""));
+      checksum_covers = split_lines(file.open_dataset(frame_checksums::kDataset)
+                                        .attribute_string(frame_checksums::kCoversAttribute)
+                                        .value_or(""));
     for (std::size_t i = 0; i < field_names.size(); ++i) {
       const h5::Group group = file.open_group(std::string(kFields) + "/" + field_names[i]);
       FieldStream& f = fields[i];
       f.moving_names = split_names(group.attribute_string("moving_axes").value_or(""));
       f.pending_moving.resize(f.moving_names.size());
       for (const std::string& name : f.moving_names)
-        f.moving_cells.push_back(file.open_dataset(std::string(kFields) + "/" + field_names[i] + "/" + name).shape().at(1));
+        f.moving_cells.push_back(
+            file.open_dataset(std::string(kFields) + "/" + field_names[i] + "/" + name).shape().at(1));
     }
   }
 
@@ -262,9 +268,12 @@ struct RunWriter::Impl {
     pending.next_sample = checkpoint.next_sample;
     pending_wall_seconds = wall_seconds;
     has_pending = true;
-    if (++frames_since_flush >= flush_frames) flush();
-    else if (buffered_values() >= kMaxBufferedValues) write_pending();
-    else if (seconds_since(last_flush) >= flush_interval) flush();
+    if (++frames_since_flush >= flush_frames)
+      flush();
+    else if (buffered_values() >= kMaxBufferedValues)
+      write_pending();
+    else if (seconds_since(last_flush) >= flush_interval)
+      flush();
   }
   void write_pending() {
     enter_swmr();
@@ -298,7 +307,8 @@ struct RunWriter::Impl {
     std::vector<const Rows*> covered;
     for (const std::string& dataset : checksum_covers) {
       const auto it = rows.find(dataset);
-      if (it == rows.end()) throw IoError(dataset + ": listed by " + frame_checksums::kDataset + " but not written by this run");
+      if (it == rows.end())
+        throw IoError(dataset + ": listed by " + frame_checksums::kDataset + " but not written by this run");
       covered.push_back(&it->second);
     }
     std::vector<std::int64_t> out(count);
@@ -408,8 +418,8 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
   // The wall seconds of earlier sessions are in the valid slot's record.
   if (state.checkpoint) {
     const auto current = impl->file.open_dataset(std::string(kCheckpoint) + "/current").read_ints();
-    const auto record = impl->file.open_dataset(std::string(kCheckpoint) + (current[0] == 0 ? "/a" : "/b") + "/record")
-                            .read_doubles();
+    const auto record =
+        impl->file.open_dataset(std::string(kCheckpoint) + (current[0] == 0 ? "/a" : "/b") + "/record").read_doubles();
     decode_checkpoint_record(record, state.wall_seconds);
     impl->next_slot = 1 - static_cast<int>(current[0]);
   }
@@ -430,14 +440,12 @@ RunWriter RunWriter::reopen_for_resume(const std::filesystem::path& path, const 
   {
     // A log of the sessions: when, from which frame, by which build and thread count.
     h5::Group parameters = impl->file.open_group("parameters");
-    const std::string entry = utc_now() + " resumed from frame " + std::to_string(frames) + " by " +
-                              std::string(revision()) + " with " + std::to_string(provenance.threads) +
-                              " threads" +
-                              (provenance.ranks > 1 ? " on " + std::to_string(provenance.ranks) + " MPI ranks" : "") +
-                              " (previous session " + (state.crashed ? "killed" : "interrupted") + ")" +
-                              (state.checkpoint_unchecked
-                                   ? "; its checkpoint predates checkpoint checksums and was not checked"
-                                   : "");
+    const std::string entry =
+        utc_now() + " resumed from frame " + std::to_string(frames) + " by " + std::string(revision()) + " with " +
+        std::to_string(provenance.threads) + " threads" +
+        (provenance.ranks > 1 ? " on " + std::to_string(provenance.ranks) + " MPI ranks" : "") + " (previous session " +
+        (state.crashed ? "killed" : "interrupted") + ")" +
+        (state.checkpoint_unchecked ? "; its checkpoint predates checkpoint checksums and was not checked" : "");
     const std::string log = parameters.attribute_string("resume_log").value_or("");
     parameters.set_attribute("resume_log", log.empty() ? entry : log + "\n" + entry);
   }  // groups closed: SWMR mode admits only open datasets
@@ -457,7 +465,8 @@ void RunWriter::append_frame(double t, std::int64_t step, const Tokens& tokens, 
   if (observables.size() != w.observables.size())
     throw IoError(w.path.string() + ": " + std::to_string(observables.size()) + " observables for " +
                   std::to_string(w.observables.size()) + " datasets");
-  w.direction.buffer(t, step, std::span<const double>(tokens.theta.data(), static_cast<std::size_t>(tokens.theta.size())));
+  w.direction.buffer(t, step,
+                     std::span<const double>(tokens.theta.data(), static_cast<std::size_t>(tokens.theta.size())));
   w.radius.buffer(t, step, std::span<const double>(tokens.r.data(), static_cast<std::size_t>(tokens.r.size())));
   for (std::size_t i = 0; i < observables.size(); ++i) w.observables[i].buffer(t, step, observables.subspan(i, 1));
   w.commit_frame(checkpoint, wall_seconds);

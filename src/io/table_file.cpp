@@ -14,9 +14,12 @@ void set_attribute(h5::Object& o, const std::string& name, const TableAttribute&
 std::vector<std::pair<std::string, TableAttribute>> read_attributes(const h5::Object& o) {
   std::vector<std::pair<std::string, TableAttribute>> out;
   for (const auto& name : o.attribute_names()) {
-    if (auto s = o.attribute_string(name)) out.emplace_back(name, *s);
-    else if (auto i = o.attribute_int(name)) out.emplace_back(name, *i);
-    else if (auto d = o.attribute_double(name)) out.emplace_back(name, *d);
+    if (auto s = o.attribute_string(name))
+      out.emplace_back(name, *s);
+    else if (auto i = o.attribute_int(name))
+      out.emplace_back(name, *i);
+    else if (auto d = o.attribute_double(name))
+      out.emplace_back(name, *d);
   }
   return out;
 }
@@ -55,7 +58,8 @@ void write_table_file(const std::filesystem::path& path, const TableFile& file) 
         ds.attach_scale(scale(row_scales, g.row_dimension, ds.shape().at(0), c.name), 0);
       }
       for (const auto& m : g.matrices) {
-        if (m.values.size() != m.rows * m.cols) throw IoError(path.string() + ": matrix " + m.name + " has the wrong size");
+        if (m.values.size() != m.rows * m.cols)
+          throw IoError(path.string() + ": matrix " + m.name + " has the wrong size");
         const std::uint64_t dims[2] = {m.rows, m.cols};
         h5::Dataset ds = group.create_dataset(m.name, dims, std::span(m.values));
         ds.attach_scale(scale(row_scales, g.row_dimension, m.rows, m.name), 0);
@@ -87,9 +91,15 @@ TableFile read_table_file(const std::filesystem::path& path) {
         continue;
       }
       switch (d.element_type()) {
-        case h5::ElementType::string: group.columns.push_back({name, d.read_strings()}); break;
-        case h5::ElementType::i64: group.columns.push_back({name, d.read_ints()}); break;
-        case h5::ElementType::f64: group.columns.push_back({name, d.read_doubles()}); break;
+        case h5::ElementType::string:
+          group.columns.push_back({name, d.read_strings()});
+          break;
+        case h5::ElementType::i64:
+          group.columns.push_back({name, d.read_ints()});
+          break;
+        case h5::ElementType::f64:
+          group.columns.push_back({name, d.read_doubles()});
+          break;
       }
     }
     out.groups.push_back(std::move(group));

@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(cluster_widths_are_second_moments_in_cells) {
   const double h = 2 * kPi / m;
   std::vector<double> rho(m, 0.0);
   for (int i = 100; i < 130; ++i) rho[i] = 1.0;  // 30 cells
-  rho[200] = 2.0;                                  // one cell, more mass than the level allows to miss
+  rho[200] = 2.0;                                // one cell, more mass than the level allows to miss
   for (int i : {355, 356, 357, 358, 359, 0, 1, 2, 3, 4}) rho[i] = 0.5;  // 10 cells across φ = 0
   const std::vector<DensityCluster> c = density_clusters(rho);
   BOOST_REQUIRE(c.size() == 3u);
@@ -75,7 +75,8 @@ BOOST_AUTO_TEST_CASE(cluster_widths_are_second_moments_in_cells) {
   BOOST_TEST(c[0].width == 30 * h / std::sqrt(12.0), boost::test_tools::tolerance(normdyn::test::kRoundoff));
   BOOST_TEST(c[1].width == h / std::sqrt(12.0), boost::test_tools::tolerance(normdyn::test::kRoundoff));
   BOOST_TEST(c[2].width == 10 * h / std::sqrt(12.0), boost::test_tools::tolerance(normdyn::test::kRoundoff));
-  BOOST_TEST(narrowest_cluster_cells(c, m) == 1 / std::sqrt(12.0), boost::test_tools::tolerance(normdyn::test::kRoundoff));
+  BOOST_TEST(narrowest_cluster_cells(c, m) == 1 / std::sqrt(12.0),
+             boost::test_tools::tolerance(normdyn::test::kRoundoff));
   const DensityFigures f = density_figures(rho);
   BOOST_TEST(f.narrowest_cluster_cells == 1 / std::sqrt(12.0), boost::test_tools::tolerance(normdyn::test::kRoundoff));
   BOOST_TEST(f.cluster_width.size() == 3u);
@@ -83,7 +84,8 @@ BOOST_AUTO_TEST_CASE(cluster_widths_are_second_moments_in_cells) {
   // uniform density (|φ − c| < 3.1σ here) is σ up to the truncated tails (−1 %).
   const int fine = 4096;
   const double sigma = 8 * 2 * kPi / fine;
-  const DensityFigures g = density_figures(cells(fine, [&](double p) { return std::exp(-0.5 * std::pow((p - 2.0) / sigma, 2)); }));
+  const DensityFigures g =
+      density_figures(cells(fine, [&](double p) { return std::exp(-0.5 * std::pow((p - 2.0) / sigma, 2)); }));
   BOOST_REQUIRE(g.cluster_count == 1);
   BOOST_TEST(g.narrowest_cluster_cells == 8.0, boost::test_tools::tolerance(0.02));
   // No cluster: +inf, the minimum over no cluster.

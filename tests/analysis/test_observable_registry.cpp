@@ -74,7 +74,8 @@ BOOST_AUTO_TEST_CASE(the_reference_lists_every_observable) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string readme = text.str();
-  for (const auto& list : {std::span<const ObservableInfo>(kFrameObservables), std::span<const ObservableInfo>(kDensityObservables)})
+  for (const auto& list :
+       {std::span<const ObservableInfo>(kFrameObservables), std::span<const ObservableInfo>(kDensityObservables)})
     for (const auto& o : list) {
       BOOST_TEST_INFO(o.name);
       BOOST_TEST(readme.find("| `" + std::string(o.name) + "`") != std::string::npos);
@@ -172,7 +173,8 @@ BOOST_AUTO_TEST_CASE(inverse_speed_factors_follow_the_scheme) {
   const RowMatrix a = 0.5 * theta;
   BOOST_TEST(inverse_speed_factors(PostLN{}, 3.0, 3.0, theta, r, a)(1) == 1.0);
   BOOST_TEST(inverse_speed_factors(PreLN{}, 3.0, 3.0, theta, r, a)(1) == 0.25);
-  BOOST_TEST(inverse_speed_factors(LNScaling{}, 3.0, 3.0, theta, r, a)(0) == 0.5, boost::test_tools::tolerance(test::kRoundoff));
+  BOOST_TEST(inverse_speed_factors(LNScaling{}, 3.0, 3.0, theta, r, a)(0) == 0.5,
+             boost::test_tools::tolerance(test::kRoundoff));
 }
 
 BOOST_AUTO_TEST_CASE(tiled_pass_equals_the_pairwise_reference) {

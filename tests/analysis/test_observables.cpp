@@ -16,7 +16,8 @@ namespace {
 
 RowMatrix circle_points(const std::vector<double>& angles) {
   RowMatrix t(static_cast<Index>(angles.size()), 2);
-  for (std::size_t j = 0; j < angles.size(); ++j) t.row(static_cast<Index>(j)) << std::cos(angles[j]), std::sin(angles[j]);
+  for (std::size_t j = 0; j < angles.size(); ++j)
+    t.row(static_cast<Index>(j)) << std::cos(angles[j]), std::sin(angles[j]);
   return t;
 }
 
@@ -89,7 +90,8 @@ BOOST_AUTO_TEST_CASE(one_minus_cosine_keeps_relative_accuracy_in_a_tight_cluster
   BOOST_TEST_MESSAGE("1 - mean cos = " << static_cast<double>(mean) << ", worst pairwise relative error "
                                        << static_cast<double>(worst));
   BOOST_TEST(mean < 1e-13L);
-  BOOST_TEST(std::abs(one_minus_mean_cosine(t) - static_cast<double>(mean)) < test::kOneMinusCosine * static_cast<double>(mean));
+  BOOST_TEST(std::abs(one_minus_mean_cosine(t) - static_cast<double>(mean)) <
+             test::kOneMinusCosine * static_cast<double>(mean));
   BOOST_TEST(static_cast<double>(worst) < 1e-6);  // centred Gram: ~1e-16 × |c|² / (1 − cos)
 }
 

@@ -93,7 +93,8 @@ BOOST_AUTO_TEST_CASE(time_shifted_laws_need_the_correction) {
   BOOST_TEST(fit.systematic < 0.02);
   // Same for the stretched exponential exp(−4 sqrt(t + 5)).
   const std::vector<double> ts = linspace(0.0, 200.0, 401);
-  const RateFit fs = fit_decay(ts, eval(ts, [](double x) { return std::exp(-4.0 * std::sqrt(x + 5.0)); }), floor_at(1e-300));
+  const RateFit fs =
+      fit_decay(ts, eval(ts, [](double x) { return std::exp(-4.0 * std::sqrt(x + 5.0)); }), floor_at(1e-300));
   BOOST_REQUIRE(fs.ok);
   BOOST_TEST((fs.law == DecayLaw::stretched_exponential));
   BOOST_TEST(std::abs(fs.parameter - 4.0) < 2e-3);
@@ -163,8 +164,8 @@ BOOST_AUTO_TEST_CASE(symmetric_start_rates_of_every_scheme) {
     Scheme scheme;
     double t_end;
   };
-  const Case cases[] = {{PostLN{}, 20.0}, {PreLN{}, 400.0},     {mix, 400.0},     {PeriLN{}, 400.0},
-                        {ngpt, 30.0},     {ngpt_sqrt, 120.0},   {LNScaling{}, 60.0}};
+  const Case cases[] = {{PostLN{}, 20.0}, {PreLN{}, 400.0},   {mix, 400.0},       {PeriLN{}, 400.0},
+                        {ngpt, 30.0},     {ngpt_sqrt, 120.0}, {LNScaling{}, 60.0}};
   for (const auto& [n, beta] : {std::pair{256.0, 5.0}, std::pair{16.0, 1.0}}) {
     for (const Case& c : cases) {
       const auto expected = symmetric_decay_theory(c.scheme);
@@ -176,11 +177,12 @@ BOOST_AUTO_TEST_CASE(symmetric_start_rates_of_every_scheme) {
       BOOST_REQUIRE(fit.ok);
       const double error = (fit.parameter - expected->parameter) / expected->parameter;
       const double plain_error = (fit.uncorrected.parameter - expected->parameter) / expected->parameter;
-      std::printf("symmetric %-5s n = %3g beta = %g: %-21s %.6f (expected %g), rel. error %+.2e "
-                  "(plain fit %+.2e), stderr %.1e, systematic %.1e, window [%g, %g]\n",
-                  std::string(scheme_key(c.scheme)).c_str(), n, beta, std::string(to_string(fit.law)).c_str(),
-                  fit.parameter, expected->parameter, error, plain_error, fit.parameter_stderr, fit.systematic,
-                  fit.window.t_start, fit.window.t_end);
+      std::printf(
+          "symmetric %-5s n = %3g beta = %g: %-21s %.6f (expected %g), rel. error %+.2e "
+          "(plain fit %+.2e), stderr %.1e, systematic %.1e, window [%g, %g]\n",
+          std::string(scheme_key(c.scheme)).c_str(), n, beta, std::string(to_string(fit.law)).c_str(), fit.parameter,
+          expected->parameter, error, plain_error, fit.parameter_stderr, fit.systematic, fit.window.t_start,
+          fit.window.t_end);
       BOOST_TEST((fit.law == expected->law));
       BOOST_TEST(std::abs(error) < test::kRateRelative);
       // The systematic indicator bounds the actual error of the reported value (here known).
@@ -230,39 +232,43 @@ BOOST_AUTO_TEST_CASE(corpus_of_known_answers) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<Case> cases;
   auto add = [&](const char* name, std::pair<std::vector<double>, std::vector<double>> s, DecayLaw law, double truth,
-                 std::string expect) { cases.push_back({name, s.first, s.second, law, truth, std::move(expect)}); };
+                 std::string expect) {
+    cases.push_back({name, s.first, s.second, law, truth, std::move(expect)});
+  };
   // A two-cluster plateau until t = 40, then the collapse at rate 2 (Post-LN, uniform start).
   add("plateau then collapse",
-      series(0.0, 60.0, 401, [](double x) { return x < 40.0 ? 0.5 * (1.0 + 1e-3 * std::sin(x)) : 0.5 * std::exp(-2.0 * (x - 40.0)); }),
+      series(0.0, 60.0, 401,
+             [](double x) { return x < 40.0 ? 0.5 * (1.0 + 1e-3 * std::sin(x)) : 0.5 * std::exp(-2.0 * (x - 40.0)); }),
       DecayLaw::exponential, 2.0, "");
   // Multiplicative noise of 20%: either right or flagged.
-  add("noise", series(0.0, 40.0, 401, [](double x) { return std::exp(-0.5 * x) * (1.0 + 0.2 * std::sin(97.0 * x * x)); }),
+  add("noise",
+      series(0.0, 40.0, 401, [](double x) { return std::exp(-0.5 * x) * (1.0 + 0.2 * std::sin(97.0 * x * x)); }),
       DecayLaw::exponential, 0.5, "?");
   // Round-off floor below the fit floor: e^{-2t} + noise of 1e-15, fit floor 0.
   {
     auto s = series(0.0, 30.0, 301, [](double x) { return std::exp(-2.0 * x) + 1e-15 * (1.5 + std::sin(37.0 * x)); });
     cases.push_back({"round-off floor", s.first, s.second, DecayLaw::exponential, 2.0, "?"});
   }
-  add("nothing decays", series(0.0, 100.0, 401, [](double x) { return 0.6 + 0.01 * std::sin(x); }), DecayLaw::power, nan,
-      "no_decay");
+  add("nothing decays", series(0.0, 100.0, 401, [](double x) { return 0.6 + 0.01 * std::sin(x); }), DecayLaw::power,
+      nan, "no_decay");
   add("decays then stops", series(0.0, 50.0, 401, [](double x) { return std::exp(-std::min(x, 10.0)); }),
       DecayLaw::exponential, nan, "metastable");
-  add("slow power law, short run", series(0.0, 100.0, 401, [](double x) { return std::pow(1.0 + x, -0.3); }), DecayLaw::power,
-      0.3, "!");
+  add("slow power law, short run", series(0.0, 100.0, 401, [](double x) { return std::pow(1.0 + x, -0.3); }),
+      DecayLaw::power, 0.3, "!");
   add("exponential, shifted origin", series(0.0, 20.0, 201, [](double x) { return std::exp(-1.5 * (x + 3.0)); }),
       DecayLaw::exponential, 1.5, "");
-  add("power, shifted origin", series(0.0, 400.0, 401, [](double x) { return std::pow(x + 5.0, -2.0); }), DecayLaw::power,
-      2.0, "");
+  add("power, shifted origin", series(0.0, 400.0, 401, [](double x) { return std::pow(x + 5.0, -2.0); }),
+      DecayLaw::power, 2.0, "");
   add("stretched, shifted origin", series(0.0, 60.0, 401, [](double x) { return std::exp(-4.0 * std::sqrt(x + 5.0)); }),
       DecayLaw::stretched_exponential, 4.0, "");
   for (const Case& c : cases) {
     RateFitOptions o;
     if (std::string(c.name) == "round-off floor") o.floor = 0.0;
     const RateFit fit = fit_decay(c.t, c.y, o);
-    std::printf("corpus %-28s: %s %-21s %.6g window [%g, %g] decay %.3g problem %s%s%s\n", c.name, fit.ok ? "fit" : "none",
-                std::string(to_string(fit.law)).c_str(), fit.parameter, fit.window.t_start, fit.window.t_end,
-                fit.decay_factor, fit.problem.empty() ? "-" : fit.problem.c_str(), fit.detail.empty() ? "" : ": ",
-                fit.detail.c_str());
+    std::printf("corpus %-28s: %s %-21s %.6g window [%g, %g] decay %.3g problem %s%s%s\n", c.name,
+                fit.ok ? "fit" : "none", std::string(to_string(fit.law)).c_str(), fit.parameter, fit.window.t_start,
+                fit.window.t_end, fit.decay_factor, fit.problem.empty() ? "-" : fit.problem.c_str(),
+                fit.detail.empty() ? "" : ": ", fit.detail.c_str());
     BOOST_TEST_INFO("case " << c.name << ": " << fit.problem << " " << fit.detail);
     // Never an unflagged wrong fit.
     if (fit.citable()) {
@@ -270,9 +276,11 @@ BOOST_AUTO_TEST_CASE(corpus_of_known_answers) {
       BOOST_TEST((fit.law == c.law));
       BOOST_TEST(std::abs(fit.parameter - c.truth) <= test::kRateRelative * c.truth);
     }
-    if (c.expect == "!") BOOST_TEST(!fit.problem.empty());  // too_short or no_decay: both true
-    else if (c.expect != "?") BOOST_TEST(fit.problem == c.expect);
-    BOOST_TEST((fit.problem.empty() ||
-                std::find(std::begin(kProblemTokens), std::end(kProblemTokens), fit.problem) != std::end(kProblemTokens)));
+    if (c.expect == "!")
+      BOOST_TEST(!fit.problem.empty());  // too_short or no_decay: both true
+    else if (c.expect != "?")
+      BOOST_TEST(fit.problem == c.expect);
+    BOOST_TEST((fit.problem.empty() || std::find(std::begin(kProblemTokens), std::end(kProblemTokens), fit.problem) !=
+                                           std::end(kProblemTokens)));
   }
 }

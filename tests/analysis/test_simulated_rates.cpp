@@ -102,7 +102,8 @@ bool skipped(const Checks& checks, const std::string& name) {
 
 void print(const Checks& checks) {
   for (const auto& c : checks.checks)
-    std::printf("  %-4s %-32s theory %-12.6g measured %-12.6g\n", c.ok ? "ok" : "FAIL", c.name.c_str(), c.theory, c.measured);
+    std::printf("  %-4s %-32s theory %-12.6g measured %-12.6g\n", c.ok ? "ok" : "FAIL", c.name.c_str(), c.theory,
+                c.measured);
 }
 
 }  // namespace
@@ -110,7 +111,8 @@ void print(const Checks& checks) {
 // n = d = 16, β = 1, orthonormal start, 401 frames. As in test_rates, T is where the asymptotic law
 // is developed (pre / peri: the O(1/t) shift is handled by the correction term).
 BOOST_AUTO_TEST_CASE(symmetric_start_rates_from_the_particle_code) {
-  const std::pair<Scheme, double> cases[] = {{PostLN{}, 20.0}, {PreLN{}, 400.0}, {PeriLN{}, 400.0}, {LNScaling{}, 60.0}};
+  const std::pair<Scheme, double> cases[] = {
+      {PostLN{}, 20.0}, {PreLN{}, 400.0}, {PeriLN{}, 400.0}, {LNScaling{}, 60.0}};
   for (const auto& [scheme, t_end] : cases) {
     const RunConfig config = make_config(scheme, 16, 16, 1.0, InitKind::orthonormal, t_end, 401);
     const Simulation s = simulate(config, orthonormal_tokens(16, 16, 1.0, 5));
@@ -135,7 +137,8 @@ BOOST_AUTO_TEST_CASE(symmetric_start_rates_from_the_particle_code) {
 
     const Checks checks = theorem_checks(config, s.series);
     print(checks);
-    for (const char* name : {"theorem_4_1_initial_slope", "theorem_4_1_symmetry", "theorem_4_1_decay_rate", "energy_monotonicity"}) {
+    for (const char* name :
+         {"theorem_4_1_initial_slope", "theorem_4_1_symmetry", "theorem_4_1_decay_rate", "energy_monotonicity"}) {
       const Check* c = find(checks, name);
       BOOST_TEST_INFO(name);
       BOOST_REQUIRE(c != nullptr);

@@ -83,10 +83,11 @@ BOOST_AUTO_TEST_CASE(under_resolved_clusters_are_warned_about_frame_by_frame) {
   BOOST_TEST(reader.summary()->message.find("warning under_resolved") != std::string::npos);
   // Stopped before the clusters thin out (t = 10: still wider than a cell at M = 256), no warning.
   const fs::path early = dir / "early.h5";
-  BOOST_REQUIRE(run_experiment(parse_config(kMeanField, "test", {"output.path=\"" + early.string() + "\"",
-                                                                  "solver.t_end=10", "output.samples=21"}),
-                               ExperimentOptions{})
-                    .status == RunStatus::ok);
+  BOOST_REQUIRE(
+      run_experiment(parse_config(kMeanField, "test",
+                                  {"output.path=\"" + early.string() + "\"", "solver.t_end=10", "output.samples=21"}),
+                     ExperimentOptions{})
+          .status == RunStatus::ok);
   const MeanFieldAnalysis e = analyze_meanfield(RunFileSource(early), AnalyzeOptions{});
   BOOST_TEST(e.warnings.empty());
   BOOST_TEST(RunReader(early).summary()->message.find("warning") == std::string::npos);
@@ -185,7 +186,8 @@ BOOST_AUTO_TEST_CASE(the_energy_adds_the_feedforward_potential) {
   const RunConfig config = parse_config(
       "[model]\nscheme = \"post\"\nn = 9\nd = 3\nbeta = 2.0\n[attention]\nnormalizer = \"uniform\"\n"
       "[solver]\nt_end = 3.0\n[output]\nsamples = 13\n[feedforward]\nactivation = \"tanh\"\nweights = \"file\"\n"
-      "file = \"" + (dir / "ff.h5").string() + "\"\n",
+      "file = \"" +
+          (dir / "ff.h5").string() + "\"\n",
       "test", {"output.path=\"" + (dir / "run.h5").string() + "\""});
   MemoryRecorder memory;
   BOOST_REQUIRE(run_experiment(config, ExperimentOptions{}, {&memory}).status == RunStatus::ok);

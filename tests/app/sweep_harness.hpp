@@ -85,8 +85,8 @@ inline void compare_with_reference(const Scratch& s, const std::string& name) {
   const std::string ref = "ref_" + name + ".h5";
   const auto direct = s.normdyn("run 'out/runs/" + name + ".toml' -q --threads 1 -o '" + ref + "'");
   BOOST_REQUIRE_MESSAGE(direct.exit_code == 0, direct.err);
-  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " " + NORMDYN_SOURCE_DIR + "/tests/app/compare_runs.py 'out/runs/" +
-                         name + ".h5' '" + ref + "' --complete");
+  const auto r = s.shell(std::string(NORMDYN_PYTHON) + " " + NORMDYN_SOURCE_DIR +
+                         "/tests/app/compare_runs.py 'out/runs/" + name + ".h5' '" + ref + "' --complete");
   BOOST_TEST(r.exit_code == 0, name << ": " << r.err);
 }
 

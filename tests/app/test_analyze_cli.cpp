@@ -43,7 +43,7 @@ BOOST_AUTO_TEST_CASE(staircase_of_the_circle_example) {
   Scratch dir;
   const fs::path run = dir.dir() / "staircase.h5";
   require_ok(dir.normdyn("run " + (kSource / "data/configs/staircase_circle.toml").string() + " -o " + run.string() +
-                              " --threads 1 -q"));
+                         " --threads 1 -q"));
   const fs::path report = dir.dir() / "report.json";
   const Result analyzed = dir.normdyn("analyze " + run.string() + " --json " + report.string());
   require_ok(analyzed);
@@ -52,7 +52,8 @@ BOOST_AUTO_TEST_CASE(staircase_of_the_circle_example) {
 
   // The documented keys.
   BOOST_TEST(j.at("schema") == "normdyn.analysis/2");
-  for (const char* key : {"quantity", "law", "parameter", "stderr", "window"}) BOOST_TEST(j.at("rate_fit").contains(key));
+  for (const char* key : {"quantity", "law", "parameter", "stderr", "window"})
+    BOOST_TEST(j.at("rate_fit").contains(key));
   const std::size_t frames = j.at("run").at("frames");
   BOOST_TEST(frames == 202u);
   BOOST_REQUIRE_EQUAL(j.at("clusters").size(), frames);
@@ -110,8 +111,8 @@ BOOST_AUTO_TEST_CASE(symmetric_pre_ln_run_decays_like_t_to_the_minus_2) {
   Scratch dir;
   const fs::path run = dir.dir() / "pre.h5";
   require_ok(dir.normdyn("run " + (kSource / "data/configs/default.toml").string() + " -o " + run.string() +
-                              " -q --threads 1 --set model.scheme=pre --set model.n=8 --set model.d=8"
-                              " --set init.kind=orthonormal --set solver.t_end=400 --set output.samples=401"));
+                         " -q --threads 1 --set model.scheme=pre --set model.n=8 --set model.d=8"
+                         " --set init.kind=orthonormal --set solver.t_end=400 --set output.samples=401"));
   const fs::path report = dir.dir() / "r.json";
   require_ok(dir.normdyn("analyze " + run.string() + " -q --fail-on-check --json " + report.string()));
   json j = read_json(report);
@@ -121,8 +122,10 @@ BOOST_AUTO_TEST_CASE(symmetric_pre_ln_run_decays_like_t_to_the_minus_2) {
   for (const auto& c : j.at("checks")) BOOST_TEST(c.at("ok").get<bool>());
 
   // Law, window and quantity given; analyzing again replaces the observables.
-  require_ok(dir.normdyn("analyze " + run.string() + " -q --law exponential --fit-window 100:200 --quantity variance "
-                          "--cluster-epsilon 0.5 --json " + report.string()));
+  require_ok(dir.normdyn("analyze " + run.string() +
+                         " -q --law exponential --fit-window 100:200 --quantity variance "
+                         "--cluster-epsilon 0.5 --json " +
+                         report.string()));
   j = read_json(report);
   BOOST_TEST(j.at("rate_fit").at("law") == "exponential");
   BOOST_TEST(j.at("rate_fit").at("quantity") == "variance");
@@ -138,7 +141,7 @@ BOOST_AUTO_TEST_CASE(sibling_file_when_the_run_file_is_in_use) {
   Scratch dir;
   const fs::path run = dir.dir() / "r.h5";
   require_ok(dir.normdyn("run " + (kSource / "data/configs/default.toml").string() + " -o " + run.string() +
-                              " -q --threads 1 --set solver.t_end=2 --set output.samples=21"));
+                         " -q --threads 1 --set solver.t_end=2 --set output.samples=21"));
   const fs::path report = dir.dir() / "r.json";
   {
     // Another process holds the run file open for reading; the observables go to r.observables.h5
@@ -169,7 +172,7 @@ BOOST_AUTO_TEST_CASE(bad_input_names_the_flag) {
   Scratch dir;
   const fs::path run = dir.dir() / "r.h5";
   require_ok(dir.normdyn("run " + (kSource / "data/configs/default.toml").string() + " -o " + run.string() +
-                              " -q --threads 1 --set solver.t_end=1 --set output.samples=11"));
+                         " -q --threads 1 --set solver.t_end=1 --set output.samples=11"));
   Result r = dir.normdyn("analyze " + run.string() + " --fit-window 5");
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.err.find("--fit-window") != std::string::npos);
@@ -214,8 +217,8 @@ BOOST_AUTO_TEST_CASE(theorem_4_2_study) {
 
   // Gaussian Q, K, V scaled to |Q^T K| = |V| = 1: the theorem's other hypothesis; a different answer.
   const fs::path unit = dir.dir() / "unit.json";
-  require_ok(dir.normdyn("study theorem-4.2 --n 32,128 --d 8,64 --seeds 2 --threads 1 --qkv gaussian_unit_norm --json " +
-                         unit.string()));
+  require_ok(dir.normdyn(
+      "study theorem-4.2 --n 32,128 --d 8,64 --seeds 2 --threads 1 --qkv gaussian_unit_norm --json " + unit.string()));
   const json u = read_json(unit);
   BOOST_TEST(u.at("qkv").get<std::string>() == "gaussian_unit_norm");
   BOOST_REQUIRE_EQUAL(u.at("rows").size(), 4u);
@@ -234,11 +237,11 @@ BOOST_AUTO_TEST_CASE(several_runs_one_report_each_and_a_table) {
   fs::create_directories(dir.dir() / "runs");
   for (const char* name : {"a", "b"})
     require_ok(dir.normdyn("run " + (kSource / "data/configs/default.toml").string() + " -o " +
-                                    (dir.dir() / "runs" / (std::string(name) + ".h5")).string() +
-                                    " -q --threads 1 --set solver.t_end=2 --set output.samples=21"));
+                           (dir.dir() / "runs" / (std::string(name) + ".h5")).string() +
+                           " -q --threads 1 --set solver.t_end=2 --set output.samples=21"));
   // A quoted glob is expanded by normdyn; --json then names a folder.
   Result r = dir.normdyn("analyze '" + (dir.dir() / "runs").string() + "/*.h5' --no-write --json " +
-                                  (dir.dir() / "reports").string());
+                         (dir.dir() / "reports").string());
   require_ok(r);
   BOOST_TEST(fs::exists(dir.dir() / "reports" / "a.json"));
   BOOST_TEST(fs::exists(dir.dir() / "reports" / "b.json"));
@@ -248,13 +251,13 @@ BOOST_AUTO_TEST_CASE(several_runs_one_report_each_and_a_table) {
   // The exit code is the worst of the files': a file that is no run file is bad input (2), and the
   // other file is still analyzed.
   r = dir.normdyn("analyze " + (dir.dir() / "runs" / "a.h5").string() + " " +
-                           (kSource / "data/configs/default.toml").string() + " --no-write -q");
+                  (kSource / "data/configs/default.toml").string() + " --no-write -q");
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.out.find("a.h5") != std::string::npos, r.out);
   BOOST_TEST(r.out.find("default.toml") != std::string::npos, r.out);
   // --observables-file names one file: refused with several runs.
   r = dir.normdyn("analyze " + (dir.dir() / "runs" / "a.h5").string() + " " + (dir.dir() / "runs" / "b.h5").string() +
-                           " --observables-file x.h5");
+                  " --observables-file x.h5");
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.err.find("--observables-file") != std::string::npos, r.err);
 }

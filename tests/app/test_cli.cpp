@@ -63,7 +63,8 @@ BOOST_AUTO_TEST_CASE(every_method_runs_from_the_cli) {
   s.write("base.toml", kBase);
   for (const char* method : {"dopri5", "cash_karp54", "fehlberg78", "bulirsch_stoer", "rk4", "euler", "discrete"}) {
     const std::string out = std::string(method) + ".h5";
-    const auto r = s.normdyn("run base.toml -q -o " + out + " --set solver.method=" + method + " --set model.scheme=peri");
+    const auto r =
+        s.normdyn("run base.toml -q -o " + out + " --set solver.method=" + method + " --set model.scheme=peri");
     BOOST_TEST_INFO("method " << method << ": " << r.err);
     BOOST_REQUIRE_EQUAL(r.exit_code, 0);
     const RunReader reader = check_run_file(s / out, 6, 3, 11);
@@ -74,12 +75,14 @@ BOOST_AUTO_TEST_CASE(every_method_runs_from_the_cli) {
 BOOST_AUTO_TEST_CASE(every_initial_condition_runs_from_the_cli) {
   Scratch s;
   s.write("base.toml", kBase);
-  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o uniform.h5 --set model.scheme=pre --set init.r0=2.5").exit_code, 0);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o uniform.h5 --set model.scheme=pre --set init.r0=2.5").exit_code,
+                      0);
   BOOST_TEST(RunReader(s / "uniform.h5").frame(0).r(0) == 2.5);
   BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o gaussian.h5 --set init.kind=gaussian").exit_code, 0);
   const Tokens g = RunReader(s / "gaussian.h5").frame(0);
   BOOST_TEST(g.r.maxCoeff() != g.r.minCoeff());
-  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o ortho.h5 --set init.kind=orthonormal --set model.d=6").exit_code, 0);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o ortho.h5 --set init.kind=orthonormal --set model.d=6").exit_code,
+                      0);
   const Tokens o = RunReader(s / "ortho.h5").frame(0);
   BOOST_TEST((o.theta * o.theta.transpose() - RowMatrix::Identity(6, 6)).cwiseAbs().maxCoeff() < 1e-14);
   BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o cap.h5 --set init.kind=cap --set init.delta=0.05").exit_code, 0);
@@ -87,7 +90,9 @@ BOOST_AUTO_TEST_CASE(every_initial_condition_runs_from_the_cli) {
   BOOST_TEST((c.theta * c.theta.transpose()).minCoeff() >= 0.95 - 1e-14);
   // Continue from the last frame of the Gaussian run: radii come with it.
   BOOST_REQUIRE_EQUAL(
-      s.normdyn("run base.toml -q -o cont.h5 --set init.kind=file --set init.file=gaussian.h5 --set model.scheme=pre").exit_code, 0);
+      s.normdyn("run base.toml -q -o cont.h5 --set init.kind=file --set init.file=gaussian.h5 --set model.scheme=pre")
+          .exit_code,
+      0);
   const Tokens last = RunReader(s / "gaussian.h5").frame(10);
   const Tokens first = RunReader(s / "cont.h5").frame(0);
   BOOST_TEST((first.theta - last.theta).cwiseAbs().maxCoeff() < 1e-15);
@@ -99,7 +104,8 @@ BOOST_AUTO_TEST_CASE(attention_matrix_sources_run_from_the_cli) {
   s.write("base.toml", kBase);
   BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o g.h5 --set model.qkv=gaussian").exit_code, 0);
   BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o gl.h5 --set model.qkv=gaussian_per_layer").exit_code, 0);
-  BOOST_TEST((RunReader(s / "g.h5").frame(10).theta - RunReader(s / "gl.h5").frame(10).theta).cwiseAbs().maxCoeff() > 1e-3);
+  BOOST_TEST((RunReader(s / "g.h5").frame(10).theta - RunReader(s / "gl.h5").frame(10).theta).cwiseAbs().maxCoeff() >
+             1e-3);
   {
     auto f = h5::File::create(s / "qkv.h5", h5::CreateMode::exclusive);
     std::vector<double> eye{1, 0, 0, 0, 1, 0, 0, 0, 1};
@@ -107,15 +113,18 @@ BOOST_AUTO_TEST_CASE(attention_matrix_sources_run_from_the_cli) {
     for (const char* m : {"Q", "K", "V"}) f.create_dataset(m, dims, std::span<const double>(eye));
   }
   // Identity matrices from a file give the identity run, up to round-off.
-  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o f.h5 --set model.qkv=file --set model.qkv_file=qkv.h5").exit_code, 0);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o f.h5 --set model.qkv=file --set model.qkv_file=qkv.h5").exit_code,
+                      0);
   BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o i.h5").exit_code, 0);
-  BOOST_TEST((RunReader(s / "f.h5").frame(10).theta - RunReader(s / "i.h5").frame(10).theta).cwiseAbs().maxCoeff() < 1e-12);
+  BOOST_TEST((RunReader(s / "f.h5").frame(10).theta - RunReader(s / "i.h5").frame(10).theta).cwiseAbs().maxCoeff() <
+             1e-12);
 }
 
 BOOST_AUTO_TEST_CASE(synchronization_stop_is_recorded) {
   Scratch s;
   s.write("base.toml", kBase);
-  const auto r = s.normdyn("run base.toml -o sync.h5 --set solver.t_end=200 --set output.samples=401 --set solver.sync_epsilon=1e-6");
+  const auto r = s.normdyn(
+      "run base.toml -o sync.h5 --set solver.t_end=200 --set output.samples=401 --set solver.sync_epsilon=1e-6");
   BOOST_REQUIRE_EQUAL(r.exit_code, 0);
   BOOST_TEST(r.err.find("synchronized") != std::string::npos);
   const RunReader reader(s / "sync.h5");
@@ -133,7 +142,7 @@ BOOST_AUTO_TEST_CASE(overflowing_attention_is_a_diverged_run_with_its_frames_kep
   {
     auto f = h5::File::create(s / "huge.h5", h5::CreateMode::exclusive);
     const std::vector<double> small{1, 0, 0, 0, 1, 0, 0, 0, 1};
-    std::vector<double> layers(small);  // layer 0: identity
+    std::vector<double> layers(small);                   // layer 0: identity
     for (double v : small) layers.push_back(v * 1e200);  // layer 1: scores overflow to inf
     const std::uint64_t dims[3] = {2, 3, 3};
     for (const char* m : {"Q", "K"}) f.create_dataset(m, dims, std::span<const double>(layers));
@@ -157,19 +166,21 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_line_exit_2_and_no_file) {
   struct Case {
     std::string args, expected;
   };
-  for (const Case& c : {Case{"run typo.toml -o x.h5", "normdyn: error: model.betta: unknown key; did you mean model.beta?"},
-                        Case{"run base.toml -o x.h5 --set model.n=0", "normdyn: error: model.n: must be >= 1"},
-                        Case{"run base.toml -o x.h5 --set solver.method=rk5",
-                             "normdyn: error: solver.method: unknown value \"rk5\"; valid: dopri5, cash_karp54, "
-                             "fehlberg78, bulirsch_stoer, rk4, euler, stratonovich_heun, euler_maruyama, discrete, split (did you mean \"rk4\"?)"},
-                        Case{"run missing.toml -o x.h5", "normdyn: error: missing.toml: no such configuration file"},
-                        Case{"run base.toml -o x.h5 --set init.kind=file --set init.file=nope.h5",
-                             "normdyn: error: init.file: nope.h5: no such file"},
-                        Case{"run base.toml -o x.h5 --threads=-1", "normdyn: error: --threads"},
-                        Case{"runn base.toml", "normdyn: error: unknown command 'runn'; did you mean 'run'?"},
-                        Case{"help analyse", "normdyn: error: help: unknown command 'analyse'; did you mean 'analyze'?"},
-                        Case{"run --from base.toml -o x.h5", "normdyn: error: --from: "},
-                        Case{"run base.toml -o x.h5 --progress=fancy", "normdyn: error: --progress"}}) {
+  for (const Case& c :
+       {Case{"run typo.toml -o x.h5", "normdyn: error: model.betta: unknown key; did you mean model.beta?"},
+        Case{"run base.toml -o x.h5 --set model.n=0", "normdyn: error: model.n: must be >= 1"},
+        Case{"run base.toml -o x.h5 --set solver.method=rk5",
+             "normdyn: error: solver.method: unknown value \"rk5\"; valid: dopri5, cash_karp54, "
+             "fehlberg78, bulirsch_stoer, rk4, euler, stratonovich_heun, euler_maruyama, discrete, split (did you mean "
+             "\"rk4\"?)"},
+        Case{"run missing.toml -o x.h5", "normdyn: error: missing.toml: no such configuration file"},
+        Case{"run base.toml -o x.h5 --set init.kind=file --set init.file=nope.h5",
+             "normdyn: error: init.file: nope.h5: no such file"},
+        Case{"run base.toml -o x.h5 --threads=-1", "normdyn: error: --threads"},
+        Case{"runn base.toml", "normdyn: error: unknown command 'runn'; did you mean 'run'?"},
+        Case{"help analyse", "normdyn: error: help: unknown command 'analyse'; did you mean 'analyze'?"},
+        Case{"run --from base.toml -o x.h5", "normdyn: error: --from: "},
+        Case{"run base.toml -o x.h5 --progress=fancy", "normdyn: error: --progress"}}) {
     const auto r = s.normdyn(c.args);
     BOOST_TEST_INFO(c.args);
     BOOST_TEST(r.exit_code == 2);
@@ -203,11 +214,12 @@ BOOST_AUTO_TEST_CASE(informational_commands) {
   const auto attention = s.normdyn("list-attention");
   BOOST_TEST(attention.exit_code == 0);
   for (const char* k : {"causal", "strictly_causal", "alibi", "rope", "attention.rope_base (float, default 10000)",
-                        "softmax", "uniform", "sinkhorn", "attention.sinkhorn_tol (float, default 1e-12)", "(attention.bias)",
-                        "attention.bias_file (string, default \"\")", "not: exchangeable"})
+                        "softmax", "uniform", "sinkhorn", "attention.sinkhorn_tol (float, default 1e-12)",
+                        "(attention.bias)", "attention.bias_file (string, default \"\")", "not: exchangeable"})
     BOOST_TEST(attention.out.find(k) != std::string::npos, k);
   // The equiangular model: particles against the closed form, the rates; bad flags named.
-  const auto eq = s.normdyn("study equiangular --n 6 --beta 1 --rho0 0.2 --normalizer uniform --t-end 4 --samples 80 --json eq.json");
+  const auto eq = s.normdyn(
+      "study equiangular --n 6 --beta 1 --rho0 0.2 --normalizer uniform --t-end 4 --samples 80 --json eq.json");
   BOOST_TEST(eq.exit_code == 0, eq.err);
   BOOST_TEST(eq.out.find("rate of 1 - rho: theory 5.4365637") != std::string::npos, eq.out);
   BOOST_TEST(std::filesystem::exists(s / "eq.json"));
@@ -288,8 +300,8 @@ BOOST_AUTO_TEST_CASE(config_template_runs_as_it_is) {
   // Every key is in it, set or commented out.
   for (const auto& k : config_reference()) {
     const std::string name = k.key.substr(k.key.find('.') + 1);
-    const bool listed = t.out.find("\n" + name + " = ") != std::string::npos ||
-                        t.out.find("\n# " + name + " = ") != std::string::npos;
+    const bool listed =
+        t.out.find("\n" + name + " = ") != std::string::npos || t.out.find("\n# " + name + " = ") != std::string::npos;
     BOOST_TEST(listed, k.key);
   }
   s.write("template.toml", t.out);
@@ -308,7 +320,8 @@ BOOST_AUTO_TEST_CASE(run_continue_extends_a_finished_run_into_a_new_file) {
   Scratch s;
   s.write("base.toml", kBase);  // t_end = 2, 11 samples
   BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o a.h5").exit_code, 0);
-  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o whole.h5 --set solver.t_end=4 --set output.samples=21").exit_code, 0);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run base.toml -q -o whole.h5 --set solver.t_end=4 --set output.samples=21").exit_code,
+                      0);
   const auto before = std::filesystem::last_write_time(s / "a.h5");
   const auto r = s.normdyn("run --continue a.h5 --t-end 4 -q -o b.h5");
   BOOST_TEST_REQUIRE(r.exit_code == 0, "stderr: " << r.err);
@@ -346,10 +359,11 @@ BOOST_AUTO_TEST_CASE(plot_interpreter_from_path_named_when_it_lacks_the_packages
   s.write("bin/fakepython", "#!/bin/sh\nexit 1\n");
   std::filesystem::permissions(s / "bin/fakepython", std::filesystem::perms::owner_all);
   // A bare name is looked up on PATH; an interpreter without numpy, h5py and matplotlib is named.
-  auto r = s.shell("PATH=\"$PWD/bin:$PATH\" NORMDYN_PYTHON=fakepython " + std::string(NORMDYN_BINARY) + " plot base.toml");
+  auto r =
+      s.shell("PATH=\"$PWD/bin:$PATH\" NORMDYN_PYTHON=fakepython " + std::string(NORMDYN_BINARY) + " plot base.toml");
   BOOST_TEST(r.exit_code == 2, r.err);
-  BOOST_TEST(r.err.find("NORMDYN_PYTHON: " + (s / "bin/fakepython").string() + " cannot import numpy, h5py and matplotlib") !=
-                 std::string::npos,
+  BOOST_TEST(r.err.find("NORMDYN_PYTHON: " + (s / "bin/fakepython").string() +
+                        " cannot import numpy, h5py and matplotlib") != std::string::npos,
              r.err);
   r = s.shell("NORMDYN_PYTHON=no-such-python-here " + std::string(NORMDYN_BINARY) + " plot base.toml");
   BOOST_TEST(r.exit_code == 2, r.err);

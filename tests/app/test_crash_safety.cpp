@@ -312,7 +312,8 @@ BOOST_AUTO_TEST_CASE(a_tail_torn_past_the_checkpoint_is_cut_by_the_resume) {
 BOOST_AUTO_TEST_CASE(finished_runs_cannot_be_resumed) {
   Scratch s;
   s.write("long.toml", kLong);
-  BOOST_REQUIRE_EQUAL(s.normdyn("run long.toml -q -o done.h5 --set solver.t_end=3 --set output.samples=4").exit_code, 0);
+  BOOST_REQUIRE_EQUAL(s.normdyn("run long.toml -q -o done.h5 --set solver.t_end=3 --set output.samples=4").exit_code,
+                      0);
   const auto r = s.normdyn("run --resume done.h5");
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.err.find("ended with status ok; only interrupted or killed runs can be resumed") != std::string::npos);
@@ -335,9 +336,8 @@ threads = 1
 samples = 10001
 )");
   const auto run = [&](const std::string& samples, const std::string& t_end) {
-    const test::Child c = test::spawn_normdyn(
-        s.dir(), {"run", "many.toml", "-q", "-o", samples + ".h5", "--set", "output.samples=" + samples, "--set",
-                  "solver.t_end=" + t_end});
+    const test::Child c = test::spawn_normdyn(s.dir(), {"run", "many.toml", "-q", "-o", samples + ".h5", "--set",
+                                                        "output.samples=" + samples, "--set", "solver.t_end=" + t_end});
     return test::wait_child(c);
   };
   const test::ChildExit small = run("10001", "1000.0");

@@ -170,8 +170,10 @@ BOOST_AUTO_TEST_CASE(force_never_replaces_an_input_of_the_run) {
   const std::string config = bytes_of(s / "small.toml"), run = bytes_of(s / "r.h5");
   const auto self = bounded(s, "run small.toml -q --force -o ./small.toml");
   BOOST_TEST(self.exit_code == 2);
-  BOOST_TEST(contains(self.err, "output.path: ./small.toml is the configuration file of this run; the run file never "
-                                "replaces one of its inputs, not even with --force"), self.err);
+  BOOST_TEST(contains(self.err,
+                      "output.path: ./small.toml is the configuration file of this run; the run file never "
+                      "replaces one of its inputs, not even with --force"),
+             self.err);
   BOOST_TEST(bytes_of(s / "small.toml") == config);
   const auto tokens = bounded(s, "run small.toml -q --force -o r.h5 --set init.kind=file --set init.file=r.h5");
   BOOST_TEST(tokens.exit_code == 2);
@@ -268,15 +270,17 @@ BOOST_AUTO_TEST_CASE(shapes_that_contradict_the_configuration) {
   small_run(s, "r.h5");
   // The stored configuration says n = 8; the data hold 16 tokens. Its hash removed (as in a file
   // written before it was stored), so that the shapes are what tells.
-  python(s, "f = h5py.File('r.h5', 'r+'); g = f['parameters']\n"
-            "g.attrs['config'] = g.attrs['config'].replace('n = 16', 'n = 8'); del g.attrs['config_hash']\n");
+  python(s,
+         "f = h5py.File('r.h5', 'r+'); g = f['parameters']\n"
+         "g.attrs['config'] = g.attrs['config'].replace('n = 16', 'n = 8'); del g.attrs['config_hash']\n");
   const std::string before = bytes_of(s / "r.h5");
   for (const char* command : {"analyze r.h5 -q", "run --resume r.h5 -q"}) {
     const auto r = bounded(s, command);
     BOOST_TEST_INFO(command);
     BOOST_TEST(r.exit_code == 3, r.err);
-    BOOST_TEST(contains(r.err, "r.h5: damaged run file: /particles/tokens/direction/value has shape [11, 16, 3], expected "
-                               "[frames, 8, 3]"),
+    BOOST_TEST(contains(r.err,
+                        "r.h5: damaged run file: /particles/tokens/direction/value has shape [11, 16, 3], expected "
+                        "[frames, 8, 3]"),
                r.err);
   }
   BOOST_TEST(bytes_of(s / "r.h5") == before);
@@ -286,12 +290,15 @@ BOOST_AUTO_TEST_CASE(non_finite_frames_and_reversed_times) {
   Scratch s;
   small_run(s, "nan.h5");
   fs::copy_file(s / "nan.h5", s / "back.h5");
-  python(s, "f = h5py.File('nan.h5', 'r+'); v = f['particles/tokens/direction/value']; v[4, 2, 1] = np.nan; rechecksum(f)\n"
-            "g = h5py.File('back.h5', 'r+'); t = g['particles/tokens/direction/time']; t[5] = t[2]; rechecksum(g)\n");
+  python(
+      s,
+      "f = h5py.File('nan.h5', 'r+'); v = f['particles/tokens/direction/value']; v[4, 2, 1] = np.nan; rechecksum(f)\n"
+      "g = h5py.File('back.h5', 'r+'); t = g['particles/tokens/direction/time']; t[5] = t[2]; rechecksum(g)\n");
   const auto nan = bounded(s, "analyze nan.h5 -q");
   BOOST_TEST(nan.exit_code == 3, nan.err);
-  BOOST_TEST(contains(nan.err, "nan.h5: damaged run file: /particles/tokens/direction/value frame 4 has non-finite values"),
-             nan.err);
+  BOOST_TEST(
+      contains(nan.err, "nan.h5: damaged run file: /particles/tokens/direction/value frame 4 has non-finite values"),
+      nan.err);
   const auto back = bounded(s, "analyze back.h5 -q");
   BOOST_TEST(back.exit_code == 3, back.err);
   BOOST_TEST(contains(back.err, "back.h5: damaged run file: /particles/tokens/direction/time frame 5"), back.err);
@@ -316,8 +323,10 @@ BOOST_AUTO_TEST_CASE(resume_refuses_a_checkpoint_that_does_not_fit) {
   };
   const std::vector<Forgery> forgeries{
       {"dt0.h5", "f['checkpoint/a/record'][1] = 0.0; f['checkpoint/b/record'][1] = 0.0", "step size dt = 0"},
-      {"tnan.h5", "f['checkpoint/a/record'][0] = np.nan; f['checkpoint/b/record'][0] = np.nan", "record holds non-finite values"},
-      {"thuge.h5", "f['checkpoint/a/record'][0] = 1e300; f['checkpoint/b/record'][0] = 1e300", "outside [solver.t_start, solver.t_end] = [0, 2"},
+      {"tnan.h5", "f['checkpoint/a/record'][0] = np.nan; f['checkpoint/b/record'][0] = np.nan",
+       "record holds non-finite values"},
+      {"thuge.h5", "f['checkpoint/a/record'][0] = 1e300; f['checkpoint/b/record'][0] = 1e300",
+       "outside [solver.t_start, solver.t_end] = [0, 2"},
       {"next.h5",
        "c = f['checkpoint/current']; s = 'ab'[c[0]]; f['checkpoint/' + s + '/record'][6] = 1e9; c[1] = 1000000000",
        "points at sample 1000000000"},
@@ -327,8 +336,7 @@ BOOST_AUTO_TEST_CASE(resume_refuses_a_checkpoint_that_does_not_fit) {
        "but the file holds 3 complete frames"},
       {"scheme.h5", "f['h5md/modules/normdyn'].attrs['scheme'] = 'pre'", "/h5md/modules/normdyn@scheme says \"pre\""},
       // A checkpoint that says nothing was recorded yet, at a later time: its frames would be wrong.
-      {"rewound.h5",
-       "c = f['checkpoint/current']; s = 'ab'[c[0]]; f['checkpoint/' + s + '/record'][6] = 0; c[1] = 0",
+      {"rewound.h5", "c = f['checkpoint/current']; s = 'ab'[c[0]]; f['checkpoint/' + s + '/record'][6] = 0; c[1] = 0",
        "past sample 0 (t = 0), which it says is still to record"},
       // An edited stored configuration: the frames are another configuration's.
       {"edited.h5",
@@ -362,10 +370,13 @@ BOOST_AUTO_TEST_CASE(a_changed_bit_in_a_frame_fails_its_checksum) {
     std::string name, code, frame;
   };
   const std::vector<Change> changes{
-      {"direction.h5", "v = f['particles/tokens/direction/value']; x = v[6]; x.view(np.int64)[2, 1] ^= 1; v[6] = x", "frame 6"},
-      {"radius.h5", "v = f['particles/tokens/radius/value']; x = v[3]; x.view(np.int64)[0] ^= 1 << 40; v[3] = x", "frame 3"},
+      {"direction.h5", "v = f['particles/tokens/direction/value']; x = v[6]; x.view(np.int64)[2, 1] ^= 1; v[6] = x",
+       "frame 6"},
+      {"radius.h5", "v = f['particles/tokens/radius/value']; x = v[3]; x.view(np.int64)[0] ^= 1 << 40; v[3] = x",
+       "frame 3"},
       {"step.h5", "v = f['particles/tokens/radius/step']; v[9] = v[9] + 1", "frame 9"},
-      {"observable.h5", "v = f['observables/energy/value']; x = v[2:3]; x.view(np.int64)[0] ^= 1; v[2:3] = x", "frame 2"},
+      {"observable.h5", "v = f['observables/energy/value']; x = v[2:3]; x.view(np.int64)[0] ^= 1; v[2:3] = x",
+       "frame 2"},
   };
   for (const Change& change : changes) {
     BOOST_TEST_CONTEXT(change.name) {
@@ -394,7 +405,8 @@ BOOST_AUTO_TEST_CASE(a_changed_bit_in_a_frame_fails_its_checksum) {
   // `verify` checks every file it is given and ends with the worst outcome.
   const auto all = bounded(s, "verify base.h5 radius.h5 forged.h5");
   BOOST_TEST(all.exit_code == 3, all.err);
-  BOOST_TEST(all.out == "base.h5: 11 frames match their checksums\nforged.h5: 11 frames match their checksums\n", all.out);
+  BOOST_TEST(all.out == "base.h5: 11 frames match their checksums\nforged.h5: 11 frames match their checksums\n",
+             all.out);
   BOOST_TEST(contains(all.err, "radius.h5: damaged run file: frame 3"), all.err);
 }
 
@@ -405,7 +417,8 @@ BOOST_AUTO_TEST_CASE(truncated_and_flipped_files_fail_within_seconds) {
   const std::vector<std::pair<std::string, std::string>> damaged{
       {"half.h5", whole.substr(0, whole.size() / 2)},
       {"head.h5", whole.substr(0, 2048)},
-      {"flip.h5", [&] {
+      {"flip.h5",
+       [&] {
          std::string b = whole;
          for (std::size_t i = 200; i < b.size(); i += 997) b[i] = static_cast<char>(b[i] ^ 0x5a);
          return b;
@@ -492,14 +505,17 @@ samples = 400
 flush_seconds = 0.05
 )");
   const std::string bin = NORMDYN_BINARY;
-  const auto stopped = s.shell("(" + bin + " run long.toml -q -o r.h5 & pid=$!; for i in $(seq 1 1200); do "
-                                     "[ \"$(stat -c %s r.h5 2> /dev/null || echo 0)\" -gt 1000000 ] && break; sleep 0.02; done; "
-                                     "kill -INT $pid; wait $pid)");
+  const auto stopped =
+      s.shell("(" + bin +
+              " run long.toml -q -o r.h5 & pid=$!; for i in $(seq 1 1200); do "
+              "[ \"$(stat -c %s r.h5 2> /dev/null || echo 0)\" -gt 1000000 ] && break; sleep 0.02; done; "
+              "kill -INT $pid; wait $pid)");
   BOOST_REQUIRE_MESSAGE(stopped.exit_code == 130 || stopped.exit_code == 0, stopped.err);
   const auto size_kib = fs::file_size(s / "r.h5") / 1024;
   BOOST_REQUIRE_MESSAGE(contains(stopped.err, "interrupted"), "the run ended before SIGINT: " + stopped.err);
   const std::string before = bytes_of(s / "r.h5");
-  const std::string limit = "ulimit -f " + std::to_string(size_kib + 2048) + "; " + kBound + bin + " run --resume r.h5 -q";
+  const std::string limit =
+      "ulimit -f " + std::to_string(size_kib + 2048) + "; " + kBound + bin + " run --resume r.h5 -q";
   // The final size is checked before the file is touched: a write failing in the resume's first,
   // plain session would leave HDF5's metadata half-written.
   const auto refused = s.shell(limit);
@@ -543,8 +559,9 @@ BOOST_AUTO_TEST_CASE(a_failed_write_never_crashes_at_exit) {
   // the summary): each time exit 3 naming the cause, never a crash in HDF5's cleanup at exit.
   for (const char* limit : {"4", "16", "40", "96", "200", "400"}) {
     BOOST_TEST_CONTEXT("ulimit -f " << limit) {
-      const auto r = s.shell(std::string("ulimit -f ") + limit + "; " + kBound + NORMDYN_BINARY +
-                             " run small.toml -q --force -o big.h5 --no-size-check --set model.n=1000 --set output.samples=400");
+      const auto r =
+          s.shell(std::string("ulimit -f ") + limit + "; " + kBound + NORMDYN_BINARY +
+                  " run small.toml -q --force -o big.h5 --no-size-check --set model.n=1000 --set output.samples=400");
       clean_exit(r, 3);
       BOOST_TEST(contains(r.err, "File too large"), r.err);
       BOOST_TEST(contains(r.err, "big.h5"), r.err);
@@ -566,7 +583,8 @@ BOOST_AUTO_TEST_CASE(a_mean_field_analysis_that_cannot_write_leaves_every_file_a
   BOOST_REQUIRE(bounded(s, "analyze mf.h5 -q --json mf.json").exit_code == 0);
   const std::string observables = bytes_of(s / "mf.observables.h5"), report = bytes_of(s / "mf.json");
   const auto kib = std::to_string(fs::file_size(s / "mf.observables.h5") / 2048);
-  const auto again = s.shell("ulimit -f " + kib + "; " + kBound + NORMDYN_BINARY + " analyze mf.h5 -q --modes 6 --json mf.json");
+  const auto again =
+      s.shell("ulimit -f " + kib + "; " + kBound + NORMDYN_BINARY + " analyze mf.h5 -q --modes 6 --json mf.json");
   clean_exit(again, 3);
   BOOST_TEST(contains(again.err, "mf.observables.h5"), again.err);
   BOOST_TEST(contains(again.err, "File too large"), again.err);
@@ -600,7 +618,8 @@ BOOST_AUTO_TEST_CASE(a_full_disk_is_a_clean_io_error) {
     BOOST_TEST_CONTEXT("output.samples = " << samples) {
       for (const auto& entry : fs::directory_iterator(s / "disk")) fs::remove_all(entry.path());
       const auto r = bounded(s, std::string("run small.toml -q -o disk/r.h5 --no-size-check --set model.n=400 "
-                                            "--set output.samples=") + samples);
+                                            "--set output.samples=") +
+                                    samples);
       clean_exit(r, 3);
       BOOST_TEST(contains(r.err, "r.h5"), r.err);
       BOOST_TEST(contains(r.err, "No space left on device"), r.err);
@@ -703,7 +722,8 @@ BOOST_AUTO_TEST_CASE(fifos_devices_and_directories_as_inputs) {
       {"run dir -q -o x.h5", "dir: is a directory, not a configuration file"},
       {"run /dev/zero -q -o x.h5", "/dev/zero: not a regular file"},
       {"run small.toml -q -o x.h5 --set init.kind=file --set init.file=fifo", "init.file: fifo: not a regular file"},
-      {"run small.toml -q -o x.h5 --set model.qkv=file --set model.qkv_file=dir", "model.qkv_file: dir: not a regular file"},
+      {"run small.toml -q -o x.h5 --set model.qkv=file --set model.qkv_file=dir",
+       "model.qkv_file: dir: not a regular file"},
       {"analyze fifo -q", "fifo: not a regular file"},
       {"run --resume fifo -q", "--resume: fifo: not a regular file"},
       // Sweep files and their base: a FIFO would block the read, /dev/zero would fill the memory.
@@ -712,7 +732,8 @@ BOOST_AUTO_TEST_CASE(fifos_devices_and_directories_as_inputs) {
       {"ensemble fifo -o e.h5", "fifo: not a regular file (a FIFO or device), not a sweep file"},
       {"ensemble /dev/zero -o e.h5", "/dev/zero: not a regular file (a FIFO or device), not a sweep file"},
       {"ensemble dir -o e.h5", "dir: is a directory, not a sweep file"},
-      {"ensemble fifo_base.toml -o e.h5", "base: fifo: not a regular file (a FIFO or device), not a configuration file"},
+      {"ensemble fifo_base.toml -o e.h5",
+       "base: fifo: not a regular file (a FIFO or device), not a configuration file"},
   };
   for (const Case& c : cases) {
     const auto r = bounded(s, c.args);
@@ -772,12 +793,14 @@ BOOST_AUTO_TEST_CASE(a_cap_below_round_off_ends) {
   Scratch s;
   s.write("small.toml", kSmall);
   for (const char* delta : {"1e-17", "1e-300", "5e-324"}) {
-    const auto r = bounded(s, std::string("run small.toml -q --force -o cap.h5 --set init.kind=cap --set init.delta=") + delta);
+    const auto r =
+        bounded(s, std::string("run small.toml -q --force -o cap.h5 --set init.kind=cap --set init.delta=") + delta);
     BOOST_TEST_INFO(delta << ": " << r.err);
     BOOST_TEST((r.exit_code == 0 || r.exit_code == 2));
     if (r.exit_code == 2) BOOST_TEST(contains(r.err, "init.delta"));
   }
-  const auto wide = bounded(s, "run small.toml -q --force -o cap.h5 --set init.kind=cap --set init.delta=1e-12 --set model.d=200");
+  const auto wide =
+      bounded(s, "run small.toml -q --force -o cap.h5 --set init.kind=cap --set init.delta=1e-12 --set model.d=200");
   BOOST_TEST(wide.exit_code == 0, wide.err);
 }
 

@@ -78,7 +78,8 @@ BOOST_AUTO_TEST_CASE(ensembles_refuse_them_before_any_member_runs) {
   Scratch s;
   s.write("small.toml", kSmall51);
   s.write("S.toml", kSweep);
-  for (const char* set : {"--set solver.method:=rk4 --set solver.dt=1e-300", "--set solver.method:=discrete --set solver.dt=1e-300"}) {
+  for (const char* set :
+       {"--set solver.method:=rk4 --set solver.dt=1e-300", "--set solver.method:=discrete --set solver.dt=1e-300"}) {
     const auto r = bounded(s, std::string("ensemble S.toml -q -o e.h5 ") + set);
     BOOST_TEST_INFO(set << ": exit " << r.exit_code << ": " << r.err);
     BOOST_TEST(r.exit_code == 2);
@@ -117,7 +118,8 @@ BOOST_AUTO_TEST_CASE(an_ensemble_never_replaces_its_sweep_file_or_base) {
   const auto first = bounded(s, "run small.toml -q -o tokens.h5");
   BOOST_REQUIRE(first.exit_code == 0);
   const std::string tokens = Scratch::slurp(s / "tokens.h5");
-  const auto member = bounded(s, "ensemble S.toml -q --force -o tokens.h5 --set init.kind:=file --set init.file=tokens.h5");
+  const auto member =
+      bounded(s, "ensemble S.toml -q --force -o tokens.h5 --set init.kind:=file --set init.file=tokens.h5");
   BOOST_TEST(member.exit_code == 2, member.err);
   BOOST_TEST(contains(member.err, "a member's initial tokens (init.file)"), member.err);
   BOOST_TEST(Scratch::slurp(s / "tokens.h5") == tokens);
@@ -132,8 +134,9 @@ BOOST_AUTO_TEST_CASE(a_run_under_a_name_that_is_not_utf8_resumes) {
   s.write("name.sh", "printf 'r\\377\\376.h5'\n");
   const auto made = s.shell(std::string(kBound) + NORMDYN_BINARY + " run small.toml -q -o \"$(bash name.sh)\"");
   BOOST_REQUIRE_MESSAGE(made.exit_code == 0, made.err);
-  python(s, "name = os.fsencode(os.fsdecode(b'r\\xff\\xfe.h5'))\n"
-            "f = h5py.File(name, 'r+'); f['summary'].attrs['status'] = 'interrupted'; f.close()\n");
+  python(s,
+         "name = os.fsencode(os.fsdecode(b'r\\xff\\xfe.h5'))\n"
+         "f = h5py.File(name, 'r+'); f['summary'].attrs['status'] = 'interrupted'; f.close()\n");
   const auto resumed = s.shell(std::string(kBound) + NORMDYN_BINARY + " run --resume \"$(bash name.sh)\" -q");
   BOOST_TEST(resumed.exit_code == 0, resumed.err);
   const auto analyzed = s.shell(std::string(kBound) + NORMDYN_BINARY + " verify \"$(bash name.sh)\"");
@@ -258,9 +261,10 @@ BOOST_AUTO_TEST_CASE(a_huge_feedforward_file_is_named) {
   Scratch s;
   s.write("small.toml", kSmall51);
   // Declared, never written: the file is kilobytes, its datasets 32 GB.
-  python(s, "f = h5py.File('ff.h5', 'w')\n"
-            "f.create_dataset('a', shape=(10**9, 3), dtype='f8', chunks=(4096, 3))\n"
-            "f.create_dataset('omega', shape=(10**9,), dtype='f8', chunks=(4096,))\n");
+  python(s,
+         "f = h5py.File('ff.h5', 'w')\n"
+         "f.create_dataset('a', shape=(10**9, 3), dtype='f8', chunks=(4096, 3))\n"
+         "f.create_dataset('omega', shape=(10**9,), dtype='f8', chunks=(4096,))\n");
   const auto r = s.shell(std::string("ulimit -v 4000000; ") + kBound + NORMDYN_BINARY +
                          " run small.toml -q -o x.h5 --set feedforward.weights=file --set feedforward.file=ff.h5");
   BOOST_TEST(r.exit_code == 2, r.err);

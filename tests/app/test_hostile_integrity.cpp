@@ -95,8 +95,9 @@ BOOST_AUTO_TEST_CASE(checksums_cut_short_are_damage_not_a_shorter_run) {
 BOOST_AUTO_TEST_CASE(forged_checksum_metadata_is_damage) {
   Scratch s;
   resumable_run(s, "base.h5");
-  const std::string copy = "old = f['checksums/frames']; values = old[...]; covers = old.attrs['covers']; "
-                           "del f['checksums/frames']\n";
+  const std::string copy =
+      "old = f['checksums/frames']; values = old[...]; covers = old.attrs['covers']; "
+      "del f['checksums/frames']\n";
   const std::vector<Forgery> forgeries{
       {"empty.h5", "f['checksums/frames'].attrs['covers'] = ''", "/checksums/frames@covers lists no datasets"},
       {"missing.h5", "del f['checksums/frames'].attrs['covers']", "/checksums/frames@covers is missing"},
@@ -107,14 +108,17 @@ BOOST_AUTO_TEST_CASE(forged_checksum_metadata_is_damage) {
        copy + "d = f.create_dataset('checksums/frames', data=[str(v) for v in values], dtype=h5py.string_dtype()); "
               "d.attrs['covers'] = covers",
        "/checksums/frames has elements of the wrong type (expected integers)"},
-      {"floats.h5", copy + "d = f.create_dataset('checksums/frames', data=values.astype(float)); d.attrs['covers'] = covers",
+      {"floats.h5",
+       copy + "d = f.create_dataset('checksums/frames', data=values.astype(float)); d.attrs['covers'] = covers",
        "/checksums/frames has elements of the wrong type (expected integers)"},
-      {"matrix.h5", copy + "d = f.create_dataset('checksums/frames', data=values[:10].reshape(2, 5)); d.attrs['covers'] = covers",
+      {"matrix.h5",
+       copy + "d = f.create_dataset('checksums/frames', data=values[:10].reshape(2, 5)); d.attrs['covers'] = covers",
        "/checksums/frames has shape [2, 5], expected [frames]"},
       // Links: never followed, never taken for a file written before checksums.
       {"loop.h5", "del f['checksums/frames']; f['checksums/frames'] = h5py.SoftLink('/checksums/frames')",
        "/checksums/frames is a soft link"},
-      {"elsewhere.h5", "del f['checksums/frames']; f['checksums/frames'] = h5py.ExternalLink('base.h5', '/checksums/frames')",
+      {"elsewhere.h5",
+       "del f['checksums/frames']; f['checksums/frames'] = h5py.ExternalLink('base.h5', '/checksums/frames')",
        "/checksums/frames is a link to another file"},
       {"group.h5", "del f['checksums/frames']; f.create_group('checksums/frames')",
        "/checksums/frames is not what the layout puts there"},
@@ -129,16 +133,19 @@ BOOST_AUTO_TEST_CASE(an_extent_beyond_the_configuration_is_refused_before_readin
   Scratch s;
   resumable_run(s, "base.h5");
   const auto sparse = [](const std::string& dataset, const std::string& type) {
-    return "p = '" + dataset + "'; old = f[p][...]; del f[p]; d = f.create_dataset(p, shape=(1 << 27,), maxshape=(None,), "
-           "chunks=(1 << 16,), dtype='" + type + "'); d[:len(old)] = old";
+    return "p = '" + dataset +
+           "'; old = f[p][...]; del f[p]; d = f.create_dataset(p, shape=(1 << 27,), maxshape=(None,), "
+           "chunks=(1 << 16,), dtype='" +
+           type + "'); d[:len(old)] = old";
   };
   const std::vector<Forgery> forgeries{
       {"steps.h5", sparse("particles/tokens/direction/step", "i8"),
        "/particles/tokens/direction/step holds 134217728 frames, more than the 11 samples of its configuration"},
       {"energy.h5", sparse("observables/energy/value", "f8"),
        "/observables/energy/value holds 134217728 frames, more than the 11 samples of its configuration"},
-      {"sums.h5", "covers = f['checksums/frames'].attrs['covers']; " + sparse("checksums/frames", "i8") +
-                      "; d.attrs['covers'] = covers",
+      {"sums.h5",
+       "covers = f['checksums/frames'].attrs['covers']; " + sparse("checksums/frames", "i8") +
+           "; d.attrs['covers'] = covers",
        "/checksums/frames holds 134217728 frames, more than the 11 samples"},
   };
   expect_damage(s, "base.h5", forgeries, {"verify NAME", "analyze NAME -q", "run --resume NAME -q"});
@@ -158,7 +165,8 @@ BOOST_AUTO_TEST_CASE(a_changed_checkpoint_is_damage_and_its_frames_stay_usable) 
   const std::string slot = "s = 'ab'[f['checkpoint/current'][0]]; ";
   const std::string message = "does not match its checksum in /checkpoint/";
   const std::vector<Forgery> forgeries{
-      {"bit.h5", slot + "v = f['checkpoint/' + s + '/state']; x = v[...]; x.view(np.int64)[5] ^= 1; v[...] = x", message},
+      {"bit.h5", slot + "v = f['checkpoint/' + s + '/state']; x = v[...]; x.view(np.int64)[5] ^= 1; v[...] = x",
+       message},
       {"plus.h5", slot + "v = f['checkpoint/' + s + '/state']; x = v[...]; x[7] += 1e-3; v[...] = x", message},
       {"time.h5", slot + "v = f['checkpoint/' + s + '/record']; x = v[...]; x[0] *= 0.95; v[...] = x", message},
       {"step.h5", slot + "v = f['checkpoint/' + s + '/record']; x = v[...]; x[1] *= 2; v[...] = x", message},
@@ -180,15 +188,18 @@ BOOST_AUTO_TEST_CASE(a_changed_checkpoint_is_damage_and_its_frames_stay_usable) 
   // A file written before checkpoint checksums (layout 1.0) resumes as before, and its log says
   // the checkpoint was not checked.
   fs::copy_file(s / "base.h5", s / "old.h5");
-  python(s, "f = h5py.File('old.h5', 'r+'); del f['checkpoint/a/checksum']; del f['checkpoint/b/checksum']; "
-            "f['h5md/modules/normdyn'].attrs['version'] = np.array([1, 0], dtype=np.int64)\n");
+  python(s,
+         "f = h5py.File('old.h5', 'r+'); del f['checkpoint/a/checksum']; del f['checkpoint/b/checksum']; "
+         "f['h5md/modules/normdyn'].attrs['version'] = np.array([1, 0], dtype=np.int64)\n");
   clean_exit(bounded(s, "run --resume old.h5 -q"), 0);
-  python(s, "f = h5py.File('old.h5', 'r'); log = f['parameters'].attrs['resume_log']\n"
-            "assert 'its checkpoint predates checkpoint checksums and was not checked' in log, log\n");
+  python(s,
+         "f = h5py.File('old.h5', 'r'); log = f['parameters'].attrs['resume_log']\n"
+         "assert 'its checkpoint predates checkpoint checksums and was not checked' in log, log\n");
   // The unchanged file resumes, and its resumed checkpoint is checksummed again.
   clean_exit(bounded(s, "run --resume base.h5 -q"), 0);
-  python(s, "import zlib\nf = h5py.File('base.h5', 'r'); s = 'ab'[f['checkpoint/current'][0]]; g = f['checkpoint/' + s]\n"
-            "assert g['checksum'][0] == zlib.crc32(g['state'][...].tobytes() + g['record'][...].tobytes())\n");
+  python(s,
+         "import zlib\nf = h5py.File('base.h5', 'r'); s = 'ab'[f['checkpoint/current'][0]]; g = f['checkpoint/' + s]\n"
+         "assert g['checksum'][0] == zlib.crc32(g['state'][...].tobytes() + g['record'][...].tobytes())\n");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -203,7 +214,8 @@ BOOST_AUTO_TEST_CASE(a_killed_run_with_a_changed_byte_fails_at_once_in_every_com
   Scratch s;
   s.write("long.toml", kLong);
   const test::Child child = test::spawn_normdyn(s.dir(), {"run", "long.toml", "-q", "-o", "killed.h5"});
-  for (int i = 0; i < 12000 && !fs::exists(s / "killed.h5"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 12000 && !fs::exists(s / "killed.h5"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const double started = test::child_progress(child).cpu_seconds;
   for (int i = 0; i < 12000 && test::child_progress(child).cpu_seconds < started + 1.0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

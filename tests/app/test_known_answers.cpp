@@ -33,7 +33,7 @@ struct Truth {
 };
 
 AnalysisResult simulate(const Scratch& s, const std::string& name, const std::string& toml,
-                             const std::vector<std::string>& overrides = {}) {
+                        const std::vector<std::string>& overrides = {}) {
   RunConfig config = parse_config(toml, name, overrides);
   config.output.path = s / (name + ".h5");
   config.solver.threads = 1;
@@ -74,7 +74,8 @@ bool right_or_flagged(const std::string& name, const AnalysisResult& r, const Tr
       BOOST_TEST(!f.detail.empty());
       return false;
     }
-    BOOST_TEST((f.law == truth.law), "law " << analysis::to_string(f.law) << ", truth " << analysis::to_string(truth.law));
+    BOOST_TEST((f.law == truth.law),
+               "law " << analysis::to_string(f.law) << ", truth " << analysis::to_string(truth.law));
     BOOST_TEST(std::abs(f.parameter - truth.parameter) <= test::kRateRelative * truth.parameter,
                "parameter " << f.parameter << ", truth " << truth.parameter);
   }
@@ -211,8 +212,8 @@ BOOST_AUTO_TEST_CASE(every_scheme_from_symmetric_and_generic_starts) {
     const char* key;
     double t_end;  // the law is developed well before
   };
-  const SchemeCase schemes[] = {{"post", 20.0}, {"pre", 400.0}, {"peri", 400.0}, {"cod", 60.0}, {"mix", 400.0},
-                                {"ngpt", 20.0}};
+  const SchemeCase schemes[] = {{"post", 20.0}, {"pre", 400.0}, {"peri", 400.0},
+                                {"cod", 60.0},  {"mix", 400.0}, {"ngpt", 20.0}};
   Scratch s;
   int generic_citable = 0, generic_cases = 0;
   for (const auto& c : schemes) {
@@ -314,8 +315,8 @@ samples = 201
 
   // ‖QᵀK‖ = 2 > 1: skipped, with the norm in the reason.
   write_qkv(s / "large.h5", 2.0 * eye, eye, eye);
-  const auto large = simulate(s, "cap_large", cap,
-                              {"model.qkv=file", "model.qkv_file=\"" + (s / "large.h5").string() + "\""});
+  const auto large =
+      simulate(s, "cap_large", cap, {"model.qkv=file", "model.qkv_file=\"" + (s / "large.h5").string() + "\""});
   BOOST_TEST(find_check(large, "theorem_4_3_variance_scale") == nullptr);
   const analysis::SkippedCheck* skipped = find_skipped(large, "theorem_4_3_variance_scale");
   BOOST_REQUIRE(skipped != nullptr);
@@ -324,7 +325,8 @@ samples = 201
 
   // V ≠ I: Theorem 4.3 assumes V = I.
   write_qkv(s / "v.h5", eye, eye, 0.5 * eye);
-  const auto scaled_v = simulate(s, "cap_v", cap, {"model.qkv=file", "model.qkv_file=\"" + (s / "v.h5").string() + "\""});
+  const auto scaled_v =
+      simulate(s, "cap_v", cap, {"model.qkv=file", "model.qkv_file=\"" + (s / "v.h5").string() + "\""});
   BOOST_TEST(find_check(scaled_v, "theorem_4_3_variance_scale") == nullptr);
   BOOST_TEST(find_skipped(scaled_v, "theorem_4_3_variance_scale") != nullptr);
 }
@@ -363,8 +365,8 @@ samples = 11
 
   // max(‖QᵀK‖, ‖V‖) = 0.5 ≤ 1: applies, and |A_j| shrinks with V.
   write_qkv(s / "small.h5", eye, eye, 0.5 * eye);
-  const auto small = simulate(s, "uniform_small", uniform,
-                              {"model.qkv=file", "model.qkv_file=\"" + (s / "small.h5").string() + "\""});
+  const auto small =
+      simulate(s, "uniform_small", uniform, {"model.qkv=file", "model.qkv_file=\"" + (s / "small.h5").string() + "\""});
   const analysis::Check* applies = find_check(small, "theorem_4_2_attention_at_start");
   BOOST_REQUIRE(applies != nullptr);
   BOOST_TEST((applies->outcome == Outcome::ok), applies->note);
@@ -372,8 +374,8 @@ samples = 11
 
   // ‖V‖ = 3 > 1: skipped, with the norms in the reason.
   write_qkv(s / "large.h5", eye, eye, 3.0 * eye);
-  const auto large = simulate(s, "uniform_large", uniform,
-                              {"model.qkv=file", "model.qkv_file=\"" + (s / "large.h5").string() + "\""});
+  const auto large =
+      simulate(s, "uniform_large", uniform, {"model.qkv=file", "model.qkv_file=\"" + (s / "large.h5").string() + "\""});
   BOOST_TEST(find_check(large, "theorem_4_2_attention_at_start") == nullptr);
   const analysis::SkippedCheck* skipped = find_skipped(large, "theorem_4_2_attention_at_start");
   BOOST_REQUIRE(skipped != nullptr);

@@ -24,8 +24,8 @@ fs::path scratch(const std::string& name) {
 }
 
 int run(const std::string& args) {
-  const std::string command = std::string(NORMDYN_BINARY) + " run " + args + " --quiet --force 2>" +
-                              scratch("stderr.txt").string();
+  const std::string command =
+      std::string(NORMDYN_BINARY) + " run " + args + " --quiet --force 2>" + scratch("stderr.txt").string();
   return std::system(command.c_str());
 }
 
@@ -45,8 +45,9 @@ double mass(const std::vector<double>& frame, std::size_t cells_phi, double dr) 
 BOOST_AUTO_TEST_CASE(meanfield_run_file_is_self_described) {
   const std::string config = std::string(NORMDYN_SOURCE_DIR) + "/data/configs/meanfield.toml";
   const fs::path out = scratch("post.h5");
-  BOOST_REQUIRE_EQUAL(run(config + " -o " + out.string() + " --set meanfield.grid=128 --set solver.t_end=3 "
-                                                             "--set output.samples=4"),
+  BOOST_REQUIRE_EQUAL(run(config + " -o " + out.string() +
+                          " --set meanfield.grid=128 --set solver.t_end=3 "
+                          "--set output.samples=4"),
                       0);
   h5::File f = h5::File::open(out, h5::OpenMode::read_only);
   const h5::Dataset value = f.open_dataset("/fields/density/value");
@@ -69,7 +70,9 @@ BOOST_AUTO_TEST_CASE(meanfield_run_file_is_self_described) {
   const fs::path next_config = scratch("pre.toml");
   std::ofstream(next_config) << "[model]\nkind = \"meanfield\"\nscheme = \"pre\"\nbeta = 8.0\n"
                                 "[meanfield]\ngrid = 256\nradial_grid = 8\n"
-                                "[init]\nkind = \"file\"\nfile = \"" << out.string() << "\"\nradius_width = 0.1\n"
+                                "[init]\nkind = \"file\"\nfile = \""
+                             << out.string()
+                             << "\"\nradius_width = 0.1\n"
                                 "[solver]\nt_end = 1.0\n[output]\nsamples = 3\n";
   BOOST_REQUIRE_EQUAL(run(next_config.string() + " -o " + next.string()), 0);
   h5::File g = h5::File::open(next, h5::OpenMode::read_only);
@@ -92,8 +95,9 @@ BOOST_AUTO_TEST_CASE(meanfield_run_file_is_self_described) {
 BOOST_AUTO_TEST_CASE(causal_meanfield_stores_the_sigma_phi_grid_and_is_analyzed) {
   const std::string config = std::string(NORMDYN_SOURCE_DIR) + "/data/configs/meanfield_causal.toml";
   const fs::path out = scratch("causal.h5");
-  BOOST_REQUIRE_EQUAL(run(config + " -o " + out.string() + " --set meanfield.grid=64 --set meanfield.cursor_grid=8 "
-                                                             "--set solver.t_end=2 --set output.samples=5"),
+  BOOST_REQUIRE_EQUAL(run(config + " -o " + out.string() +
+                          " --set meanfield.grid=64 --set meanfield.cursor_grid=8 "
+                          "--set solver.t_end=2 --set output.samples=5"),
                       0);
   h5::File f = h5::File::open(out, h5::OpenMode::read_only);
   const h5::Dataset value = f.open_dataset("/fields/density/value");
@@ -128,9 +132,10 @@ BOOST_AUTO_TEST_CASE(causal_meanfield_stores_the_sigma_phi_grid_and_is_analyzed)
 BOOST_AUTO_TEST_CASE(weighted_particles_store_their_masses) {
   const std::string config = std::string(NORMDYN_SOURCE_DIR) + "/data/configs/default.toml";
   const fs::path out = scratch("weighted.h5");
-  BOOST_REQUIRE_EQUAL(run(config + " -o " + out.string() + " --set model.d=2 --set model.n=64 --set "
-                                                           "init.kind=perturbed_uniform --set init.amplitude=0.5 "
-                                                           "--set init.sampling=grid --set solver.t_end=1"),
+  BOOST_REQUIRE_EQUAL(run(config + " -o " + out.string() +
+                          " --set model.d=2 --set model.n=64 --set "
+                          "init.kind=perturbed_uniform --set init.amplitude=0.5 "
+                          "--set init.sampling=grid --set solver.t_end=1"),
                       0);
   h5::File f = h5::File::open(out, h5::OpenMode::read_only);
   const auto masses = f.open_dataset("/particles/tokens/mass").read_doubles();
@@ -150,8 +155,9 @@ BOOST_AUTO_TEST_CASE(weighted_particles_store_their_masses) {
 BOOST_AUTO_TEST_CASE(sphere_run_file_is_self_described_and_refusals_name_their_keys) {
   const std::string config = std::string(NORMDYN_SOURCE_DIR) + "/data/configs/meanfield_sphere.toml";
   const fs::path out = scratch("sphere.h5");
-  BOOST_REQUIRE_EQUAL(run(config + " -o " + out.string() + " --set meanfield.degree=12 --set solver.t_end=1 "
-                                                             "--set output.samples=3"),
+  BOOST_REQUIRE_EQUAL(run(config + " -o " + out.string() +
+                          " --set meanfield.degree=12 --set solver.t_end=1 "
+                          "--set output.samples=3"),
                       0);
   {
     h5::File f = h5::File::open(out, h5::OpenMode::read_only);
@@ -183,14 +189,16 @@ BOOST_AUTO_TEST_CASE(sphere_run_file_is_self_described_and_refusals_name_their_k
   }
   const fs::path refused = scratch("sphere_refused.h5");
   fs::remove(refused);
-  BOOST_TEST(run(config + " -o " + refused.string() + " --set model.qkv=file --set model.qkv_file=" + qkv.string()) / 256 == 2);
+  BOOST_TEST(run(config + " -o " + refused.string() + " --set model.qkv=file --set model.qkv_file=" + qkv.string()) /
+                 256 ==
+             2);
   BOOST_TEST(stderr_text().find("model.qkv_file") != std::string::npos, stderr_text());
   BOOST_TEST(!fs::exists(refused));
   BOOST_TEST(run(config + " -o " + refused.string() + " --set model.d=4") / 256 == 2);
   BOOST_TEST(stderr_text().find("model.d") != std::string::npos, stderr_text());
   // The circle's analysis refuses the sphere's file with a one-line reason.
-  const std::string analyze = std::string(NORMDYN_BINARY) + " analyze " + out.string() + " -q 2>" +
-                              scratch("stderr.txt").string();
+  const std::string analyze =
+      std::string(NORMDYN_BINARY) + " analyze " + out.string() + " -q 2>" + scratch("stderr.txt").string();
   BOOST_TEST(std::system(analyze.c_str()) / 256 == 2);
   BOOST_TEST(stderr_text().find("sphere") != std::string::npos, stderr_text());
 }

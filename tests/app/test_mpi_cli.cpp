@@ -31,8 +31,8 @@
 #endif
 
 using namespace normdyn;
-using test::Scratch;
 using test::contains;
+using test::Scratch;
 
 namespace {
 
@@ -70,13 +70,14 @@ samples = 61
 BOOST_AUTO_TEST_CASE(a_sharded_run_equals_the_single_process_run) {
   Scratch s;
   s.write("shard.toml", kShard);
-  for (const std::string set : {" --set model.qkv=identity", " --set model.qkv=gaussian_per_layer",
-                                 " --set noise.kind:=value --set noise.sigma=0.3 --set solver.dt=0.02 --set model.qkv=gaussian",
-                                 " --set noise.kind:=independent --set noise.sigma=0.3 --set solver.dt=0.02",
-                                 " --set noise.kind:=value --set noise.sigma=0.3 --set solver.dt=0.02 --set model.qkv=gaussian"
-                                 " --set noise.increments=tree",
-                                 " --set noise.kind:=independent --set noise.sigma=0.3 --set solver.dt=0.02"
-                                 " --set noise.increments=tree"}) {
+  for (const std::string set :
+       {" --set model.qkv=identity", " --set model.qkv=gaussian_per_layer",
+        " --set noise.kind:=value --set noise.sigma=0.3 --set solver.dt=0.02 --set model.qkv=gaussian",
+        " --set noise.kind:=independent --set noise.sigma=0.3 --set solver.dt=0.02",
+        " --set noise.kind:=value --set noise.sigma=0.3 --set solver.dt=0.02 --set model.qkv=gaussian"
+        " --set noise.increments=tree",
+        " --set noise.kind:=independent --set noise.sigma=0.3 --set solver.dt=0.02"
+        " --set noise.increments=tree"}) {
     BOOST_REQUIRE_EQUAL(s.normdyn("run shard.toml -q --threads 1 -o one.h5 --force" + set).exit_code, 0);
     const auto r = s.shell(mpirun(2) + NORMDYN_BINARY + " run shard.toml -q -o two.h5 --force" + set);
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
@@ -188,8 +189,9 @@ BOOST_AUTO_TEST_CASE(members_whose_term_failed_on_another_process_are_recorded) 
   s.write("fail.c", kFailOnRank1);
   const auto cc = s.shell("cc -O2 -shared -fPIC fail.c -o libfail.so");
   BOOST_REQUIRE_MESSAGE(cc.exit_code == 0, cc.err);
-  s.write("base.toml", "[model]\nn = 12\nd = 3\n[solver]\nmethod = \"rk4\"\ndt = 0.05\nt_end = 3.0\n[output]\n"
-                       "samples = 7\n[[terms]]\nlibrary = \"libfail.so\"\nsymbol = \"fail_on_rank_1\"\n");
+  s.write("base.toml",
+          "[model]\nn = 12\nd = 3\n[solver]\nmethod = \"rk4\"\ndt = 0.05\nt_end = 3.0\n[output]\n"
+          "samples = 7\n[[terms]]\nlibrary = \"libfail.so\"\nsymbol = \"fail_on_rank_1\"\n");
   s.write("sweep.toml", "base = \"base.toml\"\n[axes]\n\"init.seed\" = [1, 2, 3, 4, 5, 6]\n");
   const auto r = s.shell("timeout 300 " + mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o two.h5 --threads 1");
   // The ensemble ends with its members' failure as its status (a non-zero exit), never as a damaged
@@ -235,7 +237,7 @@ BOOST_AUTO_TEST_CASE(an_interrupted_sharded_run_resumes_under_mpirun) {
     if (summary->status != RunStatus::ok) break;
   }
   BOOST_TEST_MESSAGE("interrupted at t = " << summary->t_reached << " of " << t_end << " after " << summary->frames
-                                             << " of " << kSamples << " frames");
+                                           << " of " << kSamples << " frames");
   BOOST_TEST(summary->status == RunStatus::interrupted, Scratch::slurp(s / "mpirun.out"));
   // A signal can arrive after the last step and before the last frame: t_reached is then t_end,
   // and what the resume has left to do is that frame.
@@ -287,13 +289,16 @@ std::string differing_datasets(const Scratch& s, const std::string& a, const std
                          "bad = [k for k in a if k not in b or not np.array_equal(a[k][()], b[k][()], "
                          "equal_nan=a[k].dtype.kind == 'f')]\n"
                          "bad += [k for k in b if k not in a]\n"
-                         "print(' '.join(bad) if bad else 'same')\" " + a + " " + b);
+                         "print(' '.join(bad) if bad else 'same')\" " +
+                         a + " " + b);
   return r.exit_code == 0 ? r.out : r.err;
 }
 
-const char* kEnsembleBase = "[model]\nscheme = \"post\"\nn = 12\nd = 2\n[solver]\nt_end = 8.0\n[output]\nsamples = 17\n";
+const char* kEnsembleBase =
+    "[model]\nscheme = \"post\"\nn = 12\nd = 2\n[solver]\nt_end = 8.0\n[output]\nsamples = 17\n";
 const char* kEnsembleSweep =
-    "base = \"base.toml\"\n[axes]\n\"model.beta\" = [1.0, 9.0]\n\"init.seed\" = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, "
+    "base = \"base.toml\"\n[axes]\n\"model.beta\" = [1.0, 9.0]\n\"init.seed\" = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, "
+    "12, "
     "13, 14, 15, 16, 17, 18, 19, 20]\n";
 
 }  // namespace
@@ -310,7 +315,7 @@ BOOST_AUTO_TEST_CASE(an_ensemble_spreads_its_members_over_the_processes) {
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   BOOST_TEST(contains(r.err, "40 members (0 kept from an earlier session) on 2 processes"), r.err);
   BOOST_TEST(r.err.find("normdyn:") == r.err.rfind("normdyn:"), r.err);  // one summary (rank 0's)
-  BOOST_TEST(!contains(r.err, "per process: 40 0"), r.err);             // the second process took members
+  BOOST_TEST(!contains(r.err, "per process: 40 0"), r.err);              // the second process took members
   BOOST_TEST(differing_datasets(s, "one.h5", "two.h5") == "same\n");
   BOOST_TEST(!std::filesystem::exists(s / "two.h5.journal"));
   // Each process must be given the same ensemble: told apart, nothing is written.
@@ -331,8 +336,9 @@ BOOST_AUTO_TEST_CASE(an_ensemble_spreads_its_members_over_the_processes) {
   BOOST_REQUIRE(s.shell("echo x > junk.h5").exit_code == 0);
   const auto taken = s.shell(mpirun(2) + NORMDYN_BINARY + " ensemble sweep.toml -o junk.h5");
   BOOST_TEST(taken.exit_code == 2);
-  BOOST_TEST(contains(taken.err, "normdyn: error: -o: junk.h5 exists and is not an ensemble's file; --force replaces it"),
-             taken.err);
+  BOOST_TEST(
+      contains(taken.err, "normdyn: error: -o: junk.h5 exists and is not an ensemble's file; --force replaces it"),
+      taken.err);
   BOOST_TEST(taken.err.find("normdyn: error") == taken.err.rfind("normdyn: error"), taken.err);
 }
 
@@ -401,7 +407,10 @@ BOOST_AUTO_TEST_CASE(bad_input_under_mpirun_is_one_message_and_exit_code_2) {
   // Sinkhorn attention needs every row at once: refused naming its key.
   const auto sk = s.shell(mpirun(2) + NORMDYN_BINARY + " run ok.toml -o sk.h5 --set attention.normalizer=sinkhorn");
   BOOST_TEST(sk.exit_code == 2);
-  BOOST_TEST(contains(sk.err, "normdyn: error: attention.normalizer: attention.normalizer = \"sinkhorn\", attention.sinkhorn_tol = 1e-12 needs every row"), sk.err);
+  BOOST_TEST(contains(sk.err,
+                      "normdyn: error: attention.normalizer: attention.normalizer = \"sinkhorn\", "
+                      "attention.sinkhorn_tol = 1e-12 needs every row"),
+             sk.err);
   BOOST_TEST(!std::filesystem::exists(s / "sk.h5"));
   // Sweeps: rank 0 reads the sweep file.
   s.write("sweep.toml", "[axes]\n\"model.beta\" = [1.0, -1.0]\n");
@@ -436,11 +445,12 @@ BOOST_AUTO_TEST_CASE(a_run_without_a_launcher_loads_only_the_runtimes) {
     const std::string name = line.substr(at + 5, end - at - 5);
     loaded.insert(name);
   }
-  BOOST_TEST(loaded == expected, "loaded: " << [&] {
-    std::string names;
-    for (const auto& n : loaded) names += n + " ";
-    return names;
-  }());
+  BOOST_TEST(
+      loaded == expected, "loaded: " << [&] {
+        std::string names;
+        for (const auto& n : loaded) names += n + " ";
+        return names;
+      }());
 #else
   // The shared libraries (the default): the passive waiting comes with its own small library.
   BOOST_TEST(contains(r.err, "file=libnormdyn_passive_wait.so"), r.err);

@@ -65,8 +65,9 @@ bool valid(const fs::path& p) {
   return false;
 }
 
-const std::string kParticles = " --set model.n=12 --set model.d=3 --set model.beta=2 --set solver.t_end=8"
-                               " --set output.samples=41 -q --threads 1";
+const std::string kParticles =
+    " --set model.n=12 --set model.d=3 --set model.beta=2 --set solver.t_end=8"
+    " --set output.samples=41 -q --threads 1";
 
 }  // namespace
 
@@ -80,7 +81,8 @@ BOOST_AUTO_TEST_CASE(formats_single_run_and_label_warning) {
   require_ok(run_normdyn(dir, "analyze -q " + b.string()));
 
   const fs::path one = dir.path / "one";
-  require_ok(run_normdyn(dir, "plot " + a.string() + " -o " + one.string() + " --format png --format pdf --format svg --log-cos"));
+  require_ok(run_normdyn(
+      dir, "plot " + a.string() + " -o " + one.string() + " --format png --format pdf --format svg --log-cos"));
   for (const char* kind : {"overview", "decay", "heatmap", "tokens", "trajectory"})
     for (const char* ext : {".png", ".pdf", ".svg"}) {
       const fs::path p = one / ("a_"s + kind + ext);
@@ -91,18 +93,20 @@ BOOST_AUTO_TEST_CASE(formats_single_run_and_label_warning) {
 
   // Two runs: a comparison; a label naming the wrong scheme is warned about.
   const fs::path two = dir.path / "two";
-  const Result r = run_normdyn(dir, "plot " + a.string() + " " + b.string() + " --kind compare --labels post,post -o " +
-                                        two.string());
+  const Result r = run_normdyn(
+      dir, "plot " + a.string() + " " + b.string() + " --kind compare --labels post,post -o " + two.string());
   require_ok(r);
   BOOST_TEST(valid(two / "compare.png"));
-  BOOST_TEST(r.err.find("warning: label \"post\" names post but " + b.string() + " is a peri run") != std::string::npos);
+  BOOST_TEST(r.err.find("warning: label \"post\" names post but " + b.string() + " is a peri run") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(discrete_pre_ln_report_has_the_paper_observables) {
   TempDir dir;
   const fs::path run = dir.path / "pre.h5", report = dir.path / "pre.json", config = dir.path / "discrete.toml";
-  std::ofstream(config) << "[model]\nscheme = \"pre\"\nn = 12\nd = 3\nbeta = 2.0\n[init]\nkind = \"gaussian\"\nseed = 1\n"
-                           "[solver]\nmethod = \"discrete\"\ndt = 0.5\nt_end = 40.0\n[output]\nsamples = 41\n";
+  std::ofstream(config)
+      << "[model]\nscheme = \"pre\"\nn = 12\nd = 3\nbeta = 2.0\n[init]\nkind = \"gaussian\"\nseed = 1\n"
+         "[solver]\nmethod = \"discrete\"\ndt = 0.5\nt_end = 40.0\n[output]\nsamples = 41\n";
   require_ok(run_normdyn(dir, "run " + config.string() + " -o " + run.string() + " -q --threads 1"));
   require_ok(run_normdyn(dir, "analyze -q " + run.string() + " --json " + report.string()));
   const json j = json::parse(slurp(report));
@@ -122,17 +126,17 @@ BOOST_AUTO_TEST_CASE(discrete_pre_ln_report_has_the_paper_observables) {
 BOOST_AUTO_TEST_CASE(meanfield_run_is_analyzed_and_plotted) {
   TempDir dir;
   const fs::path run = dir.path / "mf.h5", report = dir.path / "mf.json";
-  const Result quiet_run = run_normdyn(dir, "run " + (kSource / "data/configs/meanfield.toml").string() + " -o " +
-                                               run.string() +
-                                               " -q --set meanfield.grid=256 --set solver.t_end=30 --set output.samples=61");
+  const Result quiet_run =
+      run_normdyn(dir, "run " + (kSource / "data/configs/meanfield.toml").string() + " -o " + run.string() +
+                           " -q --set meanfield.grid=256 --set solver.t_end=30 --set output.samples=61");
   require_ok(quiet_run);
   // M = 256 is too coarse for these clusters: -q still names the doubt, and the file lists it.
   BOOST_TEST(quiet_run.err.find("normdyn: warning under_resolved: clusters narrower than") != std::string::npos,
              quiet_run.err);
   BOOST_TEST(std::count(quiet_run.err.begin(), quiet_run.err.end(), '\n') == 1);
-  const Result attribute =
-      shell(dir, "/usr/bin/python3 -c \"import h5py,sys; print(h5py.File(sys.argv[1])['summary'].attrs['warnings'])\" " +
-                     run.string());
+  const Result attribute = shell(
+      dir, "/usr/bin/python3 -c \"import h5py,sys; print(h5py.File(sys.argv[1])['summary'].attrs['warnings'])\" " +
+               run.string());
   require_ok(attribute);
   BOOST_TEST(attribute.out.rfind("under_resolved: clusters narrower than", 0) == 0, attribute.out);
   const Result quiet_analysis = run_normdyn(dir, "analyze -q --no-write " + run.string());
@@ -156,25 +160,29 @@ BOOST_AUTO_TEST_CASE(meanfield_run_is_analyzed_and_plotted) {
   require_ok(run_normdyn(dir, "plot " + run.string() + " -o " + plots.string()));
   BOOST_TEST(valid(plots / "mf_meanfield.png"));
   // The kind the plot page lists for mean-field runs.
-  require_ok(run_normdyn(dir, "plot " + run.string() + " --kind meanfield --format pdf -o " + (dir.path / "k").string()));
+  require_ok(
+      run_normdyn(dir, "plot " + run.string() + " --kind meanfield --format pdf -o " + (dir.path / "k").string()));
   BOOST_TEST(valid(dir.path / "k" / "mf_meanfield.pdf"));
   // A mean-field density animated; a particle kind asked of it draws nothing and says so.
-  require_ok(run_normdyn(dir, "animate " + run.string() + " -o " + (dir.path / "mf.gif").string() + " --max-frames 8 -q"));
+  require_ok(
+      run_normdyn(dir, "animate " + run.string() + " -o " + (dir.path / "mf.gif").string() + " --max-frames 8 -q"));
   BOOST_TEST(valid(dir.path / "mf.gif"));
   const Result none = run_normdyn(dir, "plot " + run.string() + " --kind decay -o " + (dir.path / "none").string());
   require_ok(none);
   BOOST_TEST(none.err.find("nothing to draw for mean-field runs") != std::string::npos, none.err);
-  require_ok(shell(dir, "/usr/bin/python3 " + (kSource / "scripts/plot_meanfield.py").string() + " " + run.string() + " " +
-                            (dir.path / "mf.svg").string()));
+  require_ok(shell(dir, "/usr/bin/python3 " + (kSource / "scripts/plot_meanfield.py").string() + " " + run.string() +
+                            " " + (dir.path / "mf.svg").string()));
   BOOST_TEST(valid(dir.path / "mf.svg"));
 }
 
 BOOST_AUTO_TEST_CASE(python_plot_functions) {
   TempDir dir;
   const fs::path run = dir.path / "c.h5";
-  require_ok(run_normdyn(dir, "run " + (kSource / "data/configs/default.toml").string() + " -o " + run.string() + kParticles));
+  require_ok(
+      run_normdyn(dir, "run " + (kSource / "data/configs/default.toml").string() + " -o " + run.string() + kParticles));
   require_ok(run_normdyn(dir, "analyze -q " + run.string()));
-  const Result r = shell(dir, "/usr/bin/python3 " + (kSource / "tests/app/check_plots.py").string() + " " + run.string());
+  const Result r =
+      shell(dir, "/usr/bin/python3 " + (kSource / "tests/app/check_plots.py").string() + " " + run.string());
   BOOST_TEST_INFO(r.out << r.err);
   BOOST_TEST(r.code == 0);
   BOOST_TEST(r.out.find("check_plots: ok") != std::string::npos);
@@ -189,7 +197,8 @@ BOOST_AUTO_TEST_CASE(animations_of_tokens) {
   const fs::path gif = dir.path / "circle.gif", mp4 = dir.path / "sphere.mp4";
   require_ok(run_normdyn(dir, "animate " + circle.string() + " -o " + gif.string() + " --max-frames 12 --fps 6 -q"));
   BOOST_TEST(valid(gif));
-  require_ok(run_normdyn(dir, "animate " + sphere.string() + " -o " + mp4.string() + " --max-frames 12 --width 2 --dpi 80 -q"));
+  require_ok(run_normdyn(
+      dir, "animate " + sphere.string() + " -o " + mp4.string() + " --max-frames 12 --width 2 --dpi 80 -q"));
   BOOST_TEST(valid(mp4));
   // An existing output is refused (untouched) without --force; a wrong extension names the flag.
   const std::string before = slurp(gif);
@@ -202,7 +211,8 @@ BOOST_AUTO_TEST_CASE(animations_of_tokens) {
   const Result avi = run_normdyn(dir, "animate " + circle.string() + " -o " + (dir.path / "x.avi").string());
   BOOST_TEST(avi.code == 2);
   BOOST_TEST(avi.err.find("--output") != std::string::npos, avi.err);
-  const Result width = run_normdyn(dir, "animate " + circle.string() + " -o " + (dir.path / "w.gif").string() + " --width half");
+  const Result width =
+      run_normdyn(dir, "animate " + circle.string() + " -o " + (dir.path / "w.gif").string() + " --width half");
   BOOST_TEST(width.code == 2);
   BOOST_TEST(width.err.find("width") != std::string::npos, width.err);
   BOOST_TEST(!fs::exists(dir.path / "w.gif"));
@@ -222,14 +232,27 @@ BOOST_AUTO_TEST_CASE(phase_diagram_of_an_ensemble_file) {
   const Result sweep_plots =
       shell(dir, "/usr/bin/python3 " + (kSource / "scripts/plot_sweep.py").string() + " " + ensemble.string());
   require_ok(sweep_plots);
-  for (const char* name : {"clusters", "sync_probability", "phase_diagram"}) BOOST_TEST(valid(dir.path / "beta_plots" / (name + ".png"s)));
+  for (const char* name : {"clusters", "sync_probability", "phase_diagram"})
+    BOOST_TEST(valid(dir.path / "beta_plots" / (name + ".png"s)));
 }
 
 BOOST_AUTO_TEST_CASE(help_of_every_command) {
   TempDir dir;
-  const std::vector<std::string> commands{"run", "list-schemes", "list-attention", "config-reference", "verify",
-                                          "analyze", "plot", "animate", "study", "study theorem-4.2",
-                                          "study symmetric", "study equiangular", "reproduce", "sweep", "ensemble",
+  const std::vector<std::string> commands{"run",
+                                          "list-schemes",
+                                          "list-attention",
+                                          "config-reference",
+                                          "verify",
+                                          "analyze",
+                                          "plot",
+                                          "animate",
+                                          "study",
+                                          "study theorem-4.2",
+                                          "study symmetric",
+                                          "study equiangular",
+                                          "reproduce",
+                                          "sweep",
+                                          "ensemble",
                                           "help"};
   const Result top = run_normdyn(dir, "help");
   require_ok(top);

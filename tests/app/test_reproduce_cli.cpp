@@ -31,12 +31,14 @@ BOOST_AUTO_TEST_CASE(quick_reproduction_has_measured_rows_and_no_failure) {
     BOOST_TEST(row["verdict"].get<std::string>() != "fails", row["id"].get<std::string>() << ": " << row["measured"]);
     BOOST_TEST(ids.insert(row["id"].get<std::string>()).second);
   }
-  for (const char* id : {"4.1-slope-peri", "4.1-law-post", "4.1-particles-mix", "4.2-identity"}) BOOST_TEST(ids.count(id) == 1u);
+  for (const char* id : {"4.1-slope-peri", "4.1-law-post", "4.1-particles-mix", "4.2-identity"})
+    BOOST_TEST(ids.count(id) == 1u);
   // Continuum limits (every scheme in depth; particles to mean field; grid order), Theorem 4.3 with
   // random Q, K and Theorem 4.2 with random Q, K, V of norm 1.
   for (const char* id : {"7-depth-post", "7-depth-pre", "7-depth-mix", "7-depth-peri", "7-depth-ngpt", "7-depth-cod",
                          "7-meanfield-w1-grid", "7-meanfield-w1-sampled", "7-meanfield-grid-post",
-                         "4.3-scale-random-qk-post", "4.3-radius-random-qk-peri", "4.2-random-unit-norm", "3.1-sync-post-n16-d3-beta1", "3.1-sync-peri-n8-d5-beta2"}) {
+                         "4.3-scale-random-qk-post", "4.3-radius-random-qk-peri", "4.2-random-unit-norm",
+                         "3.1-sync-post-n16-d3-beta1", "3.1-sync-peri-n8-d5-beta2"}) {
     BOOST_TEST_INFO(id);
     BOOST_TEST(ids.count(id) == 1u);
   }
@@ -60,7 +62,8 @@ BOOST_AUTO_TEST_CASE(quick_reproduction_has_measured_rows_and_no_failure) {
 
 BOOST_AUTO_TEST_CASE(symmetric_study_json_layout) {
   test::Scratch s;
-  const test::CommandResult r = s.normdyn("study symmetric --n 16 --beta 2 --t-end 3 --samples 6 --tau 1 --json sym.json");
+  const test::CommandResult r =
+      s.normdyn("study symmetric --n 16 --beta 2 --t-end 3 --samples 6 --tau 1 --json sym.json");
   BOOST_TEST_INFO("stderr: " << r.err);
   BOOST_REQUIRE_EQUAL(r.exit_code, 0);
   const json j = json::parse(test::Scratch::slurp(s / "sym.json"));
@@ -73,7 +76,8 @@ BOOST_AUTO_TEST_CASE(symmetric_study_json_layout) {
     }
   BOOST_TEST(s.normdyn("study symmetric --n 16 --beta 2 --t-end 3 --json sym.json").exit_code == 3);
   // Log-spaced times: t = 0, then K times from T0 to T.
-  const test::CommandResult lg = s.normdyn("study symmetric --n 16 --beta 2 --t-end 3 --log-times 0.01 5 --json log.json");
+  const test::CommandResult lg =
+      s.normdyn("study symmetric --n 16 --beta 2 --t-end 3 --log-times 0.01 5 --json log.json");
   BOOST_TEST_INFO("stderr: " << lg.err);
   BOOST_REQUIRE_EQUAL(lg.exit_code, 0);
   const json jl = json::parse(test::Scratch::slurp(s / "log.json"));

@@ -14,10 +14,10 @@
 #include "sweep_harness.hpp"
 
 using namespace normdyn;
-using test::Scratch;
-using test::SweepIndex;
 using test::compare_with_reference;
 using test::contains;
+using test::Scratch;
+using test::SweepIndex;
 
 namespace {
 
@@ -64,7 +64,8 @@ BOOST_AUTO_TEST_CASE(every_point_gets_its_file_and_the_index_reads_without_normd
     BOOST_TEST(index.ints("group")[i] == static_cast<std::int64_t>(i / 3));  // seeds of one configuration
   }
   // Python, without normdyn: CSV = HDF5, and the figures agree with the run files.
-  const auto check = s.shell(std::string(NORMDYN_PYTHON) + " " + NORMDYN_SOURCE_DIR + "/tests/app/check_sweep_index.py out");
+  const auto check =
+      s.shell(std::string(NORMDYN_PYTHON) + " " + NORMDYN_SOURCE_DIR + "/tests/app/check_sweep_index.py out");
   BOOST_TEST(check.exit_code == 0, check.err);
   BOOST_TEST(check.out == "ok 12\n");
   // A sweep's run is the run of its point.
@@ -141,8 +142,9 @@ BOOST_AUTO_TEST_CASE(bad_input_is_reported_before_anything_runs) {
   s.write("sweep.toml", "base = \"base.toml\"\n[axes]\n\"init.seed\" = [1, 2]\n\"model.beta\" = [1.0, -2.0]\n");
   const auto r = s.normdyn("sweep sweep.toml -o out");
   BOOST_TEST(r.exit_code == 2);
-  BOOST_TEST(r.err == "normdyn: error: axes.\"model.beta\": point 2 of 4 (init.seed = 1, model.beta = -2.0): must be "
-                      ">= 0, got -2\n");
+  BOOST_TEST(r.err ==
+             "normdyn: error: axes.\"model.beta\": point 2 of 4 (init.seed = 1, model.beta = -2.0): must be "
+             ">= 0, got -2\n");
   BOOST_TEST(!std::filesystem::exists(s / "out"));
   const auto missing = s.normdyn("sweep nothing.toml -o out");
   BOOST_TEST(missing.exit_code == 2);
@@ -203,7 +205,6 @@ BOOST_AUTO_TEST_CASE(failed_runs_are_recorded_and_the_sweep_goes_on) {
   BOOST_TEST(again.strings("action")[2] == "run");
   BOOST_TEST(again.strings("status")[2] == "bad_input");
 }
-
 
 BOOST_AUTO_TEST_CASE(the_documentation_reads_the_index_as_written) {
   // The fenced block after `<!-- docs-example: sweep-index -->` of the page on loading results, run

@@ -12,10 +12,10 @@
 #include "sweep_harness.hpp"
 
 using namespace normdyn;
-using test::Scratch;
-using test::SweepIndex;
 using test::compare_with_reference;
 using test::contains;
+using test::Scratch;
+using test::SweepIndex;
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include "normdyn/io/run_file.hpp"
 
 using namespace normdyn;
-using test::Scratch;
 using test::contains;
+using test::Scratch;
 
 namespace {
 
@@ -78,14 +78,16 @@ BOOST_AUTO_TEST_CASE(every_group_of_run_files_and_observables_files_opens) {
   s.write("particles.toml", kParticles);
   s.write("meanfield.toml", kMeanField);
   require_ok(s.normdyn("run particles.toml -q -o p.h5"));
-  require_ok(s.normdyn("run particles.toml -q -o w.h5 --set model.d=2 --set init.kind=von_mises "
-                       "--set 'init.centers=[1.0]' --set 'init.kappa=[1.0]' --set init.sampling=grid"));
+  require_ok(
+      s.normdyn("run particles.toml -q -o w.h5 --set model.d=2 --set init.kind=von_mises "
+                "--set 'init.centers=[1.0]' --set 'init.kappa=[1.0]' --set init.sampling=grid"));
   require_ok(s.normdyn("run particles.toml -q -o a.h5"));
-  require_ok(s.normdyn("analyze a.h5 -q"));                                   // into the run file
+  require_ok(s.normdyn("analyze a.h5 -q"));                                      // into the run file
   require_ok(s.normdyn("analyze p.h5 -q --observables-file p.observables.h5"));  // a file of their own
   require_ok(s.normdyn("run meanfield.toml -q -o mf.h5"));
-  require_ok(s.normdyn("run meanfield.toml -q -o mfr.h5 --set model.scheme=pre --set init.radius_width=0.1 "
-                       "--set meanfield.radial_grid=6"));
+  require_ok(
+      s.normdyn("run meanfield.toml -q -o mfr.h5 --set model.scheme=pre --set init.radius_width=0.1 "
+                "--set meanfield.radial_grid=6"));
   const auto r = check_groups(s, "p.h5 w.h5 a.h5 p.observables.h5 mf.h5 mfr.h5");
   BOOST_TEST(r.exit_code == 0, r.err);
   for (const char* f : {"p.h5", "w.h5", "a.h5", "p.observables.h5", "mf.h5", "mfr.h5"})

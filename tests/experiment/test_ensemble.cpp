@@ -53,8 +53,8 @@ struct TempDir {
 SweepSpec small_sweep(const std::string& extra = "") {
   return parse_sweep(
       "[set]\n\"model.scheme\" = \"pre\"\n\"model.n\" = 8\n\"model.d\" = 3\n\"solver.t_end\" = 6.0\n"
-      "\"output.samples\" = 13\n" + extra +
-          "[axes]\n\"model.beta\" = [1.0, 4.0]\n\"init.seed\" = [1, 2, 3]\n",
+      "\"output.samples\" = 13\n" +
+          extra + "[axes]\n\"model.beta\" = [1.0, 4.0]\n\"init.seed\" = [1, 2, 3]\n",
       "test.toml");
 }
 
@@ -67,8 +67,10 @@ bool same_grid(const GridFile& a, const GridFile& b) {
         [&](const auto& u) {
           using T = std::decay_t<decltype(u)>;
           const auto& v = std::get<T>(y);
-          if constexpr (std::is_same_v<T, std::vector<std::string>>) return u == v;
-          else return u.size() == v.size() && std::memcmp(u.data(), v.data(), u.size() * sizeof(u[0])) == 0;
+          if constexpr (std::is_same_v<T, std::vector<std::string>>)
+            return u == v;
+          else
+            return u.size() == v.size() && std::memcmp(u.data(), v.data(), u.size() * sizeof(u[0])) == 0;
         },
         x);
   };
@@ -76,7 +78,8 @@ bool same_grid(const GridFile& a, const GridFile& b) {
       a.variables.size() != b.variables.size())
     return false;
   for (std::size_t i = 0; i < a.dimensions.size(); ++i)
-    if (a.dimensions[i].name != b.dimensions[i].name || !same_values(a.dimensions[i].coordinate, b.dimensions[i].coordinate))
+    if (a.dimensions[i].name != b.dimensions[i].name ||
+        !same_values(a.dimensions[i].coordinate, b.dimensions[i].coordinate))
       return false;
   for (std::size_t i = 0; i < a.variables.size(); ++i)
     if (a.variables[i].name != b.variables[i].name || a.variables[i].dimensions != b.variables[i].dimensions ||
@@ -134,7 +137,8 @@ BOOST_AUTO_TEST_CASE(a_member_is_the_single_run_bit_for_bit) {
     run_experiment(c, eo, {&rec});
     const std::size_t per = rec.direction.size();
     BOOST_REQUIRE_EQUAL(per, out.result.time.size() * 8 * 3);
-    BOOST_CHECK(std::memcmp(rec.direction.data(), out.result.trajectory_direction.data() + k * per, per * sizeof(double)) == 0);
+    BOOST_CHECK(
+        std::memcmp(rec.direction.data(), out.result.trajectory_direction.data() + k * per, per * sizeof(double)) == 0);
     BOOST_CHECK(std::memcmp(rec.radius.data(), out.result.trajectory_radius.data() + k * rec.radius.size(),
                             rec.radius.size() * sizeof(double)) == 0);
     // The member's summary is the run's.

@@ -207,8 +207,9 @@ BOOST_AUTO_TEST_CASE(given_arrays_are_stored_and_resume_from_the_run_file) {
   }
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = 2.0 * std::sin(0.9 * static_cast<double>(i) + 0.1);
   const auto make = [&](const fs::path& out) {
-    RunConfig c = parse_config("[model]\nscheme = \"pre\"\nn = 10\nd = 4\nheads = 2\n[solver]\nt_end = 3.0\n[output]\nsamples = 7\n",
-                               "test", {"output.path=\"" + out.string() + "\""});
+    RunConfig c = parse_config(
+        "[model]\nscheme = \"pre\"\nn = 10\nd = 4\nheads = 2\n[solver]\nt_end = 3.0\n[output]\nsamples = 7\n", "test",
+        {"output.path=\"" + out.string() + "\""});
     give_qkv(c, q, k, v, layers, heads, d);
     give_tokens(c, x, n, d);
     return c;
@@ -220,21 +221,25 @@ BOOST_AUTO_TEST_CASE(given_arrays_are_stored_and_resume_from_the_run_file) {
   const Tokens first = w.frame(0);
   for (Index i = 0; i < n; ++i)
     for (Index c = 0; c < d; ++c)
-      BOOST_TEST(first.r(i) * first.theta(i, c) == x[static_cast<std::size_t>(i * d + c)], boost::test_tools::tolerance(1e-14));
+      BOOST_TEST(first.r(i) * first.theta(i, c) == x[static_cast<std::size_t>(i * d + c)],
+                 boost::test_tools::tolerance(1e-14));
   const RunConfig stored = w.config();
   BOOST_TEST(to_string(stored.model.qkv) == "given");
   BOOST_TEST_REQUIRE(stored.model.given_qkv);
   BOOST_TEST_REQUIRE(stored.model.given_qkv->size() == 2u);
-  BOOST_TEST((*stored.model.given_qkv)[1].other_heads.at(0).K(3, 2) == k[static_cast<std::size_t>(((1 * heads + 1) * d + 3) * d + 2)]);
+  BOOST_TEST((*stored.model.given_qkv)[1].other_heads.at(0).K(3, 2) ==
+             k[static_cast<std::size_t>(((1 * heads + 1) * d + 3) * d + 2)]);
 
   RunConfig config = make(dir.path / "given.h5");
   ExperimentOptions options;
   int steps = 0;
   options.stop_requested = [&steps] { return ++steps > 5 ? 15 : 0; };
-  BOOST_TEST_REQUIRE(static_cast<int>(run_experiment(config, options).status) == static_cast<int>(RunStatus::interrupted));
+  BOOST_TEST_REQUIRE(static_cast<int>(run_experiment(config, options).status) ==
+                     static_cast<int>(RunStatus::interrupted));
   RunConfig resumed;
-  BOOST_TEST_REQUIRE(static_cast<int>(resume_experiment(config.output.path, std::nullopt, ExperimentOptions{}, resumed).status) ==
-                     static_cast<int>(RunStatus::ok));
+  BOOST_TEST_REQUIRE(
+      static_cast<int>(resume_experiment(config.output.path, std::nullopt, ExperimentOptions{}, resumed).status) ==
+      static_cast<int>(RunStatus::ok));
   const RunReader a(config.output.path);
   BOOST_TEST_REQUIRE(a.frames() == w.frames());
   const Tokens y = a.frame(a.frames() - 1), z = w.frame(w.frames() - 1);
@@ -265,20 +270,24 @@ BOOST_AUTO_TEST_CASE(given_arrays_are_stored_and_resume_from_the_run_file) {
 BOOST_AUTO_TEST_CASE(a_noisy_run_resumes_to_the_uninterrupted_one_bit_for_bit) {
   TempDir dir;
   const auto make = [&](const fs::path& out) {
-    return parse_config("[model]\nscheme = \"pre\"\nn = 12\nd = 3\nbeta = 2.0\n[noise]\nkind = \"independent\"\nsigma = 0.3\n"
-                        "[solver]\nt_end = 2.0\ndt = 0.01\n[output]\nsamples = 11\n",
-                        "test", {"output.path=\"" + out.string() + "\""});
+    return parse_config(
+        "[model]\nscheme = \"pre\"\nn = 12\nd = 3\nbeta = 2.0\n[noise]\nkind = \"independent\"\nsigma = 0.3\n"
+        "[solver]\nt_end = 2.0\ndt = 0.01\n[output]\nsamples = 11\n",
+        "test", {"output.path=\"" + out.string() + "\""});
   };
   const RunConfig whole = make(dir.path / "noisy_whole.h5");
-  BOOST_TEST_REQUIRE(static_cast<int>(run_experiment(whole, ExperimentOptions{}).status) == static_cast<int>(RunStatus::ok));
+  BOOST_TEST_REQUIRE(static_cast<int>(run_experiment(whole, ExperimentOptions{}).status) ==
+                     static_cast<int>(RunStatus::ok));
   RunConfig config = make(dir.path / "noisy.h5");
   ExperimentOptions options;
   int steps = 0;
   options.stop_requested = [&steps] { return ++steps > 57 ? 15 : 0; };
-  BOOST_TEST_REQUIRE(static_cast<int>(run_experiment(config, options).status) == static_cast<int>(RunStatus::interrupted));
+  BOOST_TEST_REQUIRE(static_cast<int>(run_experiment(config, options).status) ==
+                     static_cast<int>(RunStatus::interrupted));
   RunConfig resumed;
-  BOOST_TEST_REQUIRE(static_cast<int>(resume_experiment(config.output.path, std::nullopt, ExperimentOptions{}, resumed).status) ==
-                     static_cast<int>(RunStatus::ok));
+  BOOST_TEST_REQUIRE(
+      static_cast<int>(resume_experiment(config.output.path, std::nullopt, ExperimentOptions{}, resumed).status) ==
+      static_cast<int>(RunStatus::ok));
   BOOST_TEST((resumed.solver.method == Method::stratonovich_heun));
   const RunReader a(config.output.path), w(whole.output.path);
   BOOST_TEST_REQUIRE(a.frames() == w.frames());
@@ -300,19 +309,25 @@ BOOST_AUTO_TEST_CASE(feedforward_weights_from_a_file_equal_the_inline_ones) {
     f.create_dataset("a", a_dims, std::span<const double>(a));
     f.create_dataset("omega", o_dims, std::span<const double>(omega));
   }
-  const std::string base = "[model]\nscheme = \"pre\"\nn = 9\nd = 3\nbeta = 2.0\n[solver]\nt_end = 3.0\n[output]\nsamples = 7\n";
+  const std::string base =
+      "[model]\nscheme = \"pre\"\nn = 9\nd = 3\nbeta = 2.0\n[solver]\nt_end = 3.0\n[output]\nsamples = 7\n";
   const auto list = [](const std::vector<double>& v) {
     std::string out = "[";
     for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + toml_text::number_text(v[i]);
     return out + "]";
   };
-  const RunConfig from_file = parse_config(base + "[feedforward]\nactivation = \"tanh\"\nweights = \"file\"\nfile = \"" + (dir.path / "ff.h5").string() + "\"\n",
-                                           "test", {"output.path=\"" + (dir.path / "file.h5").string() + "\""});
-  const RunConfig inline_weights = parse_config(base + "[feedforward]\nactivation = \"tanh\"\nweights = \"inline\"\na = " + list(a) + "\nomega = " + list(omega) + "\n",
-                                                "test", {"output.path=\"" + (dir.path / "inline.h5").string() + "\""});
+  const RunConfig from_file =
+      parse_config(base + "[feedforward]\nactivation = \"tanh\"\nweights = \"file\"\nfile = \"" +
+                       (dir.path / "ff.h5").string() + "\"\n",
+                   "test", {"output.path=\"" + (dir.path / "file.h5").string() + "\""});
+  const RunConfig inline_weights =
+      parse_config(base + "[feedforward]\nactivation = \"tanh\"\nweights = \"inline\"\na = " + list(a) +
+                       "\nomega = " + list(omega) + "\n",
+                   "test", {"output.path=\"" + (dir.path / "inline.h5").string() + "\""});
   const RunConfig without = parse_config(base, "test", {"output.path=\"" + (dir.path / "none.h5").string() + "\""});
   for (const RunConfig* c : {&from_file, &inline_weights, &without})
-    BOOST_TEST_REQUIRE(static_cast<int>(run_experiment(*c, ExperimentOptions{}).status) == static_cast<int>(RunStatus::ok));
+    BOOST_TEST_REQUIRE(static_cast<int>(run_experiment(*c, ExperimentOptions{}).status) ==
+                       static_cast<int>(RunStatus::ok));
   const RunReader f(from_file.output.path), i(inline_weights.output.path), w(without.output.path);
   const Tokens y = f.frame(f.frames() - 1), z = i.frame(i.frames() - 1), u = w.frame(w.frames() - 1);
   BOOST_TEST(same_bits(y.theta.data(), z.theta.data(), static_cast<std::size_t>(y.theta.size())));

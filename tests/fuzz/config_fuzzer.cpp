@@ -20,9 +20,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::size_t start = 0;
   while (start <= input.size()) {
     const std::size_t end = input.find('\n', start);
-    const std::string_view line = input.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    if (line.substr(0, 5) == "#set ") overrides.emplace_back(line.substr(5));
-    else toml.append(line).append("\n");
+    const std::string_view line =
+        input.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (line.substr(0, 5) == "#set ")
+      overrides.emplace_back(line.substr(5));
+    else
+      toml.append(line).append("\n");
     if (end == std::string_view::npos) break;
     start = end + 1;
   }

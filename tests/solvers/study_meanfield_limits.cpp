@@ -110,9 +110,10 @@ BOOST_AUTO_TEST_CASE(depth) {
   constexpr Index kN = 256, kD = 3;
   constexpr double kBeta = 2.0, kDepth = 2.0;
   const WeightedTokens start = density_tokens(bumps(), kN, kD, Sampling::weighted, 1.0, 0.2, 5);
-  std::printf("depth: weighted particles (n = %lld, d = %lld, three von Mises bumps, beta = %g), L layers of "
-              "step h = %g / L against the ODE (dopri5, rtol 1e-12) at depth %g\n",
-              static_cast<long long>(kN), static_cast<long long>(kD), kBeta, kDepth, kDepth);
+  std::printf(
+      "depth: weighted particles (n = %lld, d = %lld, three von Mises bumps, beta = %g), L layers of "
+      "step h = %g / L against the ODE (dopri5, rtol 1e-12) at depth %g\n",
+      static_cast<long long>(kN), static_cast<long long>(kD), kBeta, kDepth, kDepth);
   for_each_scheme([&](auto s) {
     using S = decltype(s);
     Scheme scheme = s;
@@ -162,9 +163,9 @@ BOOST_AUTO_TEST_CASE(grid) {
     std::vector<double> sizes, errors;
     for (std::int64_t m = 64; m <= 2048; m *= 2) {
       MeanFieldCircle s(spec_for(PostLN{}, 4.0, m));
-      const auto x = test::solve(s, s.initial_state(cell_averages(start, m), 1.0, 0.0), {0.0, 2.0},
-                                 test::tight_options(1e-11))
-                         .back();
+      const auto x =
+          test::solve(s, s.initial_state(cell_averages(start, m), 1.0, 0.0), {0.0, 2.0}, test::tight_options(1e-11))
+              .back();
       sizes.push_back(static_cast<double>(m));
       errors.push_back(l1_restricted(fine, x));
       std::printf("  M = %5lld  L1 = %.4e%s\n", static_cast<long long>(m), errors.back(),
@@ -187,9 +188,9 @@ BOOST_AUTO_TEST_CASE(grid) {
     std::vector<double> sizes, errors;
     for (std::int64_t m = 64; m <= 256; m *= 2) {
       MeanFieldCircle s(spec_for(PreLN{}, 4.0, m, m / 8));
-      const auto x = test::solve(s, s.initial_state(cell_averages(start, m), 1.0, 0.2), {0.0, 2.0},
-                                 test::tight_options(1e-7))
-                         .back();
+      const auto x =
+          test::solve(s, s.initial_state(cell_averages(start, m), 1.0, 0.2), {0.0, 2.0}, test::tight_options(1e-7))
+              .back();
       sizes.push_back(static_cast<double>(m));
       errors.push_back(l1_restricted(fine, s.angular_density(x.data())));
       std::printf("  M x M_r = %4lld x %3lld  L1 = %.4e\n", static_cast<long long>(m), static_cast<long long>(m / 8),
@@ -218,8 +219,9 @@ BOOST_AUTO_TEST_CASE(speed) {
   // The run of the issue: M = 4096, beta = 10, to t = 10, from (1 + 0.05 cos 5 phi) / 2 pi (five clusters).
   MeanFieldCircle s(spec_for(PostLN{}, 10.0, 4096));
   IntegrationResult result;
-  const auto states = test::solve(s, s.initial_state(cell_averages(Density::perturbed_uniform(5, 0.05), 4096), 1.0, 0.0),
-                                  {0.0, 10.0}, test::tight_options(1e-8), &result);
+  const auto states =
+      test::solve(s, s.initial_state(cell_averages(Density::perturbed_uniform(5, 0.05), 4096), 1.0, 0.0), {0.0, 10.0},
+                  test::tight_options(1e-8), &result);
   const auto rho = s.density(states.back().data());
   std::printf("  M = 4096, beta = 10, t = 0..10 (dopri5, rtol 1e-8): %.3f s, %lld steps, %lld rhs, peak density %.1f\n",
               result.wall_seconds, static_cast<long long>(result.counters.accepted_steps),

@@ -28,9 +28,13 @@ struct FixedStepExpectation {
 };
 FixedStepExpectation fixed_step_expectation(Method k) {
   switch (method_info(k).order) {
-    case 1: return {1e-4, 2e-3};
-    case 4: return {1e-2, 1e-8};
-    default: BOOST_FAIL("no expectation for a fixed-step method of order " << method_info(k).order); return {};
+    case 1:
+      return {1e-4, 2e-3};
+    case 4:
+      return {1e-2, 1e-8};
+    default:
+      BOOST_FAIL("no expectation for a fixed-step method of order " << method_info(k).order);
+      return {};
   }
 }
 
@@ -69,7 +73,8 @@ struct Recorder final : SampleObserver {
                                      const CheckpointView& c) override {
     times.push_back(t);
     states.emplace_back(x.begin(), x.end());
-    checkpoints.push_back(Checkpoint{c.t, c.dt, std::vector<double>(c.x.begin(), c.x.end()), c.counters, c.next_sample});
+    checkpoints.push_back(
+        Checkpoint{c.t, c.dt, std::vector<double>(c.x.begin(), c.x.end()), c.counters, c.next_sample});
     if (stop_after && index >= *stop_after) return RunStatus::synchronized;
     return std::nullopt;
   }
@@ -204,8 +209,8 @@ BOOST_AUTO_TEST_CASE(max_steps_and_observer_stops_are_statuses) {
 
   Recorder stopper;
   stopper.stop_after = 2;
-  const auto stopped = integrate(sys, x0, 0.0, std::vector<double>{0.0, 1.0, 2.0, 3.0, 4.0},
-                                 options_for(Method::dopri5), stopper);
+  const auto stopped =
+      integrate(sys, x0, 0.0, std::vector<double>{0.0, 1.0, 2.0, 3.0, 4.0}, options_for(Method::dopri5), stopper);
   BOOST_TEST(stopped.status == RunStatus::synchronized);
   BOOST_TEST(stopper.times.size() == 3u);
   BOOST_TEST(stopped.t_reached == 2.0);
@@ -289,7 +294,9 @@ BOOST_AUTO_TEST_CASE(steps_below_the_resolution_of_time_are_a_step_underflow) {
 // ends the run as a step_underflow instead of looping there.
 struct Stiff final : OdeSystem {
   std::size_t size() const override { return 1; }
-  void rhs(const double* x, double* dxdt, double t) override { dxdt[0] = t > 1.0 ? 1e300 * std::sin(1e300 * t) : -x[0]; }
+  void rhs(const double* x, double* dxdt, double t) override {
+    dxdt[0] = t > 1.0 ? 1e300 * std::sin(1e300 * t) : -x[0];
+  }
 };
 BOOST_AUTO_TEST_CASE(adaptive_steps_that_do_not_advance_t_are_a_step_underflow) {
   for (Method k : kAll) {

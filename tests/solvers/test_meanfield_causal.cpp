@@ -101,17 +101,16 @@ BOOST_AUTO_TEST_CASE(first_slice_is_stationary_and_each_slice_keeps_its_mass) {
     bool uniform, split;
     double sigma;
   };
-  for (const Case& c : {Case{"dopri5, uniform", MeanFieldMethod::finite_volume, true, false, 0.0},
-                        Case{"dopri5, softmax", MeanFieldMethod::finite_volume, false, false, 0.0},
-                        Case{"split finite volume, uniform", MeanFieldMethod::finite_volume, true, true, 0.0},
-                        Case{"split semi-Lagrangian, uniform", MeanFieldMethod::semi_lagrangian, true, true, 0.0},
-                        Case{"split semi-Lagrangian, softmax, noise", MeanFieldMethod::semi_lagrangian, false, true,
-                             0.4}}) {
+  for (const Case& c :
+       {Case{"dopri5, uniform", MeanFieldMethod::finite_volume, true, false, 0.0},
+        Case{"dopri5, softmax", MeanFieldMethod::finite_volume, false, false, 0.0},
+        Case{"split finite volume, uniform", MeanFieldMethod::finite_volume, true, true, 0.0},
+        Case{"split semi-Lagrangian, uniform", MeanFieldMethod::semi_lagrangian, true, true, 0.0},
+        Case{"split semi-Lagrangian, softmax, noise", MeanFieldMethod::semi_lagrangian, false, true, 0.4}}) {
     BOOST_TEST_CONTEXT(c.name) {
       MeanFieldCausal pde(causal_slice(kM, 2.0, c.method, c.uniform, c.sigma), CursorSpec{kSlices, 1.0});
       const std::vector<double> x0 = pde.initial_state(rho);
-      const auto states =
-          solve_causal(pde, x0, {0.0, 3.0}, c.split ? split_options(0.02) : test::tight_options(1e-8));
+      const auto states = solve_causal(pde, x0, {0.0, 3.0}, c.split ? split_options(0.02) : test::tight_options(1e-8));
       const double* end = states.back().data();
       const std::vector<double> masses = pde.slice_masses(end);
       for (double mass : masses) BOOST_TEST(std::abs(mass - 1.0) < 1e-12);
@@ -148,7 +147,8 @@ BOOST_AUTO_TEST_CASE(particles_converge_to_the_causal_mean_field) {
   constexpr std::int64_t kM = 128, kSlices = 128, kBins = 4;
   const Density start = causal_bumps();
   MeanFieldCausal pde(causal_slice(kM, kBeta, MeanFieldMethod::finite_volume, true), CursorSpec{kSlices, kLambda});
-  const auto states = solve_causal(pde, pde.initial_state(cell_averages(start, kM)), {kTime}, test::tight_options(1e-8));
+  const auto states =
+      solve_causal(pde, pde.initial_state(cell_averages(start, kM)), {kTime}, test::tight_options(1e-8));
   std::vector<std::vector<double>> bins(kBins, std::vector<double>(kM, 0.0));
   for (std::int64_t j = 0; j < kSlices; ++j)
     for (std::int64_t i = 0; i < kM; ++i)
@@ -177,13 +177,15 @@ BOOST_AUTO_TEST_CASE(particles_converge_to_the_causal_mean_field) {
     double sum = 0.0, start_sum = 0.0;
     for (std::int64_t b = 0; b < kBins; ++b) {
       analysis::CircleMeasure initial, density;
-      for (Index i = b * n / kBins; i < (b + 1) * n / kBins; ++i) initial.atoms.push_back(angles[static_cast<std::size_t>(i)]);
+      for (Index i = b * n / kBins; i < (b + 1) * n / kBins; ++i)
+        initial.atoms.push_back(angles[static_cast<std::size_t>(i)]);
       density.cells = cell_averages(start, kM);
       start_sum += analysis::wasserstein1_circle(initial, density);
     }
     for (std::int64_t b = 0; b < kBins; ++b) {
       analysis::CircleMeasure atoms, cells;
-      for (Index i = b * n / kBins; i < (b + 1) * n / kBins; ++i) atoms.atoms.push_back(std::atan2(end.theta(i, 1), end.theta(i, 0)));
+      for (Index i = b * n / kBins; i < (b + 1) * n / kBins; ++i)
+        atoms.atoms.push_back(std::atan2(end.theta(i, 1), end.theta(i, 0)));
       cells.cells = bins[static_cast<std::size_t>(b)];
       sum += analysis::wasserstein1_circle(atoms, cells);
     }

@@ -18,9 +18,9 @@
 #include "tolerances.hpp"
 
 using namespace normdyn;
+using normdyn::test::AllSchemes;
 using test::l1_restricted;
 using test::spec_for;
-using normdyn::test::AllSchemes;
 
 namespace {
 
@@ -49,8 +49,8 @@ const std::vector<std::vector<double>>& example_pde(std::int64_t m) {
   std::vector<double> times;
   for (int i = 0; i < kExampleFrames; ++i) times.push_back(kExampleStep * i);
   IntegrationResult result;
-  const auto states =
-      test::solve(pde, pde.initial_state(cell_averages(example_density(), m), 1.0, 0.0), times, test::tight_options(1e-9), &result);
+  const auto states = test::solve(pde, pde.initial_state(cell_averages(example_density(), m), 1.0, 0.0), times,
+                                  test::tight_options(1e-9), &result);
   BOOST_REQUIRE(result.status == RunStatus::ok);
   for (const auto& x : states) out.push_back(pde.angular_density(x.data()));
   return out;
@@ -116,10 +116,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(mass_is_conserved_and_density_stays_nonnegative, S
       min_density = std::min(min_density, *std::min_element(rho.begin(), rho.end()));
       peak = std::max(peak, *std::max_element(rho.begin(), rho.end()));
     }
-    std::printf("%-5s project = %d: |mass - 1| <= %.1e, min density %.3e, peak %.3g, negative clipped %.1e, "
-                "%lld steps\n",
-                std::string(S::key).c_str(), project, mass_error, min_density, peak,
-                result.counters.max_constraint_drift, static_cast<long long>(result.counters.accepted_steps));
+    std::printf(
+        "%-5s project = %d: |mass - 1| <= %.1e, min density %.3e, peak %.3g, negative clipped %.1e, "
+        "%lld steps\n",
+        std::string(S::key).c_str(), project, mass_error, min_density, peak, result.counters.max_constraint_drift,
+        static_cast<long long>(result.counters.accepted_steps));
     BOOST_TEST(mass_error < test::kMassRoundoff);
     if (project) BOOST_TEST(min_density >= 0.0);
     BOOST_TEST(peak > 1.0);  // clusters did form (the start peaks at 1.2 per radian)
@@ -167,10 +168,9 @@ BOOST_AUTO_TEST_CASE(weighted_particles_converge_to_the_pde) {
     MeanFieldSpec spec = spec_for(scheme, kBeta, radius ? 512 : 1024);
     spec.radial_grid = 32;
     MeanFieldCircle pde(spec);
-    const auto pde_end =
-        test::solve(pde, pde.initial_state(cell_averages(bumps(), spec.grid), 1.0, width), {0.0, kTime},
-                    test::tight_options(1e-8))
-            .back();
+    const auto pde_end = test::solve(pde, pde.initial_state(cell_averages(bumps(), spec.grid), 1.0, width),
+                                     {0.0, kTime}, test::tight_options(1e-8))
+                             .back();
     const analysis::CircleMeasure continuum{{}, {}, pde.angular_density(pde_end.data())};
     std::vector<double> distances;
     const std::vector<Index> sizes{64, 128, 256, 512};
@@ -183,7 +183,8 @@ BOOST_AUTO_TEST_CASE(weighted_particles_converge_to_the_pde) {
       std::printf("%-4s n = %5lld: W1(particles, PDE) at t = %g: %.3e%s%.2f\n", std::string(scheme_key(scheme)).c_str(),
                   static_cast<long long>(sizes[i]), kTime, distances[i], i ? ", observed rate " : ", rate ",
                   i ? std::log2(distances[i - 1] / distances[i]) : 0.0);
-    const double rate = std::log2(distances.front() / distances.back()) / std::log2(double(sizes.back() / sizes.front()));
+    const double rate =
+        std::log2(distances.front() / distances.back()) / std::log2(double(sizes.back() / sizes.front()));
     BOOST_TEST_INFO(scheme_key(scheme));
     BOOST_TEST(std::abs(rate - 1.0) < test::kOrderSlack);
     BOOST_TEST(distances.back() < (radius ? 4e-3 : 1e-3));
@@ -204,8 +205,8 @@ BOOST_AUTO_TEST_CASE(resolution_threshold) {
   for (std::size_t g = 1; g + 1 < grids.size(); ++g) {
     const auto &coarse = example_pde(grids[g - 1]), &mid = example_pde(grids[g]), &fine = example_pde(grids[g + 1]);
     for (int i = 0; i < kExampleFrames; ++i) {
-      const double width =
-          analysis::narrowest_cluster_cells(analysis::density_clusters(coarse[i]), static_cast<std::size_t>(grids[g - 1]));
+      const double width = analysis::narrowest_cluster_cells(analysis::density_clusters(coarse[i]),
+                                                             static_cast<std::size_t>(grids[g - 1]));
       if (!std::isfinite(width)) continue;  // no cluster yet
       points.push_back({width, std::log2(w1_cells(coarse[i], mid[i]) / w1_cells(mid[i], fine[i]))});
     }
@@ -248,7 +249,8 @@ BOOST_AUTO_TEST_CASE(weighted_particles_follow_the_pde_after_clusters_form) {
   std::map<Index, std::vector<analysis::CircleMeasure>> particles;  // per n, at `times`
   for (Index n : {Index{1024}, Index{2048}}) {
     // rtol 1e-7: the integration error stays far below the quadrature error of n particles (~1/n).
-    particles[n] = weighted_particles(PostLN{}, kExampleBeta, example_density(), n, 0.0, times, test::tight_options(1e-7));
+    particles[n] =
+        weighted_particles(PostLN{}, kExampleBeta, example_density(), n, 0.0, times, test::tight_options(1e-7));
   }
   for (std::size_t k = 0; k < times.size(); ++k) {
     const auto frame = static_cast<std::size_t>(std::lround(times[k] / kExampleStep));
@@ -258,10 +260,11 @@ BOOST_AUTO_TEST_CASE(weighted_particles_follow_the_pde_after_clusters_form) {
     const double particle_error = analysis::wasserstein1_circle(particles[1024][k], particles[2048][k]);
     const auto clusters = analysis::density_clusters(pde_fine[frame]);
     const double width = analysis::narrowest_cluster_cells(clusters, pde_fine[frame].size());
-    std::printf("t = %g: %zu clusters, narrowest %.2f cells at M = %lld; W1(particles n = 2048, PDE M = %lld) = %.3e, "
-                "W1(PDE M, 2M) = %.3e, W1(particles n, 2n) = %.3e\n",
-                times[k], clusters.size(), width, static_cast<long long>(2 * m), static_cast<long long>(2 * m),
-                distance, grid_error, particle_error);
+    std::printf(
+        "t = %g: %zu clusters, narrowest %.2f cells at M = %lld; W1(particles n = 2048, PDE M = %lld) = %.3e, "
+        "W1(PDE M, 2M) = %.3e, W1(particles n, 2n) = %.3e\n",
+        times[k], clusters.size(), width, static_cast<long long>(2 * m), static_cast<long long>(2 * m), distance,
+        grid_error, particle_error);
     BOOST_TEST_INFO("t = " << times[k]);
     BOOST_TEST(clusters.size() == 5u);
     BOOST_TEST(distance <= 3.0 * (grid_error + particle_error));

@@ -61,8 +61,8 @@ void check(const std::string& label, const Measured& m) {
   const double rate_error = std::abs(rate - exact) / std::abs(exact);
   // Phase: arg of the ratio against Im ∫λ, on the circle.
   const double phase_error = std::abs(std::remainder(m.log_ratio.imag() - m.exact.imag(), 2.0 * std::numbers::pi));
-  std::printf("%-34s rate %.10f (exact %.10f) rel. error %.2e; phase %+.6f (exact %+.6f) error %.1e\n",
-              label.c_str(), rate, exact, rate_error, m.log_ratio.imag(), m.exact.imag(), phase_error);
+  std::printf("%-34s rate %.10f (exact %.10f) rel. error %.2e; phase %+.6f (exact %+.6f) error %.1e\n", label.c_str(),
+              rate, exact, rate_error, m.log_ratio.imag(), m.exact.imag(), phase_error);
   BOOST_TEST_INFO(label);
   BOOST_TEST(rate_error < test::kLinearRate);
   BOOST_TEST(phase_error < test::kLinearRate * std::max(std::abs(m.exact.imag()), std::abs(m.exact.real())) + 1e-9);
@@ -144,8 +144,8 @@ BOOST_AUTO_TEST_CASE(per_layer_matrices) {
   const int k = 2;
   const auto x0 = system.initial_state(cell_averages(Density::perturbed_uniform(k, kAmplitude), spec.grid), 1.0, 0.0);
   const auto states = test::solve(system, x0, {0.0, 2.5}, test::tight_options(1e-11));
-  const double measured = std::log(std::abs(test::fourier_mode(states[1], system.phi(), k) /
-                                            test::fourier_mode(states[0], system.phi(), k)));
+  const double measured = std::log(
+      std::abs(test::fourier_mode(states[1], system.phi(), k) / test::fourier_mode(states[0], system.phi(), k)));
   const double exact = uniform_state_rate(PostLN{}, 6.0, spec.layers[0], k, 0.0).real() +
                        1.5 * uniform_state_rate(PostLN{}, 6.0, spec.layers[1], k, 0.0).real();
   std::printf("per-layer matrices: log amplification %.10f (exact %.10f)\n", measured, exact);
@@ -232,7 +232,9 @@ BOOST_AUTO_TEST_CASE(fokker_planck_rates_of_the_split_step) {
 // with g_m = I_m(β)/I_0(β), σ_k = k² g_k / β and π = (g_{k−1} + g_{k+1})/2 − g_1 g_k (the perturbation of
 // <θ, A>, the radial rate). Before Mix-LN's τ: F' = (σ_k − k² σ²/2) F, G and R fixed. Returns log F(t)/F(0).
 double radius_mode_log_amplification(double beta, int k, double sigma, double r0, double t_end, double tau) {
-  const auto g = [&](int m) { return std::cyl_bessel_i(static_cast<double>(std::abs(m)), beta) / std::cyl_bessel_i(0.0, beta); };
+  const auto g = [&](int m) {
+    return std::cyl_bessel_i(static_cast<double>(std::abs(m)), beta) / std::cyl_bessel_i(0.0, beta);
+  };
   const double sk = k * k * g(k) / beta, pi = 0.5 * (g(k - 1) + g(k + 1)) - g(1) * g(k), kk = k * k;
   using V = std::array<double, 3>;  // F, G, R
   const auto f = [&](double t, const V& y) -> V {
@@ -266,9 +268,10 @@ double radius_mode_log_amplification(double beta, int k, double sigma, double r0
 BOOST_AUTO_TEST_CASE(fokker_planck_rates_of_every_scheme) {
   constexpr double kSigma = 0.6, kBeta = 3.0;
   BOOST_CHECK_THROW(uniform_state_rate(PreLN{}, kBeta, CircleAttention{}, 1, 0.0, kLaw, kSigma), std::domain_error);
-  const std::vector<std::pair<Scheme, double>> cases{
-      {PostLN{}, test::kFokkerPlanckRate}, {LNScaling{}, test::kFokkerPlanckRate}, {PreLN{}, test::kLinearRate},
-      {with_parameters(MixLN{}), test::kLinearRate}};
+  const std::vector<std::pair<Scheme, double>> cases{{PostLN{}, test::kFokkerPlanckRate},
+                                                     {LNScaling{}, test::kFokkerPlanckRate},
+                                                     {PreLN{}, test::kLinearRate},
+                                                     {with_parameters(MixLN{}), test::kLinearRate}};
   for (const auto& [scheme, tolerance] : cases)
     for (int k : {1, 3}) {
       const bool radius = scheme_has_radius(scheme);
@@ -293,7 +296,8 @@ BOOST_AUTO_TEST_CASE(fokker_planck_rates_of_every_scheme) {
 BOOST_AUTO_TEST_CASE(threshold_of_the_uniform_state_on_both_sides) {
   for (bool uniform : {false, true}) {
     constexpr double kBeta = 2.0;
-    const double critical = 2.0 * std::cyl_bessel_i(1.0, kBeta) / (kBeta * (uniform ? 1.0 : std::cyl_bessel_i(0.0, kBeta)));
+    const double critical =
+        2.0 * std::cyl_bessel_i(1.0, kBeta) / (kBeta * (uniform ? 1.0 : std::cyl_bessel_i(0.0, kBeta)));
     BOOST_TEST(std::abs(post_ln_rate(kBeta, 1, std::sqrt(critical), uniform)) < 1e-14);
     for (double factor : {0.9, 1.1}) {
       const double sigma = std::sqrt(factor * critical);
@@ -318,8 +322,10 @@ BOOST_AUTO_TEST_CASE(threshold_of_the_uniform_state_on_both_sides) {
         return std::abs(test::fourier_mode(x, system.phi(), 1)) * 2.0 * std::numbers::pi / 64.0;
       };
       std::printf("  order parameter %.4f at t = 0, %.4g at t = 60\n", order(states[0]), order(states[1]));
-      if (factor < 1.0) BOOST_TEST(order(states[1]) > 0.1);
-      else BOOST_TEST(order(states[1]) < order(states[0]) * std::exp(60.0 * exact) * 1.01);
+      if (factor < 1.0)
+        BOOST_TEST(order(states[1]) > 0.1);
+      else
+        BOOST_TEST(order(states[1]) < order(states[0]) * std::exp(60.0 * exact) * 1.01);
     }
   }
 }
@@ -439,7 +445,8 @@ BOOST_AUTO_TEST_CASE(semi_lagrangian_linear_rates) {
       const auto x0 = system.initial_state(cell_averages(Density::perturbed_uniform(k, kAmplitude), 256), 1.0, 0.0);
       const auto states = test::solve(system, x0, {0.0, 2.0}, split_options(0.01));
       const double rate = std::log(std::abs(test::fourier_mode(states[1], system.phi(), k) /
-                                            test::fourier_mode(states[0], system.phi(), k))) / 2.0;
+                                            test::fourier_mode(states[0], system.phi(), k))) /
+                          2.0;
       const double exact = post_ln_rate(4.0, k, sigma, false);
       std::printf("semi-Lagrangian sigma = %g k = %d: rate %+.8f (exact %+.8f) rel. error %.1e\n", sigma, k, rate,
                   exact, std::abs(rate - exact) / std::abs(exact));
@@ -470,9 +477,10 @@ BOOST_AUTO_TEST_CASE(configuration_of_noise_normalizer_and_method) {
   BOOST_TEST(error(meanfield + "[attention]\nnormalizer = \"uniform\"\n") == "accepted");
   BOOST_TEST(error(meanfield + noise + "[solver]\nmethod = \"dopri5\"\n") == "accepted");  // explicit diffusion
   // Refusals, each naming its key.
-  BOOST_TEST(error("[model]\nkind = \"meanfield\"\nscheme = \"peri\"\n[init]\nkind = \"uniform\"\nradius_width = 0.1\n" +
-                   noise)
-                 .find("model.scheme: \"peri\" with noise.kind") == 0);
+  BOOST_TEST(
+      error("[model]\nkind = \"meanfield\"\nscheme = \"peri\"\n[init]\nkind = \"uniform\"\nradius_width = 0.1\n" +
+            noise)
+          .find("model.scheme: \"peri\" with noise.kind") == 0);
   BOOST_TEST(error("[model]\nkind = \"meanfield\"\nscheme = \"ngpt\"\n[init]\nkind = \"uniform\"\n" + noise)
                  .find("model.scheme") == 0);
   BOOST_TEST(error(meanfield + "[noise]\nkind = \"value\"\nsigma = 0.5\n").find("noise.kind") == 0);

@@ -144,8 +144,9 @@ BOOST_AUTO_TEST_CASE(linearized_rates_per_degree_match_funk_hecke) {
   // (rhs(u + ε e) − rhs(u − ε e)) / (2ε) along the coefficient e of Y_lm is γ_l e to O(ε²).
   const double eps = 1e-4;
   for (const bool uniform : {false, true})
-    for (const auto& [beta, att] : {std::pair{1.0, SphereAttention{}}, std::pair{4.0, SphereAttention{}},
-                                    std::pair{2.0, SphereAttention{-0.5, 1.5}}, std::pair{9.0, SphereAttention{1.0, 1.0}}}) {
+    for (const auto& [beta, att] :
+         {std::pair{1.0, SphereAttention{}}, std::pair{4.0, SphereAttention{}},
+          std::pair{2.0, SphereAttention{-0.5, 1.5}}, std::pair{9.0, SphereAttention{1.0, 1.0}}}) {
       SphereMeanFieldSpec spec;
       spec.beta = beta;
       spec.degree = 16;
@@ -165,9 +166,10 @@ BOOST_AUTO_TEST_CASE(linearized_rates_per_degree_match_funk_hecke) {
           // Rates below 1e-3 of the largest (high l at small β, i_l(κ) ~ κ^l / (2l + 1)!!) are checked
           // to 1e-9 of the largest: round-off of the field over ε.
           const double largest = sphere_uniform_state_rate(beta, att, 1, uniform);
-          BOOST_TEST(std::abs(measured - exact) <= test::kSphereRate * std::max(std::abs(exact), 1e-3 * std::abs(largest)),
-                     "beta " << beta << " a " << att.a << " uniform " << uniform << " l " << l << " m " << m
-                             << ": " << measured << " vs " << exact);
+          BOOST_TEST(
+              std::abs(measured - exact) <= test::kSphereRate * std::max(std::abs(exact), 1e-3 * std::abs(largest)),
+              "beta " << beta << " a " << att.a << " uniform " << uniform << " l " << l << " m " << m << ": "
+                      << measured << " vs " << exact);
           // No other coefficient moves at first order (rotation invariance).
           double leak = 0.0;
           for (std::size_t j = 1; j < s.size(); ++j)
@@ -260,7 +262,8 @@ double sphere_kernel_distance(const RowMatrix& x, const Vector& w, const MeanFie
   double nn = 0.0, nm = 0.0, mm = 0.0;
   for (Index a = 0; a < x.rows(); ++a) {
     for (Index b = 0; b < x.rows(); ++b) nn += w(a) * w(b) * std::exp(dot(x.row(a).data(), x.row(b).data()));
-    for (std::size_t p = 0; p < points.size(); ++p) nm += w(a) * mass[p] * std::exp(dot(x.row(a).data(), points[p].data()));
+    for (std::size_t p = 0; p < points.size(); ++p)
+      nm += w(a) * mass[p] * std::exp(dot(x.row(a).data(), points[p].data()));
   }
   // ∫∫ e^{<x,y>} dμ dμ = Σ_l 4π i_l(1) Σ_m |μ_lm|² (Funk–Hecke; m > 0 counts m and −m).
   const std::vector<double> lambda = funk_hecke_exponential(1.0, t.lmax());
@@ -312,8 +315,10 @@ BOOST_AUTO_TEST_CASE(weighted_particles_converge_to_the_density) {
   o.atol = 1e-11;
   o.dt = 1e-3;
   StateRecorder pde_states;
-  BOOST_REQUIRE(integrate(pde, pde.initial_state(grid), 0.0, std::vector<double>{0.0, kTime}, o, pde_states).status == RunStatus::ok);
-  BOOST_TEST(pde.spectral_tail(pde_states.states.back().data()) < 1e-6, pde.spectral_tail(pde_states.states.back().data()));  // resolved
+  BOOST_REQUIRE(integrate(pde, pde.initial_state(grid), 0.0, std::vector<double>{0.0, kTime}, o, pde_states).status ==
+                RunStatus::ok);
+  BOOST_TEST(pde.spectral_tail(pde_states.states.back().data()) < 1e-6,
+             pde.spectral_tail(pde_states.states.back().data()));  // resolved
   std::vector<double> sizes, distances;
   double to_the_start = 0.0;  // the largest n against the density at t = 0
   for (int p = 6; p <= 11; ++p) {
@@ -321,7 +326,8 @@ BOOST_AUTO_TEST_CASE(weighted_particles_converge_to_the_density) {
     double sum = 0.0;
     constexpr int kSeeds = 8;
     for (int seed = 1; seed <= kSeeds; ++seed) {
-      const WeightedTokens tokens = density_tokens(start, n, 3, Sampling::weighted, 1.0, 0.0, static_cast<std::uint64_t>(seed));
+      const WeightedTokens tokens =
+          density_tokens(start, n, 3, Sampling::weighted, 1.0, 0.0, static_cast<std::uint64_t>(seed));
       DynamicsSpec ds;
       ds.beta = kBeta;
       ds.masses = tokens.masses;

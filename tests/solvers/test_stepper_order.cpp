@@ -94,9 +94,12 @@ const std::vector<Scheme> kSchemes{PostLN{}, PreLN{}};
 // The steps of the order study of a fixed-step method, by its order (from the method table).
 std::vector<double> order_study_steps(int order) {
   switch (order) {
-    case 1: return {0.02, 0.01, 0.005, 0.0025};
-    case 4: return {0.2, 0.1, 0.05, 0.025};
-    default: return {};
+    case 1:
+      return {0.02, 0.01, 0.005, 0.0025};
+    case 4:
+      return {0.2, 0.1, 0.05, 0.025};
+    default:
+      return {};
   }
 }
 
@@ -136,11 +139,14 @@ BOOST_AUTO_TEST_CASE(adaptive_methods_converge_at_their_order_in_work) {
   // linear interpolation between steps, or steps over a breakpoint) falls to order 2 or less.
   // Bulirsch–Stoer adapts its order.
   // Lower bounds by method; every adaptive row of the method table must have one.
-  const std::vector<Expect> expectations{{Method::dopri5, 4.0, 16.0}, {Method::cash_karp54, 4.0, 16.0},
-                                         {Method::fehlberg78, 6.5, 16.0}, {Method::bulirsch_stoer, 6.0, 16.0}};
+  const std::vector<Expect> expectations{{Method::dopri5, 4.0, 16.0},
+                                         {Method::cash_karp54, 4.0, 16.0},
+                                         {Method::fehlberg78, 6.5, 16.0},
+                                         {Method::bulirsch_stoer, 6.0, 16.0}};
   for (const MethodInfo& m : kMethods) {
     if (m.control != StepControl::adaptive) continue;
-    const auto it = std::find_if(expectations.begin(), expectations.end(), [&](const Expect& e) { return e.kind == m.method; });
+    const auto it =
+        std::find_if(expectations.begin(), expectations.end(), [&](const Expect& e) { return e.kind == m.method; });
     BOOST_REQUIRE_MESSAGE(it != expectations.end(), "no order expectation for the adaptive method " << m.name);
     const Expect e = *it;
     for (const Scheme& scheme : kSchemes) {
@@ -159,8 +165,8 @@ BOOST_AUTO_TEST_CASE(adaptive_methods_converge_at_their_order_in_work) {
       const double observed = -log_slope(work, errors);
       const double proportionality = log_slope(tolerances, errors);
       std::printf("order %-14s %-5s observed %.2f in work, error ~ tol^%.2f, errors %.2e .. %.2e, work %g .. %g\n",
-                  std::string(m.name).c_str(), std::string(scheme_key(scheme)).c_str(), observed, proportionality, errors.front(),
-                  errors.back(), work.front(), work.back());
+                  std::string(m.name).c_str(), std::string(scheme_key(scheme)).c_str(), observed, proportionality,
+                  errors.front(), errors.back(), work.front(), work.back());
       BOOST_TEST(observed > e.order_low);
       BOOST_TEST(observed < e.order_high);
       BOOST_TEST(proportionality > 0.75);

@@ -56,7 +56,8 @@ const std::vector<NoiseKind> kNoises{IndependentNoise{0.4}, ValueNoise{0.4}};
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(without_noise_heun_has_order_two_and_euler_maruyama_order_one) {
-  for (const auto& [method, order] : {std::pair{Method::stratonovich_heun, 2.0}, std::pair{Method::euler_maruyama, 1.0}}) {
+  for (const auto& [method, order] :
+       {std::pair{Method::stratonovich_heun, 2.0}, std::pair{Method::euler_maruyama, 1.0}}) {
     std::vector<double> errors;
     const std::vector<double> steps{0.02, 0.01, 0.005};
     for (const double dt : steps) {
@@ -141,56 +142,58 @@ BOOST_AUTO_TEST_CASE(a_noisy_run_resumed_from_a_sample_repeats_it_bit_for_bit) {
   std::vector<double> times;
   for (int i = 0; i <= 10; ++i) times.push_back(0.1 * i);
   for (const NoiseIncrements increments : kIncrements)
-  for (const NoiseKind& kind : kNoises)
-    for (const Method method : {Method::stratonovich_heun, Method::euler_maruyama}) {
-      if (method == Method::euler_maruyama && std::holds_alternative<ValueNoise>(kind)) continue;  // refused by the configuration
-      IntegratorOptions o;
-      o.method = method;
-      o.dt = 0.013;  // not a divisor of the sample interval: uneven pieces
-      AttentionDynamics whole(noisy_spec(kind, 1, increments), QkvSource::layers({random_qkv(d)}), n, d);
-      std::vector<double> x0(whole.layout().size());
-      whole.layout().pack(test::random_tokens(n, d, 2), x0.data());
-      Recorder full;
-      const IntegrationResult a = integrate(whole, x0, 0.0, times, o, full);
-      BOOST_REQUIRE(a.status == RunStatus::ok);
-      // The noise moved the tokens: the run is not the deterministic one.
-      AttentionDynamics quiet(noisy_spec(NoNoise{}, 1), QkvSource::layers({random_qkv(d)}), n, d);
-      Recorder deterministic;
-      integrate(quiet, x0, 0.0, times, o, deterministic);
-      BOOST_TEST(std::abs(deterministic.states.back()[0] - full.states.back()[0]) > 1e-3);
-      for (const std::size_t from : {std::size_t{3}, std::size_t{7}}) {
-        AttentionDynamics sys(noisy_spec(kind, 1, increments), QkvSource::layers({random_qkv(d)}), n, d);
-        Recorder rest;
-        const IntegrationResult b = integrate(sys, x0, 0.0, times, o, rest, &full.checkpoints[from]);
-        BOOST_TEST_INFO("noise " << alternative_key(kind) << ", " << to_string(method) << ", from sample " << from
-                                 << (increments == NoiseIncrements::tree ? ", tree increments" : ""));
-        BOOST_REQUIRE(b.status == RunStatus::ok);
-        BOOST_REQUIRE_EQUAL(rest.states.size(), times.size() - from - 1);
-        for (std::size_t i = 0; i < rest.states.size(); ++i) BOOST_TEST(rest.states[i] == full.states[from + 1 + i]);
-        BOOST_TEST(b.counters.accepted_steps == a.counters.accepted_steps);
+    for (const NoiseKind& kind : kNoises)
+      for (const Method method : {Method::stratonovich_heun, Method::euler_maruyama}) {
+        if (method == Method::euler_maruyama && std::holds_alternative<ValueNoise>(kind))
+          continue;  // refused by the configuration
+        IntegratorOptions o;
+        o.method = method;
+        o.dt = 0.013;  // not a divisor of the sample interval: uneven pieces
+        AttentionDynamics whole(noisy_spec(kind, 1, increments), QkvSource::layers({random_qkv(d)}), n, d);
+        std::vector<double> x0(whole.layout().size());
+        whole.layout().pack(test::random_tokens(n, d, 2), x0.data());
+        Recorder full;
+        const IntegrationResult a = integrate(whole, x0, 0.0, times, o, full);
+        BOOST_REQUIRE(a.status == RunStatus::ok);
+        // The noise moved the tokens: the run is not the deterministic one.
+        AttentionDynamics quiet(noisy_spec(NoNoise{}, 1), QkvSource::layers({random_qkv(d)}), n, d);
+        Recorder deterministic;
+        integrate(quiet, x0, 0.0, times, o, deterministic);
+        BOOST_TEST(std::abs(deterministic.states.back()[0] - full.states.back()[0]) > 1e-3);
+        for (const std::size_t from : {std::size_t{3}, std::size_t{7}}) {
+          AttentionDynamics sys(noisy_spec(kind, 1, increments), QkvSource::layers({random_qkv(d)}), n, d);
+          Recorder rest;
+          const IntegrationResult b = integrate(sys, x0, 0.0, times, o, rest, &full.checkpoints[from]);
+          BOOST_TEST_INFO("noise " << alternative_key(kind) << ", " << to_string(method) << ", from sample " << from
+                                   << (increments == NoiseIncrements::tree ? ", tree increments" : ""));
+          BOOST_REQUIRE(b.status == RunStatus::ok);
+          BOOST_REQUIRE_EQUAL(rest.states.size(), times.size() - from - 1);
+          for (std::size_t i = 0; i < rest.states.size(); ++i) BOOST_TEST(rest.states[i] == full.states[from + 1 + i]);
+          BOOST_TEST(b.counters.accepted_steps == a.counters.accepted_steps);
+        }
       }
-    }
 }
 
 BOOST_AUTO_TEST_CASE(the_thread_count_does_not_change_a_noisy_run) {
   const Index n = 300, d = 8;
   const std::vector<double> times{0.0, 0.5, 1.0};
   for (const NoiseIncrements increments : kIncrements)
-  for (const NoiseKind& kind : kNoises) {
-    std::vector<std::vector<double>> ends;
-    for (const int threads : {1, 2, 3}) {
-      AttentionDynamics sys(noisy_spec(kind, threads, increments), QkvSource::layers({random_qkv(d)}), n, d);
-      std::vector<double> x0(sys.layout().size());
-      sys.layout().pack(test::random_tokens(n, d, 8), x0.data());
-      IntegratorOptions o;
-      o.method = Method::stratonovich_heun;
-      o.dt = 0.01;
-      Recorder rec;
-      BOOST_REQUIRE(integrate(sys, x0, 0.0, times, o, rec).status == RunStatus::ok);
-      ends.push_back(rec.states.back());
+    for (const NoiseKind& kind : kNoises) {
+      std::vector<std::vector<double>> ends;
+      for (const int threads : {1, 2, 3}) {
+        AttentionDynamics sys(noisy_spec(kind, threads, increments), QkvSource::layers({random_qkv(d)}), n, d);
+        std::vector<double> x0(sys.layout().size());
+        sys.layout().pack(test::random_tokens(n, d, 8), x0.data());
+        IntegratorOptions o;
+        o.method = Method::stratonovich_heun;
+        o.dt = 0.01;
+        Recorder rec;
+        BOOST_REQUIRE(integrate(sys, x0, 0.0, times, o, rec).status == RunStatus::ok);
+        ends.push_back(rec.states.back());
+      }
+      BOOST_TEST_INFO("noise " << alternative_key(kind)
+                               << (increments == NoiseIncrements::tree ? ", tree increments" : ""));
+      BOOST_TEST(test::same_bits(ends[0].data(), ends[1].data(), ends[0].size()));
+      BOOST_TEST(test::same_bits(ends[0].data(), ends[2].data(), ends[0].size()));
     }
-    BOOST_TEST_INFO("noise " << alternative_key(kind) << (increments == NoiseIncrements::tree ? ", tree increments" : ""));
-    BOOST_TEST(test::same_bits(ends[0].data(), ends[1].data(), ends[0].size()));
-    BOOST_TEST(test::same_bits(ends[0].data(), ends[2].data(), ends[0].size()));
-  }
 }

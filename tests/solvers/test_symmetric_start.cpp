@@ -61,17 +61,16 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(particles_follow_the_scalar_reduction, S, AllSchem
       analysis::symmetric_trajectory(spec.scheme, {double(kN), kBeta, kR0, 1e-4}, kTimes);
   for (std::size_t i = 1; i < kTimes.size(); ++i) {
     const double t = kTimes[i];
-    const struct {
-      double gamma, r;
-    } s{reduced.gamma[i], reduced.r[i]};
+    const struct { double gamma, r; } s{reduced.gamma[i], reduced.r[i]};
     const auto [gamma, spread] = cosine_stats(frames.frames[i].theta);
     const double r_mean = frames.frames[i].r.mean();
     const double gamma_error = std::abs(gamma - s.gamma) / std::abs(s.gamma);
     const double one_minus_error = std::abs((1.0 - gamma) - (1.0 - s.gamma)) / (1.0 - s.gamma);
     const double r_error = std::abs(r_mean - s.r) / s.r;
-    std::printf("symmetric %-5s t = %g: gamma = %.15f (scalar %.15f), rel. error %.2e; 1 - gamma rel. error %.2e; "
-                "r rel. error %.2e; cosine spread %.1e\n",
-                std::string(S::key).c_str(), t, gamma, s.gamma, gamma_error, one_minus_error, r_error, spread);
+    std::printf(
+        "symmetric %-5s t = %g: gamma = %.15f (scalar %.15f), rel. error %.2e; 1 - gamma rel. error %.2e; "
+        "r rel. error %.2e; cosine spread %.1e\n",
+        std::string(S::key).c_str(), t, gamma, s.gamma, gamma_error, one_minus_error, r_error, spread);
     BOOST_TEST(gamma_error < test::kSymmetricRelative);
     BOOST_TEST(r_error < test::kSymmetricRelative);
     BOOST_TEST(spread < 1e-9);
@@ -91,7 +90,7 @@ BOOST_AUTO_TEST_CASE(initial_slopes_of_theorem_4_1) {
   NGPT ng;
   ng.alpha = alpha;
   const std::vector<std::pair<Scheme, double>> expected{{PostLN{}, post}, {PreLN{}, pre}, {mix, post},
-                                                        {PeriLN{}, peri}, {ng, ngpt}, {LNScaling{}, post}};
+                                                        {PeriLN{}, peri}, {ng, ngpt},     {LNScaling{}, post}};
   for (const auto& [scheme, slope] : expected) {
     // The particle code itself, at t = 0, through the public velocity.
     DynamicsSpec spec;

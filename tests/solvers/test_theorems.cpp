@@ -121,8 +121,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(energy_is_non_decreasing_along_trajectories, S, Al
 
 // Theorem 3.1(a): Post-LN, nGPT and LN-Scaling synchronize from a uniform start.
 BOOST_AUTO_TEST_CASE(post_ngpt_and_ln_scaling_synchronize) {
-  for (auto [scheme, t_end] : {std::pair{Scheme{PostLN{}}, 60.0}, std::pair{Scheme{NGPT{}}, 60.0},
-                               std::pair{Scheme{LNScaling{}}, 900.0}}) {
+  for (auto [scheme, t_end] :
+       {std::pair{Scheme{PostLN{}}, 60.0}, std::pair{Scheme{NGPT{}}, 60.0}, std::pair{Scheme{LNScaling{}}, 900.0}}) {
     const Frames f = run(scheme, 1.0, uniform_tokens(16, 3, 1.0, 5), {0.0, t_end});
     const double var = analysis::variance(f.frames.back().theta);
     std::printf("synchronization %-4s: Var(%g) = %.2e\n", std::string(scheme_key(scheme)).c_str(), t_end, var);

@@ -173,7 +173,8 @@ BOOST_AUTO_TEST_CASE(threads_give_bitwise_identical_results_on_both_paths) {
       BOOST_TEST((one.path == (symmetric ? KernelPath::symmetric : KernelPath::general)));
       for (int threads : {2, 3, 4}) {
         const auto many = compute_path(theta, AttentionMatrices::identity_matrices(), 2.0, {threads, 0, symmetric});
-        BOOST_TEST(max_abs_diff(one.a, many.a) == 0.0, "identity, symmetric = " << symmetric << ", threads = " << threads);
+        BOOST_TEST(max_abs_diff(one.a, many.a) == 0.0,
+                   "identity, symmetric = " << symmetric << ", threads = " << threads);
       }
     }
     const RowMatrix one = compute(theta, qkv, 2.0, {1, 0});
@@ -204,7 +205,8 @@ BOOST_AUTO_TEST_CASE(rows_of_any_range_have_the_bits_of_the_whole) {
       AttentionKernel kernel({2, 0, c.symmetric});
       RowMatrix whole(n, d);
       kernel.compute(theta, c.qkv, 2.0, c.masses, whole);
-      for (const auto& [begin, end] : std::vector<std::pair<Index, Index>>{{0, n}, {1, n - 1}, {n / 3, n / 2 + 7}, {n - 1, n}, {0, 1}}) {
+      for (const auto& [begin, end] :
+           std::vector<std::pair<Index, Index>>{{0, n}, {1, n - 1}, {n / 3, n / 2 + 7}, {n - 1, n}, {0, 1}}) {
         RowMatrix part(end - begin, d);
         kernel.compute_rows(theta, c.qkv, 2.0, c.masses, begin, end, part);
         BOOST_TEST(test::same_bits(part.data(), whole.data() + begin * d, static_cast<std::size_t>(part.size())),

@@ -60,11 +60,15 @@ BOOST_AUTO_TEST_CASE(the_new_mask_is_a_choice_of_the_configuration) {
   BOOST_TEST(error_of("[attention]\nmask = \"window\"\nwindow = 2.5\n") ==
              "attention.window: expected an integer, got a float");
   BOOST_TEST(error_of("[attention]\nmask = \"window\"\nwindow = 0\n") == "attention.window: must be >= 1, got 0");
-  BOOST_TEST(error_of("[attention]\nwindow = 4\n").rfind("attention.window: applies only to attention.mask = \"window\"", 0) == 0);
+  BOOST_TEST(
+      error_of("[attention]\nwindow = 4\n").rfind("attention.window: applies only to attention.mask = \"window\"", 0) ==
+      0);
   const std::string meanfield =
       error_of("[model]\nkind = \"meanfield\"\n[init]\nkind = \"uniform\"\n[attention]\nmask = \"window\"\n");
-  BOOST_TEST(meanfield.rfind("attention.mask: \"window\" does not apply to model.kind = \"meanfield\"", 0) == 0, meanfield);
-  BOOST_TEST(c.attention.breaking_setting(&Traits::exchangeable) == "attention.mask = \"window\", attention.window = 5");
+  BOOST_TEST(meanfield.rfind("attention.mask: \"window\" does not apply to model.kind = \"meanfield\"", 0) == 0,
+             meanfield);
+  BOOST_TEST(c.attention.breaking_setting(&Traits::exchangeable) ==
+             "attention.mask = \"window\", attention.window = 5");
   BOOST_TEST(c.attention.traits().shardable);
 }
 
@@ -73,7 +77,8 @@ BOOST_AUTO_TEST_CASE(the_new_normalizer_is_a_choice_of_the_configuration) {
   BOOST_TEST(std::get<TopK>(c.attention.normalizer).k == 7);
   BOOST_TEST(describe(c.attention) == "attention.normalizer = \"top_k\", attention.top_k = 7");
   BOOST_TEST(describe(parse_config(to_toml(c), "resolved").attention) == describe(c.attention));
-  BOOST_TEST(error_of("[attention]\nnormalizer = \"top_k\"\ntop_k = 2.5\n") == "attention.top_k: expected an integer, got a float");
+  BOOST_TEST(error_of("[attention]\nnormalizer = \"top_k\"\ntop_k = 2.5\n") ==
+             "attention.top_k: expected an integer, got a float");
   BOOST_TEST(!c.attention.traits().has_energy);
   BOOST_TEST(!c.attention.matrix_normalizer());
 }
@@ -134,7 +139,8 @@ BOOST_AUTO_TEST_CASE(the_kernel_applies_the_new_normalizer) {
       for (Index j = 0; j < n; ++j) scores.emplace_back(x.row(i).dot(x.row(j)), j);
       std::sort(scores.begin(), scores.end(), std::greater<>());
       std::vector<Index> keys;
-      for (std::size_t r = 0; r < scores.size() && r < static_cast<std::size_t>(k); ++r) keys.push_back(scores[r].second);
+      for (std::size_t r = 0; r < scores.size() && r < static_cast<std::size_t>(k); ++r)
+        keys.push_back(scores[r].second);
       return keys;
     });
     BOOST_TEST(worst <= test::kRoundoff, k);

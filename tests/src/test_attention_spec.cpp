@@ -32,9 +32,8 @@ namespace {
 // (sum_k m_k e^{s_ik}) (softmax), m_j e^{s_ij} / sum_k m_k e^{b_ik} (uniform), or e^{s_ij} scaled on both
 // sides until rows and columns sum to 1 (sinkhorn), A_i = sum_j w_ij V x_j, and A_i = 0 for a row
 // without a key.
-RowMatrix reference(const RowMatrix& x, const AttentionMatrices& m, double beta, const std::string& mask,
-                    double lambda, const std::string& normalizer, const Vector& masses = Vector(),
-                    double rope_base = 0.0) {
+RowMatrix reference(const RowMatrix& x, const AttentionMatrices& m, double beta, const std::string& mask, double lambda,
+                    const std::string& normalizer, const Vector& masses = Vector(), double rope_base = 0.0) {
   BOOST_REQUIRE(mask == "none" || mask == "causal" || mask == "strictly_causal");  // the closed forms known here
   BOOST_REQUIRE(normalizer == "softmax" || normalizer == "uniform" || normalizer == "sinkhorn");
   const Index n = x.rows(), d = x.cols();
@@ -55,7 +54,8 @@ RowMatrix reference(const RowMatrix& x, const AttentionMatrices& m, double beta,
         }
         rows->row(p) = (r * rows->row(p).transpose()).transpose();
       }
-  std::vector<std::vector<long double>> w(static_cast<std::size_t>(n), std::vector<long double>(static_cast<std::size_t>(n), 0.0L));
+  std::vector<std::vector<long double>> w(static_cast<std::size_t>(n),
+                                          std::vector<long double>(static_cast<std::size_t>(n), 0.0L));
   std::vector<long double> norm(static_cast<std::size_t>(n), 1.0L);
   for (Index i = 0; i < n; ++i) {
     const Index last = mask == "none" ? n : mask == "causal" ? i + 1 : i;
@@ -119,7 +119,9 @@ RowMatrix generic_reference(const RowMatrix& x, const AttentionMatrices& m, doub
       },
       s.positions);
   const auto keys = [&](Index i) { return std::visit([&](const auto& a) { return a.keys(i, n); }, s.mask); };
-  const auto bias = [&](Index i, Index j) { return std::visit([&](const auto& b) { return b.bias(i, j, n); }, s.bias); };
+  const auto bias = [&](Index i, Index j) {
+    return std::visit([&](const auto& b) { return b.bias(i, j, n); }, s.bias);
+  };
   const auto score = [&](Index i, Index j) { return beta * q.row(i).dot(k.row(j)) + bias(i, j); };
   RowMatrix a = RowMatrix::Zero(n, d);
   std::visit(
@@ -257,13 +259,15 @@ BOOST_AUTO_TEST_CASE(built_in_alternatives_match_their_closed_forms) {
           for (const auto& normalizer : kClosedFormNormalizers)
             for (bool identity : {true, false})
               for (bool weighted : {false, true}) {
-                if (normalizer == "sinkhorn" && (mask != "none" || n > 50)) continue;  // refused; the reference is O(n^3)
+                if (normalizer == "sinkhorn" && (mask != "none" || n > 50))
+                  continue;  // refused; the reference is O(n^3)
                 const AttentionMatrices& m = identity ? AttentionMatrices::identity_matrices() : general;
                 const Vector w = weighted ? masses : Vector();
                 const RowMatrix a = kernel_attention(x, m, 2.5, spec(mask, lambda, normalizer, rope_base), {}, w);
                 const RowMatrix ref = reference(x, m, 2.5, mask, lambda, normalizer, w, rope_base);
                 BOOST_TEST_INFO("n " << n << " mask " << mask << " lambda " << lambda << " rope " << rope_base << " "
-                                     << normalizer << (identity ? " identity" : " general") << (weighted ? " weighted" : ""));
+                                     << normalizer << (identity ? " identity" : " general")
+                                     << (weighted ? " weighted" : ""));
                 // Relative to the size of A: USA's rows are e^{beta} larger than the softmax's. Sinkhorn's
                 // columns sum to 1 within its tolerance, 1e-12 by default.
                 const double tolerance = normalizer == "sinkhorn" ? 1e-11 : test::kRoundoff;
@@ -283,7 +287,8 @@ BOOST_AUTO_TEST_CASE(beta_zero_is_the_mean_of_the_values) {
     const RowMatrix a = kernel_attention(x, AttentionMatrices::identity_matrices(), 0.0, {}, o);
     BOOST_TEST((a - mean).cwiseAbs().maxCoeff() <= test::kRoundoff, symmetric);
   }
-  const RowMatrix causal = kernel_attention(x, AttentionMatrices::identity_matrices(), 0.0, spec("causal", 0, "softmax"));
+  const RowMatrix causal =
+      kernel_attention(x, AttentionMatrices::identity_matrices(), 0.0, spec("causal", 0, "softmax"));
   BOOST_TEST((causal.row(9) - x.topRows(10).colwise().mean()).cwiseAbs().maxCoeff() <= test::kRoundoff);
   BOOST_TEST(parse_config("[model]\nbeta = 0.0\n", "t.toml").model.beta == 0.0);
 }
@@ -301,8 +306,9 @@ BOOST_AUTO_TEST_CASE(equiangular_tokens_follow_the_closed_form_equation) {
       const Tokens start = equiangular_tokens(n, d, rho0, 1.0, 3);
       const RowMatrix gram = start.theta * start.theta.transpose();
       BOOST_TEST((gram.diagonal().array() - 1.0).abs().maxCoeff() <= test::kRoundoff);
-      BOOST_TEST((gram - RowMatrix::Constant(n, n, rho0) - (1.0 - rho0) * RowMatrix::Identity(n, n)).cwiseAbs().maxCoeff() <=
-                 test::kRoundoff);
+      BOOST_TEST(
+          (gram - RowMatrix::Constant(n, n, rho0) - (1.0 - rho0) * RowMatrix::Identity(n, n)).cwiseAbs().maxCoeff() <=
+          test::kRoundoff);
       DynamicsSpec ds;
       ds.beta = beta;
       ds.attention = spec("none", 0, normalizer);
@@ -381,7 +387,8 @@ BOOST_AUTO_TEST_CASE(only_the_default_specification_takes_the_symmetric_path) {
   RowMatrix b(200, 6);
   specified.compute(x, AttentionMatrices::identity_matrices(), 3.0, Vector(), b);
   BOOST_TEST(int(specified.last_path()) == int(KernelPath::symmetric));
-  for (const AttentionSpec& s : {spec("causal", 0, "softmax"), spec("none", 1, "softmax"), spec("none", 0, "uniform")}) {
+  for (const AttentionSpec& s :
+       {spec("causal", 0, "softmax"), spec("none", 1, "softmax"), spec("none", 0, "uniform")}) {
     AttentionKernel other({}, s);
     other.compute(x, AttentionMatrices::identity_matrices(), 3.0, Vector(), b);
     BOOST_TEST(int(other.last_path()) == int(KernelPath::general), describe(s));
@@ -395,7 +402,8 @@ BOOST_AUTO_TEST_CASE(one_kernel_follows_a_change_of_masses) {
   const AttentionSpec s = spec("causal", 2.0, "uniform");
   AttentionKernel kernel({}, s);
   RowMatrix a(n, d);
-  for (const Vector& masses : {Vector(), Vector(Vector::Constant(n, 2.0)), Vector(Vector::LinSpaced(n, 0.5, 1.5)), Vector()}) {
+  for (const Vector& masses :
+       {Vector(), Vector(Vector::Constant(n, 2.0)), Vector(Vector::LinSpaced(n, 0.5, 1.5)), Vector()}) {
     kernel.compute(x, AttentionMatrices::identity_matrices(), 1.5, masses, a);
     const RowMatrix ref = reference(x, AttentionMatrices::identity_matrices(), 1.5, "causal", 2.0, "uniform", masses);
     BOOST_TEST((a - ref).cwiseAbs().maxCoeff() <= test::kRoundoff * std::max(1.0, ref.cwiseAbs().maxCoeff()));
@@ -415,7 +423,8 @@ BOOST_AUTO_TEST_CASE(later_tokens_do_not_move_earlier_ones_under_a_causal_mask) 
     BOOST_TEST((before.bottomRows(n / 2) - after.bottomRows(n / 2)).cwiseAbs().maxCoeff() > 0.0, mask);
   }
   // Strictly causal: the first token has no key, A_0 = 0, and it does not move.
-  const RowMatrix a = kernel_attention(x, AttentionMatrices::identity_matrices(), 2.0, spec("strictly_causal", 0, "softmax"));
+  const RowMatrix a =
+      kernel_attention(x, AttentionMatrices::identity_matrices(), 2.0, spec("strictly_causal", 0, "softmax"));
   BOOST_TEST(a.row(0).cwiseAbs().maxCoeff() == 0.0);
 }
 
@@ -439,7 +448,8 @@ BOOST_AUTO_TEST_CASE(a_causal_mask_scores_about_half_the_entries) {
   BOOST_TEST(unmasked.last_scored() == n * n);
   RowMatrix part(n - 333, d);
   causal.compute_rows(x, AttentionMatrices::identity_matrices(), 2.0, Vector(), 333, n, part);
-  const RowMatrix whole = kernel_attention(x, AttentionMatrices::identity_matrices(), 2.0, spec("causal", 0.0, "softmax"));
+  const RowMatrix whole =
+      kernel_attention(x, AttentionMatrices::identity_matrices(), 2.0, spec("causal", 0.0, "softmax"));
   BOOST_TEST((part - whole.bottomRows(n - 333)).cwiseAbs().maxCoeff() == 0.0);
 }
 
@@ -472,7 +482,8 @@ BOOST_AUTO_TEST_CASE(velocities_are_tangent_and_threads_do_not_change_them) {
     Vector r = Vector::Ones(n), dr1(n), dr2(n);
     one.velocity(x, r, 0.0, 0.0, v1, dr1);
     two.velocity(x, r, 0.0, 0.0, v2, dr2);
-    BOOST_TEST((v1.cwiseProduct(x).rowwise().sum()).cwiseAbs().maxCoeff() < test::kRoundoff * std::max(1.0, v1.cwiseAbs().maxCoeff()));
+    BOOST_TEST((v1.cwiseProduct(x).rowwise().sum()).cwiseAbs().maxCoeff() <
+               test::kRoundoff * std::max(1.0, v1.cwiseAbs().maxCoeff()));
     BOOST_TEST((v1 - v2).cwiseAbs().maxCoeff() == 0.0, mask);
   }
 }
@@ -535,7 +546,8 @@ BOOST_AUTO_TEST_CASE(traits_and_the_settings_that_break_them) {
   BOOST_TEST(causal.traits().shardable);
   BOOST_TEST(causal.breaking_setting(&Traits::exchangeable) == "attention.mask = \"causal\"");
   const AttentionSpec alibi = spec("none", 2.5, "uniform");
-  BOOST_TEST(alibi.breaking_setting(&Traits::exchangeable) == "attention.bias = \"alibi\", attention.alibi_slope = 2.5");
+  BOOST_TEST(alibi.breaking_setting(&Traits::exchangeable) ==
+             "attention.bias = \"alibi\", attention.alibi_slope = 2.5");
   BOOST_TEST(alibi.breaking_setting(&Traits::meanfield).empty());  // with a causal mask; the configuration checks
   BOOST_TEST(spec("none", 0, "uniform").breaking_setting(&Traits::meanfield).empty());
   BOOST_TEST(spec("none", 0, "sinkhorn").breaking_setting(&Traits::meanfield) ==
@@ -548,7 +560,8 @@ BOOST_AUTO_TEST_CASE(traits_and_the_settings_that_break_them) {
   BOOST_TEST(!rope.traits().exchangeable);
   BOOST_TEST(!rope.traits().rotation_equivariant);
   BOOST_TEST(rope.traits().shardable);
-  BOOST_TEST(rope.breaking_setting(&Traits::exchangeable) == "attention.positions = \"rope\", attention.rope_base = 500");
+  BOOST_TEST(rope.breaking_setting(&Traits::exchangeable) ==
+             "attention.positions = \"rope\", attention.rope_base = 500");
   const AttentionSpec sinkhorn = spec("none", 0, "sinkhorn");
   BOOST_TEST(sinkhorn.traits().exchangeable);
   BOOST_TEST(!sinkhorn.traits().shardable);
@@ -557,15 +570,19 @@ BOOST_AUTO_TEST_CASE(traits_and_the_settings_that_break_them) {
 }
 
 BOOST_AUTO_TEST_CASE(the_attention_table_of_the_configuration) {
-  const RunConfig c =
-      parse_config("[attention]\nmask = \"causal\"\nbias = \"alibi\"\nalibi_slope = 0.5\nnormalizer = \"uniform\"\n", "t.toml");
+  const RunConfig c = parse_config(
+      "[attention]\nmask = \"causal\"\nbias = \"alibi\"\nalibi_slope = 0.5\nnormalizer = \"uniform\"\n", "t.toml");
   BOOST_TEST(describe(c.attention) ==
-             "attention.mask = \"causal\", attention.bias = \"alibi\", attention.alibi_slope = 0.5, attention.normalizer = \"uniform\"");
+             "attention.mask = \"causal\", attention.bias = \"alibi\", attention.alibi_slope = 0.5, "
+             "attention.normalizer = \"uniform\"");
   // The keys of the first release stay as aliases: attention.alibi = lambda, attention.rope = true.
-  const RunConfig old = parse_config("[model]\nd = 4\n[attention]\nmask = \"causal\"\nalibi = 0.5\nnormalizer = "
-                                     "\"uniform\"\nrope = true\n", "t.toml");
-  BOOST_TEST(describe(old.attention) == "attention.mask = \"causal\", attention.bias = \"alibi\", attention.alibi_slope = 0.5, "
-                                        "attention.positions = \"rope\", attention.rope_base = 10000, attention.normalizer = \"uniform\"");
+  const RunConfig old = parse_config(
+      "[model]\nd = 4\n[attention]\nmask = \"causal\"\nalibi = 0.5\nnormalizer = "
+      "\"uniform\"\nrope = true\n",
+      "t.toml");
+  BOOST_TEST(describe(old.attention) ==
+             "attention.mask = \"causal\", attention.bias = \"alibi\", attention.alibi_slope = 0.5, "
+             "attention.positions = \"rope\", attention.rope_base = 10000, attention.normalizer = \"uniform\"");
   BOOST_TEST(parse_config("[attention]\nalibi = 0\nrope = false\n", "t.toml").attention.is_default());
   // The resolved configuration keeps it.
   BOOST_TEST(describe(parse_config(to_toml(c), "resolved").attention) == describe(c.attention));
@@ -578,13 +595,18 @@ BOOST_AUTO_TEST_CASE(the_attention_table_of_the_configuration) {
     }
     return std::string("accepted");
   };
-  BOOST_TEST(error("[attention]\nmask = \"casual\"\n").find("attention.mask: unknown value \"casual\"") != std::string::npos);
+  BOOST_TEST(error("[attention]\nmask = \"casual\"\n").find("attention.mask: unknown value \"casual\"") !=
+             std::string::npos);
   BOOST_TEST(error("[attention]\nmask = \"casual\"\n").find("did you mean \"causal\"") != std::string::npos);
   BOOST_TEST(error("[attention]\nalibi = -1\n").find("attention.alibi") != std::string::npos);
-  BOOST_TEST(error("[attention]\nbias = \"alibi\"\nalibi_slope = -1\n").find("attention.alibi_slope: must be >= 0, got -1") == 0);
-  BOOST_TEST(error("[attention]\nbias = \"alibi\"\nalibi = 1\n").find("attention.alibi: give either attention.bias") == 0);
-  BOOST_TEST(error("[attention]\nalibi_slope = 1\n").find("attention.alibi_slope: applies only to attention.bias = \"alibi\" "
-                                                        "(attention.bias is \"none\")") == 0);
+  BOOST_TEST(
+      error("[attention]\nbias = \"alibi\"\nalibi_slope = -1\n").find("attention.alibi_slope: must be >= 0, got -1") ==
+      0);
+  BOOST_TEST(error("[attention]\nbias = \"alibi\"\nalibi = 1\n").find("attention.alibi: give either attention.bias") ==
+             0);
+  BOOST_TEST(error("[attention]\nalibi_slope = 1\n")
+                 .find("attention.alibi_slope: applies only to attention.bias = \"alibi\" "
+                       "(attention.bias is \"none\")") == 0);
   BOOST_TEST(error("[attention]\nnormalizer = \"sparsemax\"\n").find("attention.normalizer") != std::string::npos);
   const std::string meanfield = "[model]\nkind = \"meanfield\"\nscheme = \"post\"\n[init]\nkind = \"uniform\"\n";
   BOOST_TEST(error(meanfield + "[attention]\nmask = \"causal\"\n") == "accepted");
@@ -593,21 +615,31 @@ BOOST_AUTO_TEST_CASE(the_attention_table_of_the_configuration) {
   BOOST_TEST(error(meanfield + "[attention]\nmask = \"none\"\n") == "accepted");
   BOOST_TEST(error(meanfield + "[attention]\nnormalizer = \"uniform\"\n") == "accepted");
   BOOST_TEST(error(meanfield + "[attention]\nrope = true\n").find("attention.rope") != std::string::npos);
-  BOOST_TEST(error(meanfield + "[attention]\nnormalizer = \"sinkhorn\"\n").find("attention.normalizer") != std::string::npos);
+  BOOST_TEST(error(meanfield + "[attention]\nnormalizer = \"sinkhorn\"\n").find("attention.normalizer") !=
+             std::string::npos);
   BOOST_TEST(error("[model]\nd = 3\n[attention]\nrope = true\n").find("attention.rope: needs an even model.d") == 0);
   BOOST_TEST(error("[model]\nd = 4\n[attention]\nrope = true\nrope_base = 0\n").find("attention.rope_base") == 0);
-  BOOST_TEST(error("[model]\nd = 4\n[attention]\nrope_base = 100\n").find("attention.rope_base: applies only to attention.positions = \"rope\"") == 0);
-  BOOST_TEST(error("[model]\nd = 3\n[attention]\npositions = \"rope\"\n").find("attention.positions: needs an even model.d") == 0);
+  BOOST_TEST(error("[model]\nd = 4\n[attention]\nrope_base = 100\n")
+                 .find("attention.rope_base: applies only to attention.positions = \"rope\"") == 0);
+  BOOST_TEST(
+      error("[model]\nd = 3\n[attention]\npositions = \"rope\"\n").find("attention.positions: needs an even model.d") ==
+      0);
   BOOST_TEST(error("[attention]\nsinkhorn_tol = 1e-9\n").find("attention.sinkhorn_tol: applies only") == 0);
   BOOST_TEST(error("[attention]\nnormalizer = \"sinkhorn\"\nmask = \"causal\"\n").find("attention.normalizer") == 0);
   BOOST_TEST(error("[model]\nheads = 0\n").find("model.heads") == 0);
-  BOOST_TEST(error("[model]\nn = 4\nd = 3\n[init]\nkind = \"equiangular\"\n").find("init.kind: \"equiangular\" needs model.d >= model.n") == 0);
-  BOOST_TEST(error("[model]\nn = 4\nd = 4\n[init]\nkind = \"equiangular\"\nrho = -0.5\n").find("init.rho: must be >= -1/(n - 1)") == 0);
+  BOOST_TEST(error("[model]\nn = 4\nd = 3\n[init]\nkind = \"equiangular\"\n")
+                 .find("init.kind: \"equiangular\" needs model.d >= model.n") == 0);
+  BOOST_TEST(error("[model]\nn = 4\nd = 4\n[init]\nkind = \"equiangular\"\nrho = -0.5\n")
+                 .find("init.rho: must be >= -1/(n - 1)") == 0);
   BOOST_TEST(error("[init]\nrho = 0.5\n").find("init.rho") == 0);
   BOOST_TEST(error("[model]\nn = 4\nd = 4\n[init]\nkind = \"equiangular\"\nrho = 0.25\n") == "accepted");
   BOOST_TEST(error("[model]\nkind = \"meanfield\"\nheads = 2\n[init]\nkind = \"uniform\"\n").find("model.heads") == 0);
   BOOST_TEST(parse_config("[model]\nheads = 4\n", "t.toml").model.heads == 4);
-  const RunConfig r = parse_config("[model]\nd = 4\n[attention]\nrope = true\nrope_base = 50\nnormalizer = \"sinkhorn\"\nsinkhorn_tol = 1e-10\n", "t.toml");
-  BOOST_TEST(describe(r.attention) == "attention.positions = \"rope\", attention.rope_base = 50, attention.normalizer = \"sinkhorn\", attention.sinkhorn_tol = 1e-10");
+  const RunConfig r = parse_config(
+      "[model]\nd = 4\n[attention]\nrope = true\nrope_base = 50\nnormalizer = \"sinkhorn\"\nsinkhorn_tol = 1e-10\n",
+      "t.toml");
+  BOOST_TEST(describe(r.attention) ==
+             "attention.positions = \"rope\", attention.rope_base = 50, attention.normalizer = \"sinkhorn\", "
+             "attention.sinkhorn_tol = 1e-10");
   BOOST_TEST(describe(parse_config(to_toml(r), "resolved").attention) == describe(r.attention));
 }

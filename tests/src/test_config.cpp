@@ -51,15 +51,19 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
       {"[model]\nn = 0\n", "model.n: must be >= 1"},
       {"[model]\nn = 2.5\n", "model.n: expected an integer"},
       {"[model]\nd = 1\n", "model.d: must be >= 2"},
-      {"[model]\nscheme = \"pots\"\n", "model.scheme: unknown scheme \"pots\"; valid: post, pre, mix, peri, ngpt, cod (did you mean \"post\"?)"},
+      {"[model]\nscheme = \"pots\"\n",
+       "model.scheme: unknown scheme \"pots\"; valid: post, pre, mix, peri, ngpt, cod (did you mean \"post\"?)"},
       {"[model]\ntau = 1.0\n", "model.tau: applies only to model.scheme = \"mix\" (model.scheme is \"post\")"},
       {"[model]\nscheme = \"ngpt\"\nalpha = 0\n", "model.alpha: must be > 0"},
       {"[model]\nbta = 1.0\n", "model.bta: unknown key; did you mean model.beta?"},
-      {"[modle]\nbeta = 1.0\n", "[modle]: unknown section; valid: [model], [attention], [feedforward], [noise], [meanfield], [init], [solver], [output] (did you mean [model]?)"},
+      {"[modle]\nbeta = 1.0\n",
+       "[modle]: unknown section; valid: [model], [attention], [feedforward], [noise], [meanfield], [init], [solver], "
+       "[output] (did you mean [model]?)"},
       {"beta = 1.0\n", "beta: unknown key"},
       {"[model]\nqkv = \"random\"\n", "model.qkv: unknown value \"random\""},
       {"[model]\nqkv = \"file\"\n", "model.qkv_file: is required"},
-      {"[model]\nqkv_seed = 3\n", "model.qkv_seed: applies only to model.qkv = \"gaussian\" or \"gaussian_per_layer\" or \"gaussian_unit_norm\""},
+      {"[model]\nqkv_seed = 3\n",
+       "model.qkv_seed: applies only to model.qkv = \"gaussian\" or \"gaussian_per_layer\" or \"gaussian_unit_norm\""},
       {"[init]\nkind = \"orthonormal\"\n", "init.kind: \"orthonormal\" needs model.d >= model.n"},
       {"[init]\nkind = \"cap\"\ndelta = 2.5\n", "init.delta: must be in (0, 2)"},
       {"[init]\ndelta = 0.1\n", "init.delta: applies only to init.kind = \"cap\""},
@@ -92,8 +96,8 @@ BOOST_AUTO_TEST_CASE(bad_toml_reports_line_and_column) {
 }
 
 BOOST_AUTO_TEST_CASE(set_overrides_and_creates_keys) {
-  const RunConfig c = parse_config("[model]\nn = 4\n", "t", {"model.n=8", "model.scheme=pre", "solver.t_end = 3.5",
-                                                            "output.times=[0.0, 1.0]"});
+  const RunConfig c = parse_config("[model]\nn = 4\n", "t",
+                                   {"model.n=8", "model.scheme=pre", "solver.t_end = 3.5", "output.times=[0.0, 1.0]"});
   BOOST_TEST(c.model.n == 8);
   BOOST_TEST(scheme_key(c.model.scheme) == "pre");
   BOOST_TEST(c.solver.t_end == 3.5);
@@ -138,7 +142,8 @@ BOOST_AUTO_TEST_CASE(meanfield_keys_are_validated_with_their_names) {
   const std::string mf = "[model]\nkind = \"meanfield\"\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"[model]\nkind = \"field\"\n", "model.kind: unknown value \"field\""},
-      {"[meanfield]\ngrid = 64\n", "meanfield.grid: applies only to model.kind = \"meanfield\" (model.kind is \"particles\")"},
+      {"[meanfield]\ngrid = 64\n",
+       "meanfield.grid: applies only to model.kind = \"meanfield\" (model.kind is \"particles\")"},
       {mf + "[meanfield]\ngrid = 4\n", "meanfield.grid: must be in [8, 2^24]"},
       {mf + "[meanfield]\nradial_grid = 16\n", "meanfield.radial_grid: applies only to schemes with a radius"},
       {mf + "[meanfield]\nlimiter = \"superbee\"\n", "meanfield.limiter: unknown value \"superbee\""},
@@ -146,7 +151,8 @@ BOOST_AUTO_TEST_CASE(meanfield_keys_are_validated_with_their_names) {
       {mf + "d = 2\n", "model.d: does not apply to model.kind = \"meanfield\" on the circle"},
       {mf + "qkv = \"gaussian\"\n", "model.qkv: \"gaussian\" does not apply to model.kind = \"meanfield\""},
       {mf + "[init]\nkind = \"cap\"\n", "init.kind: \"cap\" does not apply to model.kind = \"meanfield\""},
-      {mf + "[solver]\nmethod = \"discrete\"\n", "solver.method: \"discrete\" applies only to model.kind = \"particles\""},
+      {mf + "[solver]\nmethod = \"discrete\"\n",
+       "solver.method: \"discrete\" applies only to model.kind = \"particles\""},
       {mf + "[solver]\nsync_epsilon = 0.1\n", "solver.sync_epsilon: does not apply to model.kind = \"meanfield\""},
       {mf + "scheme = \"pre\"\n", "init.radius_width: must be > 0 for model.kind = \"meanfield\" with scheme \"pre\""},
       {mf + "[init]\nradius_width = 0.1\n", "init.radius_width: applies only to schemes with a radius"},
@@ -155,13 +161,17 @@ BOOST_AUTO_TEST_CASE(meanfield_keys_are_validated_with_their_names) {
       {"[init]\nkind = \"perturbed_uniform\"\nmode = 0\n", "init.mode: must be >= 1"},
       {"[init]\nkind = \"perturbed_uniform\"\namplitude = 1.5\n", "init.amplitude: must be in [-1, 1]"},
       {"[init]\nkind = \"von_mises\"\nkappa = [0.0]\n", "init.kappa: every entry must be in (0, 700]"},
-      {"[init]\nkind = \"von_mises\"\ncenters = [0.0, 1.0, 2.0]\nkappa = [1.0, 2.0]\n", "init.kappa: needs one entry or one per centre (3)"},
-      {"[init]\nkind = \"von_mises\"\ncenters = [0.0, 1.0]\nweights = [1.0]\n", "init.weights: needs one entry per centre (2)"},
+      {"[init]\nkind = \"von_mises\"\ncenters = [0.0, 1.0, 2.0]\nkappa = [1.0, 2.0]\n",
+       "init.kappa: needs one entry or one per centre (3)"},
+      {"[init]\nkind = \"von_mises\"\ncenters = [0.0, 1.0]\nweights = [1.0]\n",
+       "init.weights: needs one entry per centre (2)"},
       {"[init]\nkind = \"von_mises\"\nweights = [0.0]\n", "init.weights: must have a positive sum"},
-      {"[init]\nkind = \"cap\"\nsampling = \"grid\"\n", "init.sampling: applies only to init.kind = \"uniform\" or \"perturbed_uniform\" or \"von_mises\""},
+      {"[init]\nkind = \"cap\"\nsampling = \"grid\"\n",
+       "init.sampling: applies only to init.kind = \"uniform\" or \"perturbed_uniform\" or \"von_mises\""},
       {"[init]\nsampling = \"grid\"\n", "init.sampling: \"grid\" needs model.d = 2 (got 3)"},
       {mf + "[init]\nsampling = \"grid\"\n", "init.sampling: does not apply to model.kind = \"meanfield\""},
-      {mf + "[init]\nkind = \"file\"\nradius_dataset = \"/r\"\nfile = \"x.h5\"\n", "init.radius_dataset: does not apply to model.kind = \"meanfield\""},
+      {mf + "[init]\nkind = \"file\"\nradius_dataset = \"/r\"\nfile = \"x.h5\"\n",
+       "init.radius_dataset: does not apply to model.kind = \"meanfield\""},
   };
   for (const auto& [text, expected] : cases) {
     const std::string got = error_of(text);
@@ -184,7 +194,8 @@ BOOST_AUTO_TEST_CASE(sphere_meanfield_refusals_name_their_keys) {
       {sp + "[attention]\nnormalizer = \"sinkhorn\"\n", "attention.normalizer: "},
       {sp + "[attention]\npositions = \"rope\"\n", "attention.positions: "},
       {sp + "[attention]\nmask = \"causal\"\n", "attention.mask: "},
-      {sp + "[noise]\nkind = \"independent\"\nsigma = 0.5\n", "noise.kind: \"independent\" does not apply on the sphere"},
+      {sp + "[noise]\nkind = \"independent\"\nsigma = 0.5\n",
+       "noise.kind: \"independent\" does not apply on the sphere"},
       {sp + "[solver]\nmethod = \"split\"\n", "solver.method: \"split\" does not apply on the sphere"},
       {sp + "[init]\nkind = \"file\"\nfile = \"x.h5\"\n", "init.kind: \"file\" does not apply on the sphere"},
   };
@@ -196,7 +207,8 @@ BOOST_AUTO_TEST_CASE(sphere_meanfield_refusals_name_their_keys) {
   }
   // Accepted: softmax or uniform, and the resolved configuration keeps d = 3 and the degree.
   const RunConfig c = parse_config(sp + "beta = 2\n[attention]\nnormalizer = \"uniform\"\n[meanfield]\ndegree = 24\n"
-                                        "[init]\nkind = \"von_mises\"\n", "t");
+                                        "[init]\nkind = \"von_mises\"\n",
+                                   "t");
   BOOST_TEST(c.model.d == 3);
   BOOST_TEST(c.meanfield.degree == 24);
   const std::string resolved = to_toml(c);
@@ -262,7 +274,8 @@ BOOST_AUTO_TEST_CASE(log_spaced_times_and_beta_from_the_dimension) {
   const RunConfig c = parse_config("[solver]\nt_end = 100\n[output]\nlog_times = [0.1, 100, 4]\n", "t");
   const std::vector<double> expected{0.0, 0.1, 1.0, 10.0, 100.0};
   BOOST_REQUIRE_EQUAL(c.output.times.size(), expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) BOOST_TEST(c.output.times[i] == expected[i], boost::test_tools::tolerance(1e-12));
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    BOOST_TEST(c.output.times[i] == expected[i], boost::test_tools::tolerance(1e-12));
   BOOST_TEST(!c.output.samples.has_value());
   // Written back as explicit times: the resolved configuration reproduces the run.
   const RunConfig back = parse_config(to_toml(c), "resolved");
@@ -295,7 +308,8 @@ BOOST_AUTO_TEST_CASE(auto_method_is_resolved_from_the_tolerance_and_the_frames) 
   // Dense frames keep dopri5 even at a tight tolerance: each frame would end a fehlberg78 step.
   const RunConfig dense = parse_config("[solver]\nrtol = 1e-9\n[output]\nsamples = 2001\n", "d.toml");
   BOOST_TEST(to_string(dense.solver.method) == "dopri5");
-  const RunConfig asked = parse_config("[solver]\nmethod = \"auto\"\nrtol = 1e-10\nt_end = 10\n[output]\nsamples = 11\n", "a.toml");
+  const RunConfig asked =
+      parse_config("[solver]\nmethod = \"auto\"\nrtol = 1e-10\nt_end = 10\n[output]\nsamples = 11\n", "a.toml");
   BOOST_TEST(to_string(asked.solver.method) == "fehlberg78");
   const RunConfig again = parse_config(to_toml(tight), "resolved.toml");
   BOOST_TEST(!again.solver.method_auto);
@@ -304,7 +318,8 @@ BOOST_AUTO_TEST_CASE(auto_method_is_resolved_from_the_tolerance_and_the_frames) 
   BOOST_TEST(!chosen.solver.method_auto);
   BOOST_TEST(to_string(chosen.solver.method) == "cash_karp54");
   // The mean-field solver keeps dopri5.
-  const RunConfig field = parse_config("[model]\nkind = \"meanfield\"\n[solver]\nrtol = 1e-11\n[output]\nsamples = 3\n", "m.toml");
+  const RunConfig field =
+      parse_config("[model]\nkind = \"meanfield\"\n[solver]\nrtol = 1e-11\n[output]\nsamples = 3\n", "m.toml");
   BOOST_TEST(to_string(field.solver.method) == "dopri5");
 }
 
@@ -333,13 +348,15 @@ BOOST_AUTO_TEST_CASE(noise_keys_resolve_and_refuse_what_they_cannot_honour) {
       {"[noise]\nsigma = 0.5\n", "noise.sigma: applies only with noise (noise.kind is \"none\")"},
       {"[noise]\nseed = 2\n", "noise.seed: applies only with noise"},
       {"[noise]\nkind = \"independent\"\nsigma = -1\n", "noise.sigma: must be >= 0"},
-      {independent + "[solver]\nmethod = \"dopri5\"\n", "solver.method: \"dopri5\" is not a stochastic method; noise.kind = \"independent\" needs"},
+      {independent + "[solver]\nmethod = \"dopri5\"\n",
+       "solver.method: \"dopri5\" is not a stochastic method; noise.kind = \"independent\" needs"},
       {independent + "[solver]\nmethod = \"discrete\"\n", "solver.method: \"discrete\" layer maps have no noise"},
       {"[noise]\nkind = \"value\"\nsigma = 0.5\n[solver]\nmethod = \"euler_maruyama\"\n",
        "solver.method: \"euler_maruyama\" does not converge to the Stratonovich flow of noise.kind = \"value\""},
       {"[model]\nscheme = \"peri\"\n" + independent + "[solver]\nmethod = \"euler_maruyama\"\n",
        "solver.method: \"euler_maruyama\" does not converge to the Stratonovich flow of model.scheme = \"peri\""},
-      {"[model]\nheads = 2\n[noise]\nkind = \"value\"\nsigma = 0.5\n", "model.heads: noise.kind = \"value\" is defined for one attention head"},
+      {"[model]\nheads = 2\n[noise]\nkind = \"value\"\nsigma = 0.5\n",
+       "model.heads: noise.kind = \"value\" is defined for one attention head"},
       {"[noise]\ncalculus = \"ito\"\n", "noise.calculus: applies only with noise"},
       {independent + "calculus = \"levy\"\n", "noise.calculus: unknown value \"levy\""},
       {independent + "calculus = \"ito\"\n[solver]\nmethod = \"stratonovich_heun\"\n",
@@ -364,7 +381,8 @@ BOOST_AUTO_TEST_CASE(noise_keys_resolve_and_refuse_what_they_cannot_honour) {
              std::string::npos);
   // The Itô reading: euler_maruyama chosen by "auto" and accepted for every noise and scheme; it is
   // stored, and named with the noise. The refusal of Euler-Maruyama under Stratonovich points to it.
-  const RunConfig ito = parse_config("[model]\nscheme = \"peri\"\n[noise]\nkind = \"value\"\nsigma = 0.5\ncalculus = \"ito\"\n", "test");
+  const RunConfig ito =
+      parse_config("[model]\nscheme = \"peri\"\n[noise]\nkind = \"value\"\nsigma = 0.5\ncalculus = \"ito\"\n", "test");
   BOOST_TEST((ito.solver.method == Method::euler_maruyama));
   BOOST_TEST((parse_config(to_toml(ito), "round trip").noise.calculus == NoiseCalculus::ito));
   BOOST_TEST(describe(ito.noise).find("noise.calculus = \"ito\"") != std::string::npos);
@@ -377,8 +395,10 @@ BOOST_AUTO_TEST_CASE(noise_keys_resolve_and_refuse_what_they_cannot_honour) {
   BOOST_TEST(describe(tree.noise).find("noise.increments = \"tree\"") != std::string::npos);
   BOOST_TEST((parse_config(independent, "test").noise.increment_draws == NoiseIncrements::counter));
   BOOST_TEST(error_of(independent + "increments = \"tree\"\n[solver]\ndt = 1e-7\n")
-                 .find("is below 2^-20, the finest step that noise.increments = \"tree\" resolves") != std::string::npos);
-  BOOST_TEST(parse_config(independent + "increments = \"tree\"\n[solver]\ndt = 0.0009765625\n", "test").solver.dt == 0.0009765625);
+                 .find("is below 2^-20, the finest step that noise.increments = \"tree\" resolves") !=
+             std::string::npos);
+  BOOST_TEST(parse_config(independent + "increments = \"tree\"\n[solver]\ndt = 0.0009765625\n", "test").solver.dt ==
+             0.0009765625);
   BOOST_TEST(error_of("[noise]\nkind = \"value\"\nsigma = 0.5\n[solver]\nmethod = \"euler_maruyama\"\n")
                  .find("or noise.calculus = \"ito\" for the Ito flow") != std::string::npos);
   // Euler-Maruyama where it converges to the Stratonovich flow: independent noise, a speed free of the attention.
@@ -393,7 +413,8 @@ BOOST_AUTO_TEST_CASE(noise_keys_resolve_and_refuse_what_they_cannot_honour) {
 // and the shapes and combinations refused with the key named.
 BOOST_AUTO_TEST_CASE(feedforward_keys_resolve_and_check_their_shapes) {
   const std::string inline_term =
-      "[model]\nd = 2\n[feedforward]\nweights = \"inline\"\na = [1.0, 0.0, 0.5, -0.5, 0.0, 2.0]\nomega = [1.0, -1.0, 0.25]\n";
+      "[model]\nd = 2\n[feedforward]\nweights = \"inline\"\na = [1.0, 0.0, 0.5, -0.5, 0.0, 2.0]\nomega = [1.0, -1.0, "
+      "0.25]\n";
   const RunConfig c = parse_config(inline_term + "activation = \"gelu\"\nblock = \"serial\"\n", "test");
   BOOST_TEST(c.feedforward.active());
   BOOST_TEST(c.feedforward.a.size() == 6u);
@@ -407,7 +428,8 @@ BOOST_AUTO_TEST_CASE(feedforward_keys_resolve_and_check_their_shapes) {
   BOOST_TEST(to_toml(parse_config("", "test")).find("activation") == std::string::npos);
 
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"[feedforward]\nweights = \"inline\"\nomega = [1.0]\n", "feedforward.a: is required when feedforward.weights = \"inline\""},
+      {"[feedforward]\nweights = \"inline\"\nomega = [1.0]\n",
+       "feedforward.a: is required when feedforward.weights = \"inline\""},
       {"[model]\nd = 3\n[feedforward]\nweights = \"inline\"\na = [1.0, 2.0]\nomega = [1.0]\n",
        "feedforward.a: must hold M = 1 rows of model.d = 3 entries"},
       {"[feedforward]\na = [1.0]\n", "feedforward.a: applies only to feedforward.weights = \"inline\""},
@@ -429,8 +451,9 @@ BOOST_AUTO_TEST_CASE(feedforward_keys_resolve_and_check_their_shapes) {
 // model.qkv = "gaussian_per_map_layer": the discrete model of value noise, with its sigma, on the
 // layer maps only.
 BOOST_AUTO_TEST_CASE(fresh_values_per_map_layer_need_the_layer_maps) {
-  const RunConfig c = parse_config("[model]\nqkv = \"gaussian_per_map_layer\"\nqkv_sigma = 0.5\n[solver]\nmethod = \"discrete\"\ndt = 0.1\n",
-                                   "test");
+  const RunConfig c = parse_config(
+      "[model]\nqkv = \"gaussian_per_map_layer\"\nqkv_sigma = 0.5\n[solver]\nmethod = \"discrete\"\ndt = 0.1\n",
+      "test");
   BOOST_TEST(c.model.qkv_sigma == 0.5);
   BOOST_TEST(parse_config(to_toml(c), "round trip").model.qkv_sigma == 0.5);
   BOOST_TEST(starts_with(error_of("[model]\nqkv = \"gaussian_per_map_layer\"\n[solver]\nmethod = \"discrete\"\n"),
@@ -444,13 +467,19 @@ BOOST_AUTO_TEST_CASE(fresh_values_per_map_layer_need_the_layer_maps) {
 // the resolved text round-trips with the library's digest.
 BOOST_AUTO_TEST_CASE(terms_tables_are_read_checked_and_round_trip) {
   BOOST_TEST(starts_with(error_of("terms = 3\n"), "terms: expected [[terms]] tables"));
-  BOOST_TEST(starts_with(error_of("[[terms]]\nlibrary = \"x.so\"\n"), "terms: every [[terms]] needs library and symbol"));
-  BOOST_TEST(starts_with(error_of("[[terms]]\nlibrary = \"x.so\"\nsymbol = \"f\"\nfoo = 1\n"), "terms.foo: unknown key of [[terms]]"));
-  BOOST_TEST(starts_with(error_of("[[terms]]\nlibrary = \"x.so\"\nsymbol = \"f\"\nparams = { a = \"s\" }\n"), "terms.params.a:"));
-  BOOST_TEST(starts_with(error_of("[[terms]]\nlibrary = \"x.so\"\nsymbol = \"f\"\n[[terms]]\nlibrary = \"y.so\"\nsymbol = \"f\"\n"),
-                         "terms.name: two terms are named 'f'"));
-  const RunConfig c = parse_config("[model]\nn = 4\n[[terms]]\nlibrary = \"x.so\"\nsymbol = \"f\"\nname = \"pull\"\nrows = true\n"
-                                   "digest = \"0123456789abcdef\"\nparams = { a = 0.5, b = 2 }\n", "test");
+  BOOST_TEST(
+      starts_with(error_of("[[terms]]\nlibrary = \"x.so\"\n"), "terms: every [[terms]] needs library and symbol"));
+  BOOST_TEST(starts_with(error_of("[[terms]]\nlibrary = \"x.so\"\nsymbol = \"f\"\nfoo = 1\n"),
+                         "terms.foo: unknown key of [[terms]]"));
+  BOOST_TEST(starts_with(error_of("[[terms]]\nlibrary = \"x.so\"\nsymbol = \"f\"\nparams = { a = \"s\" }\n"),
+                         "terms.params.a:"));
+  BOOST_TEST(starts_with(
+      error_of("[[terms]]\nlibrary = \"x.so\"\nsymbol = \"f\"\n[[terms]]\nlibrary = \"y.so\"\nsymbol = \"f\"\n"),
+      "terms.name: two terms are named 'f'"));
+  const RunConfig c = parse_config(
+      "[model]\nn = 4\n[[terms]]\nlibrary = \"x.so\"\nsymbol = \"f\"\nname = \"pull\"\nrows = true\n"
+      "digest = \"0123456789abcdef\"\nparams = { a = 0.5, b = 2 }\n",
+      "test");
   BOOST_TEST(c.terms.size() == 1u);
   const UserTermSpec& t = c.terms[0];
   BOOST_TEST(t.name == "pull");

@@ -79,7 +79,8 @@ BOOST_AUTO_TEST_CASE(particles_discretize_the_density) {
     const WeightedTokens w = density_tokens(perturbed, kN, 2, sampling, 1.0, 0.0, 11);
     BOOST_TEST(std::abs(w.masses.sum() - 1.0) < test::kRoundoff);
     double moment = 0.0;  // E[cos 2φ] = a/2 under (1 + a cos 2φ)/2π
-    for (Index j = 0; j < kN; ++j) moment += w.masses(j) * std::cos(2.0 * std::atan2(w.tokens.theta(j, 1), w.tokens.theta(j, 0)));
+    for (Index j = 0; j < kN; ++j)
+      moment += w.masses(j) * std::cos(2.0 * std::atan2(w.tokens.theta(j, 1), w.tokens.theta(j, 0)));
     const double tolerance = sampling == Sampling::grid ? 1e-6 : 4.0 / std::sqrt(double(kN));
     BOOST_TEST_INFO("sampling " << to_string(sampling));
     BOOST_TEST(std::abs(moment - 0.3) < tolerance);

@@ -241,8 +241,9 @@ BOOST_AUTO_TEST_CASE(attention_matrices_from_a_file) {
   BOOST_TEST(layers[0].K(1, 0) == 1.0);
   BOOST_TEST(!layers[0].identity);
   BOOST_TEST(error_of([&] { read_attention_matrices(p, 3); }).rfind("model.qkv_file: Q has shape [2, 2]", 0) == 0);
-  BOOST_TEST(error_of([&] { read_attention_matrices(p, 2, 2); }).find("expected [2, 2, 2] or [layers, 2, 2, 2] (model.heads, model.d)") !=
-             std::string::npos);
+  BOOST_TEST(error_of([&] {
+               read_attention_matrices(p, 2, 2);
+             }).find("expected [2, 2, 2] or [layers, 2, 2, 2] (model.heads, model.d)") != std::string::npos);
 }
 
 // Several heads: [H, d, d] is one layer of H heads, [layers, H, d, d] several layers; entry (l, h, i, j).
@@ -255,8 +256,8 @@ BOOST_AUTO_TEST_CASE(attention_heads_from_a_file) {
     for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i);
     {
       auto f = h5::File::create(p, h5::CreateMode::exclusive);
-      const std::vector<std::uint64_t> dims = layered ? std::vector<std::uint64_t>{layers, heads, d, d}
-                                                      : std::vector<std::uint64_t>{heads, d, d};
+      const std::vector<std::uint64_t> dims =
+          layered ? std::vector<std::uint64_t>{layers, heads, d, d} : std::vector<std::uint64_t>{heads, d, d};
       for (const char* name : {"Q", "K", "V"}) f.create_dataset(name, dims, std::span<const double>(values));
     }
     const auto read = read_attention_matrices(p, 2, 3);
@@ -290,7 +291,8 @@ BOOST_AUTO_TEST_CASE(hdf5_errors_name_the_file) {
   const h5::Dataset ds = f.open_dataset("values");
   const std::vector<double> more{4.0, 5.0, 6.0};
   // A write through a read-only file fails inside HDF5.
-  const std::string write = error_of([&] { h5::Dataset(f.open_dataset("values")).write(std::span<const double>(more)); });
+  const std::string write =
+      error_of([&] { h5::Dataset(f.open_dataset("values")).write(std::span<const double>(more)); });
   BOOST_TEST(write.find("HDF5 H5Dwrite failed for " + p.string() + ":/values") != std::string::npos, write);
   const std::string missing = error_of([&] { (void)f.open_dataset("absent"); });
   BOOST_TEST(missing.find(p.string() + ":/absent: no such dataset") != std::string::npos, missing);

@@ -56,7 +56,8 @@ BOOST_AUTO_TEST_CASE(counter_normals_rows_equal_each_row_drawn_alone) {
     }
   }
   std::vector<double> wrong(5);
-  BOOST_CHECK_THROW(counter_normals_rows(9, CounterStream::independent_noise, 23, 40, 2, 3, wrong), std::invalid_argument);
+  BOOST_CHECK_THROW(counter_normals_rows(9, CounterStream::independent_noise, 23, 40, 2, 3, wrong),
+                    std::invalid_argument);
 }
 
 // The same numbers as r123's scalar Box-Muller transform of the same Philox words (the mapping
@@ -224,8 +225,8 @@ BOOST_AUTO_TEST_CASE(tree_increments_over_a_coarse_step_are_the_sum_of_the_fine_
 // standard errors each (a bridge spread 10 % too wide fails the variances).
 BOOST_AUTO_TEST_CASE(tree_increments_have_the_law_of_brownian_motion) {
   const std::uint64_t paths = 16000;
-  const std::vector<std::pair<double, double>> intervals{{0.0, 0.25}, {0.25, 0.6}, {0.6, 1.35}, {1.35, 1.35 + 1e-5},
-                                                         {2.1, 2.1 + 3e-3}, {-0.75, -0.5}, {3.0, 7.0}};
+  const std::vector<std::pair<double, double>> intervals{
+      {0.0, 0.25}, {0.25, 0.6}, {0.6, 1.35}, {1.35, 1.35 + 1e-5}, {2.1, 2.1 + 3e-3}, {-0.75, -0.5}, {3.0, 7.0}};
   const std::size_t k = intervals.size();
   std::vector<double> sum(k, 0.0), sum2(k, 0.0), cross(k, 0.0), components(k, 0.0);
   std::vector<double> w(2);

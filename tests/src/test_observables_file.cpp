@@ -53,7 +53,8 @@ BOOST_AUTO_TEST_CASE(write_read_replace) {
   BOOST_TEST(f.read_series("centres").shape == (std::vector<std::uint64_t>{3, 2, 4}), boost::test_tools::per_element());
 
   // Replacing with another length.
-  f.write_series("energy", std::vector<double>{0.0, 1.0}, std::vector<std::int64_t>{0, 1}, std::vector<double>{5.0, 6.0});
+  f.write_series("energy", std::vector<double>{0.0, 1.0}, std::vector<std::int64_t>{0, 1},
+                 std::vector<double>{5.0, 6.0});
   BOOST_TEST(f.read_series("energy").values == (std::vector<double>{5.0, 6.0}), boost::test_tools::per_element());
   BOOST_TEST(f.series_names().size() == 3u);
   BOOST_TEST(f.remove_series("centres"));
@@ -147,7 +148,8 @@ BOOST_AUTO_TEST_CASE(axes_are_named_dimensions_and_values_have_units) {
   const h5::File h = h5::File::open(file, h5::OpenMode::read_only);
   const h5::Group centres = h.open_group("observables/centres");
   BOOST_TEST(centres.open_dataset("cluster").is_dimension_only());
-  BOOST_TEST(centres.open_dataset("component").shape() == (std::vector<std::uint64_t>{4}), boost::test_tools::per_element());
+  BOOST_TEST(centres.open_dataset("component").shape() == (std::vector<std::uint64_t>{4}),
+             boost::test_tools::per_element());
   BOOST_TEST(!centres.open_dataset("time").is_dimension_only());  // a scale with values: a coordinate
   BOOST_TEST(centres.open_dataset("value").attribute_string("unit").value_or("") == "1");
   BOOST_TEST(centres.open_dataset("time").attribute_string("unit").value_or("") == "1");

@@ -99,7 +99,8 @@ BOOST_AUTO_TEST_CASE(the_analysis_checks_it_from_its_header) {
   BOOST_TEST(std::abs(initial_slope_theory(scheme, n, beta, 1.0) - 1.0 / (std::exp(beta) + n - 1.0)) < test::kRoundoff);
   const CheckSeries s = symmetric_run(scheme, n, beta, 24.0, 241, 20);
   const Checks checks = theorem_checks(symmetric_config(scheme, n, beta), s);
-  for (const char* name : {"theorem_4_1_initial_slope", "theorem_4_1_symmetry", "theorem_4_1_decay_rate", "energy_monotonicity"}) {
+  for (const char* name :
+       {"theorem_4_1_initial_slope", "theorem_4_1_symmetry", "theorem_4_1_decay_rate", "energy_monotonicity"}) {
     const Check* c = find(checks, name);
     BOOST_TEST_INFO(name);
     BOOST_REQUIRE(c != nullptr);

@@ -35,9 +35,12 @@ std::vector<double> state_of(const Tokens& t) {
 
 QkvSource qkv_of(int kind, Index d) {
   switch (kind) {
-    case 0: return QkvSource::identity();
-    case 1: return QkvSource::gaussian(d, 5);
-    default: return QkvSource::gaussian_per_layer(d, 5);
+    case 0:
+      return QkvSource::identity();
+    case 1:
+      return QkvSource::gaussian(d, 5);
+    default:
+      return QkvSource::gaussian_per_layer(d, 5);
   }
 }
 
@@ -89,7 +92,8 @@ BOOST_AUTO_TEST_CASE(row_shares_cover_every_row_once) {
       BOOST_TEST(next == n);
     }
   // Whole units of the kernel's blocks, as long as every process gets one.
-  for (const auto& [n, ranks, unit] : std::vector<std::tuple<Index, int, Index>>{{1000, 2, 250}, {1000, 3, 250}, {301, 2, 76}, {64, 2, 64}}) {
+  for (const auto& [n, ranks, unit] :
+       std::vector<std::tuple<Index, int, Index>>{{1000, 2, 250}, {1000, 3, 250}, {301, 2, 76}, {64, 2, 64}}) {
     Index next = 0;
     for (int r = 0; r < ranks; ++r) {
       const RowRange s = row_share(n, ranks, r, unit);
@@ -193,8 +197,9 @@ BOOST_AUTO_TEST_CASE(sharded_trajectory_takes_the_same_steps_bit_for_bit) {
 // then forms A = M Vᵀ), with a feed-forward term.
 BOOST_AUTO_TEST_CASE(sharded_noisy_trajectory_is_the_whole_one_bit_for_bit) {
   Team& team = *g_team;
-  for (const auto& [kind, qkv] : {std::pair{NoiseKind{IndependentNoise{0.3}}, 0}, std::pair{NoiseKind{ValueNoise{0.3}}, 1},
-                                  std::pair{NoiseKind{ValueNoise{0.3}}, 0}, std::pair{NoiseKind{IndependentNoise{0.3}}, 1}}) {
+  for (const auto& [kind, qkv] :
+       {std::pair{NoiseKind{IndependentNoise{0.3}}, 0}, std::pair{NoiseKind{ValueNoise{0.3}}, 1},
+        std::pair{NoiseKind{ValueNoise{0.3}}, 0}, std::pair{NoiseKind{IndependentNoise{0.3}}, 1}}) {
     const Index n = 300, d = 4;
     DynamicsSpec spec;
     spec.scheme = PreLN{};

@@ -152,9 +152,11 @@ BOOST_AUTO_TEST_CASE(a_bad_axis_value_names_the_axis_and_the_point) {
   BOOST_TEST(wrong_type.first == "axes.\"model.n\"");
   BOOST_TEST(contains(wrong_type.second, "point 2 of 2 (model.n = \"many\"): expected an integer"), wrong_type.second);
   // A combination that no single value violates: the point names the values, the key the culprit.
-  const auto combination = error_of("[axes]\n\"init.kind\" = [\"uniform\", \"orthonormal\"]\n\"model.n\" = [3, 8]\n", dir);
+  const auto combination =
+      error_of("[axes]\n\"init.kind\" = [\"uniform\", \"orthonormal\"]\n\"model.n\" = [3, 8]\n", dir);
   BOOST_TEST(combination.first == "axes.\"init.kind\"");
-  BOOST_TEST(contains(combination.second, "point 4 of 4 (init.kind = \"orthonormal\", model.n = 8)"), combination.second);
+  BOOST_TEST(contains(combination.second, "point 4 of 4 (init.kind = \"orthonormal\", model.n = 8)"),
+             combination.second);
   BOOST_TEST(contains(combination.second, "needs model.d >= model.n"), combination.second);
   // A key that applies only to some points: the base and [set] are named by their key.
   const auto applies = error_of("[set]\n\"model.tau\" = 2.0\n[axes]\n\"model.scheme\" = [\"mix\", \"pre\"]\n", dir);
@@ -223,7 +225,8 @@ BOOST_AUTO_TEST_CASE(the_example_sweep_is_valid) {
 BOOST_AUTO_TEST_CASE(lazy_points_equal_the_expansion) {
   Dir dir;
   const SweepSpec spec = parse(
-      "[axes]\n\"model.scheme\" = [\"post\", \"pre\"]\n\"model.beta\" = [1.0, 4.0, 0.5]\n\"init.seed\" = [3, 1]\n", dir);
+      "[axes]\n\"model.scheme\" = [\"post\", \"pre\"]\n\"model.beta\" = [1.0, 4.0, 0.5]\n\"init.seed\" = [3, 1]\n",
+      dir);
   const SweepPoints lazy(spec);
   const auto points = expand_sweep(spec);
   BOOST_TEST(lazy.size() == 12u);
@@ -257,7 +260,8 @@ BOOST_AUTO_TEST_CASE(zipped_axes_and_point_lists) {
       "[[zip]]\n\"model.n\" = [8, 16]\n\"solver.t_end\" = [2.0, 4.0]\n"
       "[axes]\n\"init.seed\" = [1, 2, 3]\n"
       "[[point]]\n\"model.scheme\" = \"pre\"\n"
-      "[[point]]\n\"model.scheme\" = \"ngpt\"\nset = { \"model.alpha\" = 0.5 }\n", dir);
+      "[[point]]\n\"model.scheme\" = \"ngpt\"\nset = { \"model.alpha\" = 0.5 }\n",
+      dir);
   BOOST_REQUIRE(spec.axes.size() == 3u);
   BOOST_TEST(spec.axes[0].dimension == "n+t_end");
   BOOST_TEST(spec.axes[1].dimension == "seed");
@@ -271,14 +275,15 @@ BOOST_AUTO_TEST_CASE(zipped_axes_and_point_lists) {
   BOOST_TEST(points[11].name == "n=16_t_end=4_seed=3_scheme=ngpt_alpha=0.5");
   const auto columns = sweep_columns(spec);
   BOOST_TEST(columns.size() == 4u);  // model.n, solver.t_end, init.seed, model.scheme
-  BOOST_TEST(error_of("[[zip]]\n\"model.n\" = [8, 16]\n\"solver.t_end\" = [2.0]\n", dir).first == "zip[0].\"solver.t_end\"");
+  BOOST_TEST(error_of("[[zip]]\n\"model.n\" = [8, 16]\n\"solver.t_end\" = [2.0]\n", dir).first ==
+             "zip[0].\"solver.t_end\"");
 }
 
 // A value's own [set]: model.alpha applies at the nGPT points only (elsewhere it would be refused).
 BOOST_AUTO_TEST_CASE(set_per_value_of_an_axis) {
   Dir dir;
-  const auto points = expand_sweep(parse(
-      "[axes]\n\"model.scheme\" = [\"post\", { value = \"ngpt\", set = { \"model.alpha\" = 0.25 } }]\n", dir));
+  const auto points = expand_sweep(
+      parse("[axes]\n\"model.scheme\" = [\"post\", { value = \"ngpt\", set = { \"model.alpha\" = 0.25 } }]\n", dir));
   BOOST_REQUIRE(points.size() == 2u);
   BOOST_TEST(std::get<double>(config_value(points[1].config, "model.alpha")) == 0.25);
   BOOST_TEST(points[1].name == "scheme=ngpt");

@@ -159,8 +159,9 @@ BOOST_AUTO_TEST_CASE(parallel_and_serial_blocks_tend_to_the_same_ode) {
                          (net.frames.back().r - exact.frames.back().r).norm());
       }
       const double order = std::log2(errors[0] / errors[1]);
-      BOOST_TEST_INFO("scheme " << scheme_key(scheme) << ", block " << (block == TermsBlock::serial ? "serial" : "parallel")
-                                << ": errors " << errors[0] << ", " << errors[1]);
+      BOOST_TEST_INFO("scheme " << scheme_key(scheme) << ", block "
+                                << (block == TermsBlock::serial ? "serial" : "parallel") << ": errors " << errors[0]
+                                << ", " << errors[1]);
       BOOST_TEST(std::abs(order - 1.0) < test::kOrderSlack);
     }
   }
@@ -182,7 +183,8 @@ BOOST_AUTO_TEST_CASE(the_terms_have_the_traits_of_their_parts) {
 namespace {
 
 // A user's term with the C signature: out_i += c (1 + t) r_i e_0 - 0.2 θ_i, c = *user.
-void user_drift(double t, const double* theta, const double* r, double* out, std::int64_t n, std::int64_t d, void* user) {
+void user_drift(double t, const double* theta, const double* r, double* out, std::int64_t n, std::int64_t d,
+                void* user) {
   const double c = *static_cast<const double*>(user);
   for (std::int64_t i = 0; i < n; ++i) {
     for (std::int64_t k = 0; k < d; ++k) out[i * d + k] -= 0.2 * theta[i * d + k];
@@ -232,7 +234,8 @@ BOOST_AUTO_TEST_CASE(a_users_term_sees_t_theta_and_r) {
     with.layout().pack(x, state.data());
     with.rhs(state.data(), whole.data(), t);
     with.rhs_rows(state.data(), part.data(), t, 70, 100);
-    for (Index k = 70 * d; k < 100 * d; ++k) BOOST_TEST(part[static_cast<std::size_t>(k)] == whole[static_cast<std::size_t>(k)]);
+    for (Index k = 70 * d; k < 100 * d; ++k)
+      BOOST_TEST(part[static_cast<std::size_t>(k)] == whole[static_cast<std::size_t>(k)]);
     BOOST_TEST(!with.spec().terms.traits().has_energy);
   }
 }

@@ -18,7 +18,8 @@ namespace normdyn {
 struct TopK {
   static constexpr std::string_view key = "top_k";
   static constexpr std::string_view title = "top-k softmax";
-  static constexpr std::string_view formula = "w_ij = m_j e^{s_ij} / sum_{k in top} m_k e^{s_ik} over the k largest s_ij";
+  static constexpr std::string_view formula =
+      "w_ij = m_j e^{s_ij} / sum_{k in top} m_k e^{s_ik} over the k largest s_ij";
   std::int64_t k = 4;
   static constexpr std::array<ParamSpec<TopK>, 1> params{
       {{"top_k", &TopK::k, "keys kept in each row, those of the largest scores", 1.0, true}}};

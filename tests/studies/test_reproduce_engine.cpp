@@ -53,7 +53,8 @@ class MutatedDynamics final : public OdeSystem {
 
 // An engine whose velocity `mutation(scheme)` changes (no change where it returns nothing).
 Engine mutant(std::string name, std::function<MutatedDynamics::Mutation(const Scheme&)> mutation) {
-  return {std::move(name), [mutation](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
+  return {std::move(name),
+          [mutation](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
             MutatedDynamics::Mutation m = mutation(spec.scheme);
             if (!m) return std::make_unique<AttentionDynamics>(spec, std::move(qkv), n, d);
             return std::make_unique<MutatedDynamics>(spec, std::move(qkv), n, d, std::move(m));
@@ -62,7 +63,8 @@ Engine mutant(std::string name, std::function<MutatedDynamics::Mutation(const Sc
 
 // An engine that integrates `change(spec)` in place of the configured dynamics.
 Engine spec_changed(std::string name, std::function<void(DynamicsSpec&)> change) {
-  return {std::move(name), [change](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
+  return {std::move(name),
+          [change](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
             DynamicsSpec wrong = spec;
             change(wrong);
             return std::make_unique<AttentionDynamics>(wrong, std::move(qkv), n, d);
@@ -127,7 +129,8 @@ Engine noise_dropped() {
 // Tree increments ignored: every run draws the counter streams, so that runs at h and h/2 follow
 // unrelated paths.
 Engine tree_ignored() {
-  return spec_changed("tree increments ignored", [](DynamicsSpec& s) { s.noise.increment_draws = NoiseIncrements::counter; });
+  return spec_changed("tree increments ignored",
+                      [](DynamicsSpec& s) { s.noise.increment_draws = NoiseIncrements::counter; });
 }
 
 // Softmax and the uniform normalizer swapped.
@@ -161,7 +164,8 @@ Verdicts run(const Engine& engine, const std::vector<std::string>& groups, bool 
   const auto start = std::chrono::steady_clock::now();
   const Reproduction r = reproduce(o);
   BOOST_TEST_MESSAGE(engine.name << ": " << r.rows.size() << " rows in "
-                                 << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s");
+                                 << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+                                 << " s");
   for (const auto& t : r.timings) BOOST_TEST_MESSAGE("  " << t.name << ": " << t.seconds << " s");
   Verdicts v;
   for (const auto& row : r.rows) {
@@ -208,15 +212,17 @@ void expect_caught(const Engine& wrong, const std::set<std::string>& expected) {
 
 BOOST_AUTO_TEST_CASE(alpha_ignored_is_caught) {
   // The initial slope 2 alpha/sqrt(e^2beta + n - 1) and the flow of the reduced ODE with alpha != 1.
-  expect_caught(alpha_ignored(), {"4.1-slope-ngpt-alpha0.5-n16-beta1-r2", "4.1-slope-ngpt-alpha2-decay0.5-n16-beta1-r2",
-                                  "4.1-particles-ngpt-alpha0.5-n8-beta1-r2", "4.1-particles-ngpt-alpha2-decay0.5-n8-beta1-r2"});
+  expect_caught(alpha_ignored(),
+                {"4.1-slope-ngpt-alpha0.5-n16-beta1-r2", "4.1-slope-ngpt-alpha2-decay0.5-n16-beta1-r2",
+                 "4.1-particles-ngpt-alpha0.5-n8-beta1-r2", "4.1-particles-ngpt-alpha2-decay0.5-n8-beta1-r2"});
 }
 
 BOOST_AUTO_TEST_CASE(speed_without_radius_is_caught) {
   // The slopes at r0 = 2 (Pre-LN's 2/(r0 (e^beta + n - 1))), and the radius schemes' flows at r0 = 1
   // (where the radii grow away from 1).
-  expect_caught(speed_without_radius(), {"4.1-slope-pre-n16-beta1-r2", "4.1-slope-peri-n16-beta1-r2", "4.1-slope-post-n16-beta1-r2",
-                                         "4.1-particles-pre", "4.1-particles-peri", "4.1-particles-mix"});
+  expect_caught(speed_without_radius(),
+                {"4.1-slope-pre-n16-beta1-r2", "4.1-slope-peri-n16-beta1-r2", "4.1-slope-post-n16-beta1-r2",
+                 "4.1-particles-pre", "4.1-particles-peri", "4.1-particles-mix"});
 }
 
 BOOST_AUTO_TEST_CASE(radial_rate_doubled_is_caught) {
@@ -266,10 +272,11 @@ Engine head_sum_over_heads() {
   return {"head sum / H", [](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
             const double heads = double(qkv.at(0.0).heads());
             if (heads == 1.0) return std::make_unique<AttentionDynamics>(spec, std::move(qkv), n, d);
-            return std::make_unique<MutatedDynamics>(spec, std::move(qkv), n, d, [heads](const StateLayout& l, const double*, double* dxdt) {
-              l.theta(dxdt) /= heads;
-              l.r(dxdt) /= heads;
-            });
+            return std::make_unique<MutatedDynamics>(spec, std::move(qkv), n, d,
+                                                     [heads](const StateLayout& l, const double*, double* dxdt) {
+                                                       l.theta(dxdt) /= heads;
+                                                       l.r(dxdt) /= heads;
+                                                     });
           }};
 }
 
@@ -278,10 +285,11 @@ BOOST_AUTO_TEST_CASE(attention_models_catch_wrong_normalizers_biases_and_head_su
   const std::vector<std::string> group{"attention-models"};
   const std::vector<std::pair<Engine, std::vector<std::string>>> cases = {
       {sinkhorn_as_softmax(),
-       {"attention-sinkhorn-hemisphere-seed1", "attention-sinkhorn-hemisphere-seed2", "attention-sinkhorn-doubly-stochastic"}},
+       {"attention-sinkhorn-hemisphere-seed1", "attention-sinkhorn-hemisphere-seed2",
+        "attention-sinkhorn-doubly-stochastic"}},
       {causal_wrong_normalizer(),
-       {"attention-causal-v-identity-seed1", "attention-causal-v-identity-seed2", "attention-causal-alibi-v-identity-seed1",
-        "attention-causal-alibi-v-identity-seed2"}},
+       {"attention-causal-v-identity-seed1", "attention-causal-v-identity-seed2",
+        "attention-causal-alibi-v-identity-seed1", "attention-causal-alibi-v-identity-seed2"}},
       {alibi_dropped(), {"attention-causal-alibi-v-identity-seed1", "attention-causal-alibi-v-identity-seed2"}},
       {head_sum_over_heads(), {"attention-heads3-uniform-energy"}},
   };
@@ -300,8 +308,8 @@ BOOST_AUTO_TEST_CASE(long_context_rows_hold_and_catch_a_doubled_radial_rate) {
   BOOST_TEST(good.size() == 14u);
   for (const auto& [id, verdict] : good) BOOST_TEST(verdict == "holds", id << ": " << verdict);
   const std::set<std::string> rows = caught(radial_rate_doubled(), group);
-  for (const char* id : {"long-context-finite-n-rho0.5", "long-context-finite-n-rho0.2", "long-context-attention-rho0.5-critical",
-                         "long-context-layer-rho0.2-sub"})
+  for (const char* id : {"long-context-finite-n-rho0.5", "long-context-finite-n-rho0.2",
+                         "long-context-attention-rho0.5-critical", "long-context-layer-rho0.2-sub"})
     BOOST_TEST(rows.count(id) == 1u, id);
 }
 
@@ -320,8 +328,9 @@ BOOST_AUTO_TEST_CASE(noise_rows_hold_and_catch_a_wrong_sigma) {
     BOOST_TEST(rows.count(id) == 1u, id);
   // Without the noise every row of a noisy law stops holding, the drift-only ones aside.
   const std::set<std::string> silent = caught(noise_dropped(), group);
-  for (const char* id : {"noise-brownian-sphere-heun", "noise-brownian-sphere-em", "noise-kuramoto-kappa1",
-                         "noise-kuramoto-kappa4", "noise-common-antipodal-exponent", "noise-common-two-token-transition"})
+  for (const char* id :
+       {"noise-brownian-sphere-heun", "noise-brownian-sphere-em", "noise-kuramoto-kappa1", "noise-kuramoto-kappa4",
+        "noise-common-antipodal-exponent", "noise-common-two-token-transition"})
     BOOST_TEST(silent.count(id) == 1u, id);
 }
 
@@ -340,9 +349,11 @@ BOOST_AUTO_TEST_CASE(strong_order_rows_hold_and_catch_ignored_tree_increments) {
   const std::vector<std::string> group{"noise-strong-order"};
   const Verdicts& good = reference(group, true);
   BOOST_TEST(good.size() == 4u);
-  for (const char* id : {"noise-strong-order-heun", "noise-strong-order-heun-circle"}) BOOST_TEST(good.at(id) == "holds", id);
+  for (const char* id : {"noise-strong-order-heun", "noise-strong-order-heun-circle"})
+    BOOST_TEST(good.at(id) == "holds", id);
   const std::set<std::string> rows = caught(tree_ignored(), group);
-  for (const char* id : {"noise-strong-order-heun", "noise-strong-order-heun-circle"}) BOOST_TEST(rows.count(id) == 1u, id);
+  for (const char* id : {"noise-strong-order-heun", "noise-strong-order-heun-circle"})
+    BOOST_TEST(rows.count(id) == 1u, id);
 }
 
 // The noisy pitchfork: every row holds on the library's engine; a noise 10 % too strong moves the
@@ -376,10 +387,12 @@ Engine activation_ignored() {
 
 // The term's velocity 1 % too large (with V = 0, an activation 1.01 sigma).
 Engine activation_one_percent_large() {
-  return {"activation +1%", [](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
+  return {"activation +1%",
+          [](const DynamicsSpec& spec, QkvSource qkv, Index n, Index d) -> std::unique_ptr<OdeSystem> {
             if (spec.terms.empty()) return std::make_unique<AttentionDynamics>(spec, std::move(qkv), n, d);
-            return std::make_unique<MutatedDynamics>(spec, std::move(qkv), n, d,
-                                                     [](const StateLayout& l, const double*, double* dxdt) { l.theta(dxdt) *= 1.01; });
+            return std::make_unique<MutatedDynamics>(
+                spec, std::move(qkv), n, d,
+                [](const StateLayout& l, const double*, double* dxdt) { l.theta(dxdt) *= 1.01; });
           }};
 }
 
@@ -389,11 +402,12 @@ BOOST_AUTO_TEST_CASE(feedforward_rows_hold_and_catch_a_wrong_activation) {
   BOOST_TEST(good.size() == 5u);
   for (const auto& [id, verdict] : good) BOOST_TEST(verdict == "holds", id << ": " << verdict);
   const std::set<std::string> rows = caught(activation_ignored(), group);
-  for (const char* id : {"feedforward-perceptron-tanh", "feedforward-perceptron-gelu", "feedforward-depth-limit-parallel",
-                         "feedforward-depth-limit-serial"})
+  for (const char* id : {"feedforward-perceptron-tanh", "feedforward-perceptron-gelu",
+                         "feedforward-depth-limit-parallel", "feedforward-depth-limit-serial"})
     BOOST_TEST(rows.count(id) == 1u, id);
   const std::set<std::string> scaled = caught(activation_one_percent_large(), group);
-  for (const char* id : {"feedforward-perceptron-tanh", "feedforward-perceptron-gelu"}) BOOST_TEST(scaled.count(id) == 1u, id);
+  for (const char* id : {"feedforward-perceptron-tanh", "feedforward-perceptron-gelu"})
+    BOOST_TEST(scaled.count(id) == 1u, id);
 }
 
 // The depth limit: the row's own network against the engine's ODE, so a Post-LN rate 9 % too fast fails
@@ -509,7 +523,8 @@ BOOST_AUTO_TEST_CASE(usa_negative_beta_rows_catch_the_softmax) {
   const Verdicts& good = reference({"usa-circle-negative-beta"}, true);
   BOOST_TEST(good.size() == 2u);
   for (const auto& [id, verdict] : good) BOOST_TEST(verdict == "holds", id << ": " << verdict);
-  expect_failing(uniform_as_softmax(), "usa-circle-negative-beta", {"usa-circle-negative-beta-0.15", "usa-circle-negative-beta-0.05"});
+  expect_failing(uniform_as_softmax(), "usa-circle-negative-beta",
+                 {"usa-circle-negative-beta-0.15", "usa-circle-negative-beta-0.05"});
 }
 
 BOOST_AUTO_TEST_CASE(multihead_rows_catch_a_wrong_head_sum_and_normalizer) {
@@ -517,8 +532,10 @@ BOOST_AUTO_TEST_CASE(multihead_rows_catch_a_wrong_head_sum_and_normalizer) {
   BOOST_TEST(good.size() == 3u);
   for (const auto& [id, verdict] : good)
     if (id != "multihead-radial-shadow") BOOST_TEST(verdict == "holds", id << ": " << verdict);
-  expect_failing(head_sum_over_heads(), "multihead", {"multihead-aligned-energy-seed1", "multihead-aligned-energy-seed2"});
-  expect_failing(uniform_as_softmax(), "multihead", {"multihead-aligned-energy-seed1", "multihead-aligned-energy-seed2"});
+  expect_failing(head_sum_over_heads(), "multihead",
+                 {"multihead-aligned-energy-seed1", "multihead-aligned-energy-seed2"});
+  expect_failing(uniform_as_softmax(), "multihead",
+                 {"multihead-aligned-energy-seed1", "multihead-aligned-energy-seed2"});
 }
 
 BOOST_AUTO_TEST_CASE(perceptron_localization_rows_catch_a_wrong_activation) {

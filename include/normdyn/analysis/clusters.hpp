@@ -42,7 +42,7 @@ struct ClusterEvent {
   // frame; split: one cluster `from` of the earlier frame whose tokens went to several later clusters.
   std::vector<std::int64_t> parts;
   std::vector<std::int64_t> part_sizes;
-  std::int64_t whole = -1;       // merge: id of the resulting cluster; split: id of the cluster that split
+  std::int64_t whole = -1;  // merge: id of the resulting cluster; split: id of the cluster that split
   std::int64_t whole_size = 0;
 };
 

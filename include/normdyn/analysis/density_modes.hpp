@@ -21,8 +21,8 @@ namespace normdyn::analysis {
 inline constexpr double kResolvedClusterCells = 1.0;
 
 struct DensityOptions {
-  int max_mode = 8;             // modes k = 1..max_mode
-  double cluster_level = 2.0;   // a cluster: a connected arc where the density exceeds this × 1/(2π)
+  int max_mode = 8;                // modes k = 1..max_mode
+  double cluster_level = 2.0;      // a cluster: a connected arc where the density exceeds this × 1/(2π)
   double cluster_min_mass = 1e-2;  // ... holding at least this mass (of total mass 1)
 };
 
@@ -51,8 +51,8 @@ struct DensityFigures {
   std::vector<double> cluster_centre;  // the angle of each cluster's peak cell centre
   std::vector<double> cluster_width;   // each cluster's second-moment width (DensityCluster), radians
   double narrowest_cluster_cells = std::numeric_limits<double>::infinity();  // +inf without clusters
-  double w1_to_uniform = 0.0;          // W1 on the circle (circle_w1.hpp), radians
-  double max_density = 0.0;            // per radian
+  double w1_to_uniform = 0.0;  // W1 on the circle (circle_w1.hpp), radians
+  double max_density = 0.0;    // per radian
 };
 
 DensityFigures density_figures(std::span<const double> cells, const DensityOptions& options = {});

@@ -76,8 +76,8 @@ inline std::optional<std::size_t> member_frame(std::size_t frames, std::size_t f
 }
 
 struct EnsembleSeries {
-  std::vector<double> t;                  // the common sample times
-  std::vector<std::int64_t> runs;         // runs contributing at each time
+  std::vector<double> t;           // the common sample times
+  std::vector<std::int64_t> runs;  // runs contributing at each time
   std::vector<double> cluster_mean, cluster_std, cluster_min, cluster_max;
   std::vector<double> pair_fraction_mean, pair_fraction_std;
   std::vector<double> sync_probability;  // fraction of the contributing runs synchronized by t

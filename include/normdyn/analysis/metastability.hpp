@@ -29,7 +29,7 @@ struct PlateauOptions {
   std::size_t min_frames = 3;
   double min_duration = 0.0;
   double min_log_duration = 0.69314718055994531;  // ln 2
-  bool skip_start = true;                        // the first count of the run is not a plateau
+  bool skip_start = true;                         // the first count of the run is not a plateau
 };
 
 struct Plateau {

@@ -78,9 +78,9 @@ struct FrameObservables {
   double one_minus_min_cosine = 0.0;
   double min_cosine = 1.0;
   double variance = 0.0;
-  double diameter = 0.0;            // geodesic, radians
-  double energy = 0.0;              // Σ_{j,k} exp(β <θ_j, θ_k>); +inf if it overflows
-  double normalized_energy = 1.0;   // E / (n² e^β)
+  double diameter = 0.0;           // geodesic, radians
+  double energy = 0.0;             // Σ_{j,k} exp(β <θ_j, θ_k>); +inf if it overflows
+  double normalized_energy = 1.0;  // E / (n² e^β)
   double mean_radius = 1.0;
   int effective_rank = 1;
 };
@@ -91,7 +91,8 @@ struct ObservableOptions {
 };
 
 // `h` is half_squared_chords(tokens.theta), shared with the cluster analysis.
-FrameObservables frame_observables(const Tokens& tokens, Eigen::Ref<const RowMatrix> h, const ObservableOptions& options);
+FrameObservables frame_observables(const Tokens& tokens, Eigen::Ref<const RowMatrix> h,
+                                   const ObservableOptions& options);
 
 // ---- The registry's functions (observable_registry.hpp) -------------------------------------------
 
@@ -103,10 +104,10 @@ struct FrameInput {
   // half_squared_chords(θ), if the caller has it (the analysis shares it with the clusters); without
   // it the pairwise observables come from one blocked, threaded pass over the Gram matrix.
   const RowMatrix* h = nullptr;
-  const RowMatrix* velocity = nullptr;       // dθ/dt (dynamics)
-  const Vector* radial_velocity = nullptr;   // dr/dt (dynamics)
-  const RowMatrix* attention = nullptr;      // A_j (dynamics)
-  const Vector* inverse_speed = nullptr;     // 1/s_j of every token (dynamics)
+  const RowMatrix* velocity = nullptr;      // dθ/dt (dynamics)
+  const Vector* radial_velocity = nullptr;  // dr/dt (dynamics)
+  const RowMatrix* attention = nullptr;     // A_j (dynamics)
+  const Vector* inverse_speed = nullptr;    // 1/s_j of every token (dynamics)
 };
 
 struct FrameComputeOptions {
@@ -138,8 +139,8 @@ class FrameObservableComputer {
     RowMatrix theta;
     Vector r, r0;
     double mean_cosine = 0.0;
-    Vector clock;             // ∫ 1/s_j dt so far
-    Vector inverse_speed;     // 1/s_j at the previous frame
+    Vector clock;          // ∫ 1/s_j dt so far
+    Vector inverse_speed;  // 1/s_j at the previous frame
   };
 
  private:

@@ -58,7 +58,7 @@ std::optional<double> law_correction(DecayLaw law, double t);
 double law_value(DecayLaw law, double log_c, double parameter, double correction, double t, double origin = 0.0);
 
 // The problem tokens, in the order of precedence, for documentation and validation.
-inline constexpr std::string_view kProblemTokens[] = {"too_short", "no_decay",  "metastable",  "noisy",
+inline constexpr std::string_view kProblemTokens[] = {"too_short",     "no_decay", "metastable",  "noisy",
                                                       "law_ambiguous", "unstable", "not_positive"};
 
 struct TimeWindow {
@@ -73,13 +73,13 @@ struct RateFitOptions {
   double floor = 1e-12;              // y ≤ floor is unusable
   bool correction = true;            // fit the origin shift t₀
   std::size_t min_points = 5;
-  double after = -1e300;             // automatic window: only frames after this time (the last merge)
-  std::size_t final_clusters = 0;    // clusters at the last frame (0: unknown)
-  double steady_tolerance = 0.05;    // relative band of the local exponent in a steady stretch
-  double min_decay = 10.0;           // citable: y falls by at least this factor over the window
-  double stability_tolerance = 0.05; // citable: relative change of the parameter under halving the window
-  double preference = 1.5;           // citable: the law's steady decay (in ln y) exceeds the others' by this
-  double noise_tolerance = 0.02;     // citable: rms residual of ln y at most this fraction of its decay
+  double after = -1e300;              // automatic window: only frames after this time (the last merge)
+  std::size_t final_clusters = 0;     // clusters at the last frame (0: unknown)
+  double steady_tolerance = 0.05;     // relative band of the local exponent in a steady stretch
+  double min_decay = 10.0;            // citable: y falls by at least this factor over the window
+  double stability_tolerance = 0.05;  // citable: relative change of the parameter under halving the window
+  double preference = 1.5;            // citable: the law's steady decay (in ln y) exceeds the others' by this
+  double noise_tolerance = 0.02;      // citable: rms residual of ln y at most this fraction of its decay
 };
 
 // A two-parameter (plain) or three-parameter (corrected) least-squares fit of one law.
@@ -99,7 +99,7 @@ struct RateFit {
   std::string problem;  // empty: citable; else a token of kProblemTokens
   std::string detail;   // the problem in a sentence
   bool citable() const { return ok && problem.empty(); }
-  double origin = 0.0;  // fitted shift t₀ of the time origin (0: none)
+  double origin = 0.0;                 // fitted shift t₀ of the time origin (0: none)
   double half_window_parameter = 0.0;  // the same fit over the later half of the window (NaN: too few points)
   double steady_decay = 0.0;           // ln y covered by the chosen law's steady stretch
   double runner_up_decay = 0.0;        // the same for the next best law
@@ -111,12 +111,12 @@ struct RateFit {
   double systematic = 0.0;  // NaN if the later half of the window has too few points
   double log_c = 0.0;
   double correction = 0.0;
-  LawFit uncorrected;             // the plain fit of the chosen law
-  std::vector<LawFit> candidates; // plain fits of all three laws over the window
-  TimeWindow window;              // the window used (times of its first and last frame)
+  LawFit uncorrected;              // the plain fit of the chosen law
+  std::vector<LawFit> candidates;  // plain fits of all three laws over the window
+  TimeWindow window;               // the window used (times of its first and last frame)
   bool window_automatic = true;
   std::size_t points = 0;
-  double usable_until = 0.0;      // time of the last usable frame
+  double usable_until = 0.0;  // time of the last usable frame
   // y at the window's first frame / y at its last: near 1, the quantity does not decay there (e.g.
   // a metastable state) and no law describes a decay.
   double decay_factor = 1.0;

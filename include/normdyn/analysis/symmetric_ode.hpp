@@ -28,7 +28,7 @@ struct SymmetricOdeParameters {
 struct SymmetricTrajectory {
   std::vector<double> t;
   std::vector<double> gamma;
-  std::vector<double> one_minus_gamma;  // kept apart: 1 − γ below the resolution of γ
+  std::vector<double> one_minus_gamma;      // kept apart: 1 − γ below the resolution of γ
   std::vector<double> log_one_minus_gamma;  // ln(1 − γ), finite where 1 − γ underflows
   std::vector<double> dgamma_dt;
   std::vector<double> r;

@@ -84,7 +84,8 @@ struct Derivative {
   double value = 0.0;
   double error = 0.0;
 };
-std::optional<Derivative> derivative_at_start(std::span<const double> t, std::span<const double> y, std::size_t points = 5);
+std::optional<Derivative> derivative_at_start(std::span<const double> t, std::span<const double> y,
+                                              std::size_t points = 5);
 
 // Theorem 4.3: the rate k = −d ln Var/dt (differences of consecutive frames, at their midpoints) over
 // the later half of the usable frames (Var > floor), and the exponent m of k ∝ t^{−m} fitted there;
@@ -104,12 +105,11 @@ struct ScaleFit {
   std::size_t points = 0;
 };
 // `radius`: the run's mean radius per frame (empty: 1).
-ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance,
-                            std::span<const double> radius, const Scheme& scheme, double floor);
+ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance, std::span<const double> radius,
+                            const Scheme& scheme, double floor);
 // The same with a given scale(t, r) (e.g. the theorem's stated scale instead of the header's speed).
-ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance,
-                            std::span<const double> radius, const std::function<double(double t, double r)>& scale,
-                            double floor);
+ScaleFit fit_variance_scale(std::span<const double> t, std::span<const double> variance, std::span<const double> radius,
+                            const std::function<double(double t, double r)>& scale, double floor);
 
 // ---- Asymptotic statements.
 // Theorem 4.1's laws and Theorem 4.3's scale are statements about t → ∞, measured on a finite run:
@@ -126,9 +126,9 @@ std::string_view to_string(Outcome o) noexcept;
 
 struct AsymptoticVerdict {
   Outcome outcome = Outcome::fail;
-  double deviation = 0.0;     // |late − claim|, relative
-  double drift = 0.0;         // u = |late − early|, relative
-  double detectable = 0.0;    // tolerance + u: the smallest relative change the measurement resolves
+  double deviation = 0.0;   // |late − claim|, relative
+  double drift = 0.0;       // u = |late − early|, relative
+  double detectable = 0.0;  // tolerance + u: the smallest relative change the measurement resolves
 };
 AsymptoticVerdict asymptotic_verdict(double claim, double early, double late, double tolerance, double resolution);
 
@@ -202,7 +202,7 @@ struct CheckContext {
   // Non-empty when the attention is not the paper's (a mask, a bias, another normalizer): why every
   // check is skipped, naming the setting (e.g. `attention.mask = "causal": tokens are not exchangeable`).
   std::string attention_outside_paper;
-  double norm_tolerance = 1e-12;      // slack on the norm bounds of the hypotheses
+  double norm_tolerance = 1e-12;  // slack on the norm bounds of the hypotheses
 };
 // The context of a run of `config` whose attention matrices have the norms `attention`.
 CheckContext check_context(const RunConfig& config, const AttentionNorms& attention);
@@ -214,11 +214,11 @@ struct CheckSeries {
   std::vector<double> one_minus_min_cosine;
   std::vector<double> variance;
   std::vector<double> normalized_energy;
-  std::vector<double> min_radial_alignment;  // min_j <θ_j, A_j>; empty if not computed
-  std::vector<double> min_radius_growth;     // min_j (r_j(t) − r_j(0))
-  std::vector<double> mean_radius;           // empty: r0 throughout
-  AttentionNorms attention;                  // Q = K = V = I unless set
-  double max_attention_at_start = std::numeric_limits<double>::quiet_NaN();   // max_j |A_j(0)|
+  std::vector<double> min_radial_alignment;                                  // min_j <θ_j, A_j>; empty if not computed
+  std::vector<double> min_radius_growth;                                     // min_j (r_j(t) − r_j(0))
+  std::vector<double> mean_radius;                                           // empty: r0 throughout
+  AttentionNorms attention;                                                  // Q = K = V = I unless set
+  double max_attention_at_start = std::numeric_limits<double>::quiet_NaN();  // max_j |A_j(0)|
   double initial_slope_velocity = std::numeric_limits<double>::quiet_NaN();  // dγ/dt(0) from the velocity
                                                                              // (continuous runs only)
 };
@@ -229,13 +229,13 @@ struct CheckOptions {
   double frame_slope_accuracy = 1e-2;  // relative, slope from the first frames (when the velocity is not
                                        // available): also the largest usable error estimate
   double frame_slope_span = 0.05;      // ... used only if γ changes by at most this over the first 5 frames
-  double symmetry_tolerance = 1e-6;  // absolute spread of 1 − cosine
-  double rate_tolerance = 0.05;      // relative, Theorem 4.1's decay
-  double rate_resolution = 0.08;     // relative: Theorem 4.1's decay passes only if the run resolves this change
-  double exponent_tolerance = 0.1;   // absolute, Theorem 4.3's b
-  double energy_tolerance = 1e-6;    // relative decrease between consecutive frames
-  double attention_constant = 1.0;   // C of Theorem 4.2
-  RateFitOptions rate;               // floor and window of theorem_4_1_decay_rate
+  double symmetry_tolerance = 1e-6;    // absolute spread of 1 − cosine
+  double rate_tolerance = 0.05;        // relative, Theorem 4.1's decay
+  double rate_resolution = 0.08;       // relative: Theorem 4.1's decay passes only if the run resolves this change
+  double exponent_tolerance = 0.1;     // absolute, Theorem 4.3's b
+  double energy_tolerance = 1e-6;      // relative decrease between consecutive frames
+  double attention_constant = 1.0;     // C of Theorem 4.2
+  RateFitOptions rate;                 // floor and window of theorem_4_1_decay_rate
 };
 
 // A hypothesis: why the context does not meet it, or nothing when it does.

@@ -36,7 +36,7 @@ struct AnalyzeOptions {
   analysis::RateFitOptions rate;
   analysis::CheckOptions checks;
   analysis::DensityOptions density;  // mean-field runs
-  bool use_velocity = true;  // angular speed and <θ_j, A_j> from the run's dynamics (else finite differences)
+  bool use_velocity = true;          // angular speed and <θ_j, A_j> from the run's dynamics (else finite differences)
   // Threads of the attention kernel when the dynamics is rebuilt (0: all cores). Default: 1 when
   // n² d < 2^24 (small kernels lose more to OpenMP synchronization than they gain), else the run's.
   std::optional<int> threads;
@@ -80,7 +80,7 @@ struct AnalysisResult {
   std::vector<std::string> notes;  // e.g. why the velocity was not available
   std::vector<AnalysisWarning> warnings;
   // The figures of the paper read off the series (trajectory_summary.hpp).
-  analysis::GrowthExponent radius_growth;         // mean radius − its first value ∝ t^a
+  analysis::GrowthExponent radius_growth;          // mean radius − its first value ∝ t^a
   std::optional<analysis::ClockDiagnostic> clock;  // schemes with a radius, with the dynamics
 };
 
@@ -124,9 +124,9 @@ struct ObservableSeriesOut {
   std::string unit;
   std::string description;
   bool integer = false;
-  std::vector<std::uint64_t> inner;      // dimensions after the frame axis
-  std::vector<std::string> inner_names;  // their names (xarray dimensions)
-  std::vector<double> values;            // frames × Π inner, row-major
+  std::vector<std::uint64_t> inner;                             // dimensions after the frame axis
+  std::vector<std::string> inner_names;                         // their names (xarray dimensions)
+  std::vector<double> values;                                   // frames × Π inner, row-major
   std::vector<std::pair<std::string, std::string>> attributes;  // further string attributes
 };
 // `all`: also the per-token and per-cluster arrays of particle runs (labels, ids, sizes, centres);

@@ -23,8 +23,8 @@ class FrameSource {
  public:
   virtual ~FrameSource() = default;
 
-  virtual const RunConfig& config() const = 0;  // the resolved configuration of the run
-  virtual std::string revision() const = 0;     // the normdyn revision that wrote it
+  virtual const RunConfig& config() const = 0;            // the resolved configuration of the run
+  virtual std::string revision() const = 0;               // the normdyn revision that wrote it
   virtual std::optional<RunSummary> summary() const = 0;  // none while running or after a kill
   // The run file, if the frames come from one (the report names it).
   virtual std::optional<std::filesystem::path> file() const = 0;

@@ -25,9 +25,9 @@ struct AnalyzeRequest {
   std::optional<std::filesystem::path> json;              // the report as JSON
   std::optional<std::filesystem::path> observables_file;  // else RUN.observables.h5 beside the run
   bool write_observables = true;
-  bool quiet = false;          // command line: no report on stdout
-  bool fail_on_check = false;  // command line: exit code 1 when a theorem check fails
-  bool keyword_labels = false; // errors name keyword arguments (json) rather than flags (--json)
+  bool quiet = false;           // command line: no report on stdout
+  bool fail_on_check = false;   // command line: exit code 1 when a theorem check fails
+  bool keyword_labels = false;  // errors name keyword arguments (json) rather than flags (--json)
   AnalyzeOptions options;
 
   // How errors name an option of this request: "--observables-file" or "observables_file".
@@ -57,7 +57,7 @@ struct AnalyzeOption {
   std::string_view doc;
   // real and integer: the accepted range.
   double lower = -1e308, upper = 1e308;
-  bool lower_open = false;  // lower itself is refused
+  bool lower_open = false;                          // lower itself is refused
   std::vector<std::string> (*choices)() = nullptr;  // choice: the accepted values
   void (*set)(AnalyzeRequest&, const OptionValue&) = nullptr;
   std::optional<OptionValue> (*get)(const AnalyzeRequest&) = nullptr;  // none: unset (automatic)

@@ -50,20 +50,20 @@ struct EnsembleProgress {
   std::size_t done = 0;     // members finished, including those kept from an earlier session
   std::size_t resumed = 0;  // members kept from the journal
   std::size_t total = 0;
-  double seconds = 0.0;     // wall time of this session
-  bool finished = false;    // the last event
+  double seconds = 0.0;   // wall time of this session
+  bool finished = false;  // the last event
 };
 
 struct EnsembleOptions {
   // The HDF5 file of the ensemble (empty: none, and no journal: nothing is resumable).
   std::filesystem::path output;
-  bool force = false;             // replace an existing output file (reusing nothing) and ignore an existing journal
-  std::string output_name = "-o";      // how the caller names the output (for messages)
+  bool force = false;              // replace an existing output file (reusing nothing) and ignore an existing journal
+  std::string output_name = "-o";  // how the caller names the output (for messages)
   std::string force_name = "--force";  // how the caller names `force`
   // The files the caller read the ensemble from (the sweep file, a configuration file), which the
   // output never replaces, as neither the base configuration nor any member's input file.
   std::vector<std::filesystem::path> inputs;
-  int threads = 0;                // members at once (0: the cores this process may use)
+  int threads = 0;  // members at once (0: the cores this process may use)
   std::vector<double> quantiles{0.1, 0.5, 0.9};
   // Keep each member's figures per frame in the file (about 1.4 kB per member at 200 frames,
   // compressed), by which a later call reuses the members. Without them the file is smaller by
@@ -71,7 +71,7 @@ struct EnsembleOptions {
   bool member_figures = true;
   // Point indices (sweep order) whose full trajectories are kept.
   std::vector<std::size_t> trajectories;
-  std::string command_line;  // stored as provenance
+  std::string command_line;      // stored as provenance
   std::vector<std::string> set;  // the overrides given besides the sweep file (--set), stored as provenance
   // The processes of an MPI launch (null or one process: this one alone). Every process calls
   // run_ensemble with the same spec and options; the members are spread over them (each with its
@@ -147,7 +147,7 @@ struct EnsembleResult {
   std::vector<double> member_pair_fraction, member_cluster_count, member_one_minus_mean_cosine, member_mean_radius;
   std::vector<std::int64_t> member_frames, member_config, trajectory_config;
   bool member_figures = true;  // the member_* figures are written (member_config always is)
-  std::string identity;  // digest of everything the file depends on (the same ensemble: the same identity)
+  std::string identity;        // digest of everything the file depends on (the same ensemble: the same identity)
 
   std::size_t members() const { return groups * members_per_group; }
   std::size_t failed = 0;  // members with a numerical failure (diverged, step_underflow, max_steps)
@@ -161,7 +161,7 @@ struct EnsembleOutcome {
   // Journal records dropped because their payload did not match its digest (damaged on disk):
   // their members were integrated again. The message says so.
   std::size_t journal_damaged = 0;
-  bool unchanged = false;     // the output already held this ensemble: returned, not rewritten
+  bool unchanged = false;                // the output already held this ensemble: returned, not rewritten
   std::vector<std::size_t> per_process;  // rank 0 of an MPI launch: members integrated by each process
   double seconds = 0.0;
   EnsembleResult result;  // complete only when status != interrupted

@@ -29,11 +29,11 @@ class Team;
 // seconds of wall time, and once at the end. Times are absolute (a resumed run continues at its
 // checkpoint's t); rates are of this session.
 struct ProgressEvent {
-  double t = 0.0;              // the integrator's time
-  double t_start = 0.0;        // where the run started (solver.t_start)
-  double t_begin = 0.0;        // where this session started (t_start, or the resume point)
-  double t_end = 0.0;          // the last sample time
-  std::int64_t steps = 0;      // accepted steps, over every session
+  double t = 0.0;          // the integrator's time
+  double t_start = 0.0;    // where the run started (solver.t_start)
+  double t_begin = 0.0;    // where this session started (t_start, or the resume point)
+  double t_end = 0.0;      // the last sample time
+  std::int64_t steps = 0;  // accepted steps, over every session
   std::int64_t session_steps = 0;
   double session_seconds = 0.0;  // wall time of this session so far
   std::size_t frames = 0;        // frames recorded, over every session
@@ -105,6 +105,5 @@ Tokens make_initial_tokens(const RunConfig& config);
 // and its recorded user terms (make_terms refuses them until they are supplied).
 RunConfig repeated_config(const RunConfig& stored, const std::string& text, const std::optional<FeedForward>& weights,
                           const std::string& source, const std::vector<std::string>& sets);
-
 
 }  // namespace normdyn

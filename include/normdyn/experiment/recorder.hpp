@@ -22,8 +22,8 @@ namespace normdyn {
 struct RunLayout {
   const RunConfig* config = nullptr;  // the resolved configuration
   Provenance provenance;
-  RunFileOptions contents;            // particles or fields, masses, checkpoint state size
-  std::vector<double> sample_times;   // every sample of the run, including those already recorded
+  RunFileOptions contents;           // particles or fields, masses, checkpoint state size
+  std::vector<double> sample_times;  // every sample of the run, including those already recorded
 };
 
 class Recorder {
@@ -38,8 +38,8 @@ class Recorder {
   // One mean-field frame: every field in the order of RunLayout::contents.fields, and per field the
   // current centres of its moving axes (empty if none).
   virtual void field_frame(double t, std::int64_t step, const std::vector<std::span<const double>>& values,
-                           const std::vector<std::span<const double>>& moving_centres,
-                           const CheckpointView& checkpoint, double integration_seconds) = 0;
+                           const std::vector<std::span<const double>>& moving_centres, const CheckpointView& checkpoint,
+                           double integration_seconds) = 0;
   // Between steps: a chance to make frames durable (cheap; called after every step).
   virtual void flush_if_due() {}
   // The run ended (with any status): the last call.
@@ -86,8 +86,8 @@ class MemoryRecorder final : public Recorder {
  public:
   struct Field {
     FieldSpec spec;
-    std::vector<double> values;                 // [frames, cells...]
-    std::vector<std::vector<double>> moving;    // per moving axis: [frames, cells]
+    std::vector<double> values;               // [frames, cells...]
+    std::vector<std::vector<double>> moving;  // per moving axis: [frames, cells]
   };
 
   void begin(const RunLayout& layout) override;

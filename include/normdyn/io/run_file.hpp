@@ -51,8 +51,8 @@ struct RunSummary {
   std::int64_t accepted_steps = 0;
   std::int64_t rejected_steps = 0;
   std::int64_t rhs_evaluations = 0;
-  double wall_seconds = 0.0;    // integration only, summed over resumed sessions
-  double max_norm_drift = 0.0;  // largest | |θ_j| − 1 | found before a retraction
+  double wall_seconds = 0.0;                          // integration only, summed over resumed sessions
+  double max_norm_drift = 0.0;                        // largest | |θ_j| − 1 | found before a retraction
   std::vector<std::pair<std::string, double>> extra;  // further /summary attributes (mean-field diagnostics)
   std::string warnings;  // results the run flags as doubtful, one "code: message" a line (/summary@warnings)
 };
@@ -90,20 +90,20 @@ struct FieldSpec {
 // What the file holds besides /h5md, /parameters, /summary and /checkpoint; fixed at creation,
 // since SWMR mode admits no new datasets afterwards.
 struct RunFileOptions {
-  bool overwrite = false;        // replace an existing file (--force)
-  std::string force_name = "--force";  // how the caller names `overwrite` in messages (force=True)
-  bool particles = true;         // /particles/tokens (and /observables when output.observables)
-  std::vector<double> masses;    // /particles/tokens/mass of weighted tokens; empty: equal masses
+  bool overwrite = false;                  // replace an existing file (--force)
+  std::string force_name = "--force";      // how the caller names `overwrite` in messages (force=True)
+  bool particles = true;                   // /particles/tokens (and /observables when output.observables)
+  std::vector<double> masses;              // /particles/tokens/mass of weighted tokens; empty: equal masses
   std::optional<FeedForward> feedforward;  // /parameters/feedforward/{a, omega}: the term's weights as run
-  std::vector<FieldSpec> fields; // /fields/<name> of mean-field runs
-  std::size_t state_size = 0;    // size of the integrator state in checkpoints; 0: n d + n
+  std::vector<FieldSpec> fields;           // /fields/<name> of mean-field runs
+  std::size_t state_size = 0;              // size of the integrator state in checkpoints; 0: n d + n
 };
 
 // What a resumed run starts from.
 struct ResumeState {
   RunConfig config;
   std::optional<Checkpoint> checkpoint;  // none: killed before its first flush; start over
-  double wall_seconds = 0.0;  // integration time of the earlier sessions
+  double wall_seconds = 0.0;             // integration time of the earlier sessions
   RunStatus previous_status = RunStatus::interrupted;
   bool crashed = false;  // the earlier session never wrote its summary
   // The checkpoint predates checkpoint checksums (layout 1.0) and was resumed from unchecked.
@@ -139,8 +139,8 @@ class RunWriter {
   // Appends one frame of every field (in the order of RunFileOptions::fields); `moving_centres`
   // holds, per field, the current centres of its moving axes, concatenated (empty if none).
   void append_field_frame(double t, std::int64_t step, const std::vector<std::span<const double>>& values,
-                          const std::vector<std::span<const double>>& moving_centres,
-                          const CheckpointView& checkpoint, double wall_seconds);
+                          const std::vector<std::span<const double>>& moving_centres, const CheckpointView& checkpoint,
+                          double wall_seconds);
   // Flushes if flush_seconds have passed since the last flush (cheap; call it often).
   void flush_if_due();
   void flush();

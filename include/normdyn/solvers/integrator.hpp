@@ -28,8 +28,8 @@ struct IntegratorOptions {
   Method method = Method::dopri5;  // any row of steppers.hpp but the layer maps (run_layers)
   double rtol = 1e-8;
   double atol = 1e-10;
-  double dt = 0.01;        // fixed steppers: largest step; adaptive: first trial step
-  double dt_min = 1e-12;   // adaptive: status step_underflow below this
+  double dt = 0.01;            // fixed steppers: largest step; adaptive: first trial step
+  double dt_min = 1e-12;       // adaptive: status step_underflow below this
   std::int64_t max_steps = 0;  // 0: unlimited
   bool retract = true;
 };
@@ -39,8 +39,8 @@ class SampleObserver {
   virtual ~SampleObserver() = default;
   // Sample `index` at time t (exactly a requested time) after `step` accepted steps. Returning a
   // status ends the run with it (e.g. synchronized); the sample itself is kept.
-  virtual std::optional<RunStatus> on_sample(std::size_t index, double t, std::int64_t step,
-                                             std::span<const double> x, const CheckpointView& checkpoint) = 0;
+  virtual std::optional<RunStatus> on_sample(std::size_t index, double t, std::int64_t step, std::span<const double> x,
+                                             const CheckpointView& checkpoint) = 0;
   // After every accepted step. Returning a status ends the run (e.g. interrupted).
   virtual std::optional<RunStatus> on_step(double /*t*/, const Counters& /*counters*/) { return std::nullopt; }
 };

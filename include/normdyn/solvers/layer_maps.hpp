@@ -13,7 +13,7 @@ namespace normdyn {
 // be a whole number of layers (validated by the configuration). Counters: accepted_steps = layers,
 // rhs_evaluations = attention evaluations (one per layer).
 IntegrationResult run_layers(AttentionDynamics& dynamics, std::span<const double> x0, double t0, double h,
-                             std::span<const double> sample_times, std::int64_t max_layers,
-                             SampleObserver& observer, const Checkpoint* resume = nullptr);
+                             std::span<const double> sample_times, std::int64_t max_layers, SampleObserver& observer,
+                             const Checkpoint* resume = nullptr);
 
 }  // namespace normdyn

@@ -31,7 +31,7 @@
 namespace normdyn {
 
 struct CursorSpec {
-  std::int64_t cells = 32;  // M_σ
+  std::int64_t cells = 32;   // M_σ
   double alibi_slope = 0.0;  // λ >= 0 of b_ij = −λ |i − j| / n
 };
 

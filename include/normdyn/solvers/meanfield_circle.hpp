@@ -78,7 +78,7 @@ struct MeanFieldSpec {
   std::int64_t radial_grid = 32;  // schemes with a radius
   Limiter limiter = Limiter::van_leer;
   std::vector<CircleAttention> layers{CircleAttention{}};  // layer k on [k, k + 1), the last held after
-  double r0 = 1.0;  // schemes without a radius: the constant radius passed to the scheme
+  double r0 = 1.0;                  // schemes without a radius: the constant radius passed to the scheme
   double sigma = 0.0;               // independent noise: the diffusion σ²/(2 s²) ∂²_φ
   bool uniform_normalizer = false;  // attention.normalizer = "uniform"
   // The transport of the split step (own_step); the method of lines (rhs) is the finite volumes.
@@ -109,7 +109,7 @@ class MeanFieldCircle final : public OdeSystem {
   // The density per radian (M) or per radian per unit radius (M × M_r, φ-major).
   std::vector<double> density(const double* x) const;
   std::vector<double> radial_centres(const double* x) const;  // M_r cell centres in r (radius schemes)
-  double mass(const double* x) const;                          // ∫ density, 1 at the start
+  double mass(const double* x) const;                         // ∫ density, 1 at the start
 
   // OdeSystem
   std::size_t size() const override { return size_; }

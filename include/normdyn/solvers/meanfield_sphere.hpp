@@ -61,7 +61,7 @@ double sphere_uniform_state_rate(double beta, const SphereAttention& attention, 
 
 struct SphereMeanFieldSpec {
   double beta = 1.0;
-  int degree = 32;  // L: harmonics of degree l <= L
+  int degree = 32;                                         // L: harmonics of degree l <= L
   std::vector<SphereAttention> layers{SphereAttention{}};  // layer k on [k, k + 1), the last held after
   bool uniform_normalizer = false;
 };

@@ -20,7 +20,7 @@ struct AttentionStudyRequest {
   int seeds = 3;
   std::uint64_t first_seed = 1;
   double beta = 1.0;
-  double constant = 1.0;  // the C of the check
+  double constant = 1.0;       // the C of the check
   bool unit_norm_qkv = false;  // Q, K, V: gaussian_unit_norm instead of the identity
   int threads = 0;
   std::optional<std::filesystem::path> json;
@@ -28,10 +28,10 @@ struct AttentionStudyRequest {
 
 struct AttentionStudyRow {
   Index n = 0, d = 0;
-  bool hypotheses = false;  // e^sqrt(d) >= n log n >= d
-  double max_attention_mean = 0.0;  // mean over seeds of max_j |A_j(0)|
-  double max_attention_max = 0.0;   // largest over seeds
-  double bound = 0.0;               // sqrt(log n / n) + log n / d
+  bool hypotheses = false;                      // e^sqrt(d) >= n log n >= d
+  double max_attention_mean = 0.0;              // mean over seeds of max_j |A_j(0)|
+  double max_attention_max = 0.0;               // largest over seeds
+  double bound = 0.0;                           // sqrt(log n / n) + log n / d
   std::map<std::string, double> angular_speed;  // scheme key → mean over seeds of the mean angular speed
 };
 

@@ -38,7 +38,8 @@ struct EquiangularStudy {
 
 // rho' of the closed form, and rho(t) at `times` by RK4 with steps of at most 1e-4.
 double equiangular_rate(bool softmax, double n, double beta, double rho);
-std::vector<double> equiangular_theory(bool softmax, double n, double beta, double rho0, const std::vector<double>& times);
+std::vector<double> equiangular_theory(bool softmax, double n, double beta, double rho0,
+                                       const std::vector<double>& times);
 
 // What the particles' frames say against the closed form at the same times: the mean cosines, their
 // largest distance to the theory and the spread of the pairwise cosines, and the rate of 1 - rho

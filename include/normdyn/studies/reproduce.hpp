@@ -73,7 +73,6 @@ bool any_failed(const Reproduction& r);
 std::string command_line(const Reproduction& r);
 
 nlohmann::json to_json(const Reproduction& r);
-std::string to_markdown(const Reproduction& r, const std::vector<std::string>& figures,
-                        const std::string& figure_note);
+std::string to_markdown(const Reproduction& r, const std::vector<std::string>& figures, const std::string& figure_note);
 
 }  // namespace normdyn::studies

@@ -20,7 +20,7 @@ struct FeedForward {
   static constexpr std::string_view formula = "F(x) = sum_m omega_m sigma(<a_m, x>) a_m";
   static constexpr std::array<ParamSpec<FeedForward>, 0> params{};
 
-  RowMatrix a;  // [M, d]
+  RowMatrix a;   // [M, d]
   Vector omega;  // [M]
   Activation activation = Relu{};
 

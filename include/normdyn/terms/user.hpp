@@ -28,8 +28,8 @@
 namespace normdyn {
 
 struct UserCallback {
-  using Function = void (*)(double t, const double* theta, const double* r, double* out, std::int64_t n,
-                            std::int64_t d, void* user);
+  using Function = void (*)(double t, const double* theta, const double* r, double* out, std::int64_t n, std::int64_t d,
+                            void* user);
   Function function = nullptr;
   void* user = nullptr;
   // For a callback that can fail otherwise than by NaN (a Python callable that raised or returned the
@@ -80,8 +80,8 @@ struct UserTerm {
         if (k < block.cols()) break;
       }
       throw TermFailure("the term '" + name + "' returned a non-finite value (token " +
-                        std::to_string(first_token + i) + ", column " + std::to_string(k) + ") at t = " +
-                        std::to_string(t));
+                        std::to_string(first_token + i) + ", column " + std::to_string(k) +
+                        ") at t = " + std::to_string(t));
     }
     out += block;
   }

@@ -39,7 +39,8 @@ int main() {
   ExperimentOptions options;
   options.write_file = false;
   const RunSummary s = run_experiment(c, options, {&memory});
-  std::printf("experiment: status %s, %zu frames in memory\n", std::string(to_string(s.status)).c_str(), memory.frames());
+  std::printf("experiment: status %s, %zu frames in memory\n", std::string(to_string(s.status)).c_str(),
+              memory.frames());
   const bool ok = r.status == RunStatus::ok && count.samples == times.size();
   return ok && s.status == RunStatus::ok && memory.frames() == times.size() ? 0 : 1;
 }

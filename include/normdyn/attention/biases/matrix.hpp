@@ -39,7 +39,7 @@ struct MatrixBias {
     for (Index i = 0; i < n; ++i)
       for (Index j = 0; j < n; ++j)
         (*b)(i, j) = i != j && (i + 3 * j) % 7 == 0 ? -std::numeric_limits<double>::infinity()
-                                                   : std::cos(static_cast<double>(i + 2 * j));
+                                                    : std::cos(static_cast<double>(i + 2 * j));
     MatrixBias m;
     m.values = std::move(b);
     return m;

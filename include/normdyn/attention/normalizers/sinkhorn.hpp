@@ -19,8 +19,8 @@ struct Sinkhorn {
   double tol = 1e-12;
   static constexpr std::array<ParamSpec<Sinkhorn>, 1> params{
       {{"sinkhorn_tol", &Sinkhorn::tol,
-        "the alternating normalization stops when every column sums to 1 within this (rows sum to 1 to round-off)",
-        0.0, false}}};
+        "the alternating normalization stops when every column sums to 1 within this (rows sum to 1 to round-off)", 0.0,
+        false}}};
   // Sweeps before giving up: Sinkhorn converges linearly at a rate set by the spread of K, so a kernel
   // that needs more than this is too ill-conditioned for the tolerance.
   static constexpr int max_sweeps = 100000;

@@ -13,7 +13,8 @@ namespace normdyn {
 struct Rope {
   static constexpr std::string_view key = "rope";
   static constexpr std::string_view title = "rotary position embedding (RoPE)";
-  static constexpr std::string_view formula = "s_ij = beta <R_{p_i} Q x_i, R_{p_j} K x_j>, R_p: planes (2k, 2k+1) by p base^(-2k/d)";
+  static constexpr std::string_view formula =
+      "s_ij = beta <R_{p_i} Q x_i, R_{p_j} K x_j>, R_p: planes (2k, 2k+1) by p base^(-2k/d)";
   double base = 10000.0;
   static constexpr std::array<ParamSpec<Rope>, 1> params{
       {{"rope_base", &Rope::base, "base of the rotation frequencies base^(-2k/d)", 0.0, false}}};

@@ -17,7 +17,9 @@ struct Gelu {
   static constexpr std::array<ParamSpec<Gelu>, 0> params{};
 
   static double cdf(double u) { return 0.5 * std::erfc(-u / std::numbers::sqrt2); }
-  static double density(double u) { return std::exp(-0.5 * u * u) * (0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2); }
+  static double density(double u) {
+    return std::exp(-0.5 * u * u) * (0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2);
+  }
   static double value(double u) { return u * cdf(u); }
   static double antiderivative(double u) { return 0.5 * ((u * u - 1.0) * cdf(u) + u * density(u)) + 0.25; }
 };
