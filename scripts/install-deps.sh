@@ -38,6 +38,8 @@ development=(
   libboost-test-dev libopenblas-dev libopenblas0-pthread
   # benchmarks and hardening (libFuzzer, sanitizers); SLEEF and GNU time for bench/
   libbenchmark-dev clang libclang-rt-14-dev libsleef-dev time
+  # the formatter of the C++ sources (.clang-format; the test style/format)
+  clang-format-14
   # Python helpers: peer benchmarks, tests of the package and of its example notebooks
   python3-scipy python3-threadpoolctl python3-pytest
   # compiled user terms in the tests, the tutorial and bench/ (the package itself does not need it);
