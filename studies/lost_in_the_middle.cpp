@@ -109,14 +109,148 @@ const char* kLitmSettings =
     "model.scheme = \"post\", model.n = 64, model.d = 2, model.beta = 1, attention.mask = \"strictly_causal\", "
     "attention.bias = \"alibi\", attention.alibi_slope = 1, attention.normalizer = \"uniform\"";
 
-// Sums over the runs of the estimator per token m = 1..63 and per bin, at each retrieval time.
+// Sums over the runs of the estimator per token m = 1..N-1 and per bin (nine bins of (N - 1) / 9 tokens),
+// and of its mean over the bins, at each retrieval time.
 struct LitmSums {
   static constexpr int kTimes = 2, kBins = 9;
-  std::array<std::array<double, kLitmTokens>, kTimes> sum{}, square{};
+  explicit LitmSums(Index tokens) : sum(kTimes, std::vector<double>(std::size_t(tokens))), square(sum) {}
+  std::vector<std::vector<double>> sum, square;
   std::array<std::array<double, kBins>, kTimes> bin_sum{}, bin_square{};
+  std::array<double, kTimes> mean_sum{}, mean_square{};
   long runs = 0, failed = 0;
   std::string ending;
+
+  void add(const LitmSums& o) {
+    for (int ti = 0; ti < kTimes; ++ti) {
+      for (std::size_t m = 0; m < sum[std::size_t(ti)].size(); ++m)
+        sum[std::size_t(ti)][m] += o.sum[std::size_t(ti)][m],
+            square[std::size_t(ti)][m] += o.square[std::size_t(ti)][m];
+      for (std::size_t k = 0; k < std::size_t(kBins); ++k)
+        bin_sum[std::size_t(ti)][k] += o.bin_sum[std::size_t(ti)][k],
+            bin_square[std::size_t(ti)][k] += o.bin_square[std::size_t(ti)][k];
+      mean_sum[std::size_t(ti)] += o.mean_sum[std::size_t(ti)];
+      mean_square[std::size_t(ti)] += o.mean_square[std::size_t(ti)];
+    }
+    runs += o.runs;
+    if (o.failed && !failed) ending = o.ending;
+    failed += o.failed;
+  }
 };
+
+// The retrieval estimator over `runs` uniform starts of N = `tokens` (seeds 1..runs), at t_paper =
+// `t_paper`: per run and token m, N sum_n w_n [cos n(theta_N(t) - theta_m(0)) - cos n(theta_N(0) - theta_m(0))].
+LitmSums litm_retrieval(const Engine& engine, Index tokens, long runs, int threads,
+                        const std::array<double, LitmSums::kTimes>& t_paper) {
+  const Index width = (tokens - 1) / LitmSums::kBins;
+  const std::size_t chunks = std::size_t((runs + kLitmChunk - 1) / kLitmChunk);
+  std::mutex lock;
+  const DynamicsSpec member_spec = litm_spec(1);
+  const std::vector<double> times{0.0, kLitmBeta * t_paper[0], kLitmBeta * t_paper[1]};
+  std::array<double, kLitmSeriesTerms + 1> w{};
+  for (int n = 1; n <= kLitmSeriesTerms; ++n) w[std::size_t(n)] = litm_weight(n);
+  LitmSums total(tokens);
+  for_each_member(chunks, threads, [&](std::size_t chunk) {
+    LitmSums mine(tokens);
+    for (long r = long(chunk) * kLitmChunk; r < std::min(runs, long(chunk + 1) * kLitmChunk); ++r) {
+      const Tokens start = uniform_tokens(tokens, 2, 1.0, std::uint64_t(r + 1));
+      const ParticleRun run = run_particles(engine, member_spec, QkvSource::identity(), start, times, 1e-8, 1e-10);
+      if (run.status != RunStatus::ok || run.frames.size() != times.size()) {
+        if (mine.failed++ == 0) mine.ending = "seed " + std::to_string(r + 1) + ": " + run_ending(run);
+        continue;
+      }
+      ++mine.runs;
+      const double query0 = reference::circle_angle(start.theta.row(tokens - 1));
+      for (int ti = 0; ti < LitmSums::kTimes; ++ti) {
+        const double query = reference::circle_angle(run.frames[std::size_t(ti + 1)].theta.row(tokens - 1));
+        std::array<double, LitmSums::kBins> bins{};
+        for (Index m = 1; m < tokens; ++m) {  // token m (from 1) is row m - 1
+          const double key = reference::circle_angle(start.theta.row(m - 1));
+          double x = 0.0;
+          for (int n = 1; n <= kLitmSeriesTerms; ++n)
+            x += w[std::size_t(n)] * (std::cos(n * (query - key)) - std::cos(n * (query0 - key)));
+          x *= double(tokens);
+          mine.sum[std::size_t(ti)][std::size_t(m)] += x;
+          mine.square[std::size_t(ti)][std::size_t(m)] += x * x;
+          if ((m - 1) / width < LitmSums::kBins) bins[std::size_t((m - 1) / width)] += x / double(width);
+        }
+        double mean = 0.0;
+        for (int k = 0; k < LitmSums::kBins; ++k) {
+          mine.bin_sum[std::size_t(ti)][std::size_t(k)] += bins[std::size_t(k)];
+          mine.bin_square[std::size_t(ti)][std::size_t(k)] += bins[std::size_t(k)] * bins[std::size_t(k)];
+          mean += bins[std::size_t(k)] / LitmSums::kBins;
+        }
+        mine.mean_sum[std::size_t(ti)] += mean;
+        mine.mean_square[std::size_t(ti)] += mean * mean;
+      }
+    }
+    const std::lock_guard guard(lock);
+    total.add(mine);
+  });
+  return total;
+}
+
+// The closed form averaged over bin k of `width` tokens of N.
+double litm_bin_profile(double t, int k, Index width, Index tokens) {
+  double s = 0.0;
+  for (Index m = k * width + 1; m <= (k + 1) * width; ++m)
+    s += litm_profile(t, double(m) / double(tokens)) / double(width);
+  return s;
+}
+
+// Mean and standard error of the mean of a sum and a sum of squares over r runs.
+std::pair<double, double> litm_mean_error(double sum, double square, double r) {
+  const double mean = sum / r, var = std::max(0.0, square / r - mean * mean) * r / std::max(1.0, r - 1.0);
+  return {mean, std::sqrt(var / r)};
+}
+
+// The limit N -> infinity behind the closed form at t_paper = 2, where N = 64 alone is far from it: the
+// same estimator at N = 128 (bins of 14 tokens over the same s), and the relative deviation of the
+// bins' mean from the closed form's, D_N = 1 - mean_k bin_k / mean_k S_t(bin k), at both N. A profile
+// that tends to S_t has |D_128| below |D_64|; a wrong model (another mask, bias or normalizer) has a
+// deviation of its own that does not shrink.
+void litm_convergence_row(Builder& b, const LitmSums& first, long first_runs, double t) {
+  const Engine& engine = b.engine();
+  const ReproduceOptions& o = b.options();
+  constexpr Index kLarger = 2 * kLitmTokens;
+  const long runs = o.quick ? 100 : 40'000;
+  const std::array<double, LitmSums::kTimes> t_paper{1.0, t};
+  LitmSums second(kLarger);
+  b.study("lost in the middle: retrieval profile at N = 128",
+          [&] { second = litm_retrieval(engine, kLarger, runs, o.threads, t_paper); });
+  struct Deviation {
+    double value = 0.0, error = 0.0;
+  };
+  const auto deviation = [&](const LitmSums& sums, Index tokens) {
+    double theory = 0.0;
+    for (int k = 0; k < LitmSums::kBins; ++k)
+      theory += litm_bin_profile(t, k, (tokens - 1) / LitmSums::kBins, tokens) / LitmSums::kBins;
+    const auto [mean, error] = litm_mean_error(sums.mean_sum[1], sums.mean_square[1], double(sums.runs));
+    return Deviation{1.0 - mean / theory, error / theory};
+  };
+  const bool have = first.failed == 0 && second.failed == 0 && first.runs > 1 && second.runs > 1;
+  const Deviation d64 = deviation(first, kLitmTokens), d128 = deviation(second, kLarger);
+  const double z = (std::abs(d64.value) - std::abs(d128.value)) / std::hypot(d64.error, d128.error);
+  std::string verdict = "fails";
+  if (have) verdict = z > kLitmGapErrors ? "holds" : z < -kLitmGapErrors ? "fails" : "inconclusive";
+  std::string settings = kLitmSettings;
+  settings.replace(settings.find("model.n = 64"), 12, "model.n = 64 and 128");
+  b.row({"lost-in-the-middle-closed-form-t2-convergence",
+         "The profile tends to the closed form S_t as N grows (the expansion A_N = sqrt(pi/2)/M + sqrt(2 pi)/(M N) "
+         "S_t + o(1/N) of the authors' code [P]): at t_paper = " +
+             num(t) + " the relative deviation of the bins' mean from S_t's, D_N, shrinks from N = 64 to N = 128",
+         "ensembles of " + std::to_string(first_runs) + " (N = 64) and " + std::to_string(runs) +
+             " (N = 128) runs, init.seed = 1.., of normdyn run with " + settings +
+             ", init.kind = \"uniform\", solver.t_end = 2 (dopri5, rtol 1e-8); nine bins of 7 and 14 tokens",
+         have ? "D_64 = " + num(d64.value, 3) + " +- " + num(d64.error, 2) + ", D_128 = " + num(d128.value, 3) +
+                    " +- " + num(d128.error, 2) + " (ratio " + num(d128.value / d64.value, 3) +
+                    "; an O(1/N) remainder gives 0.5); |D_64| - |D_128| = " + num(z, 3) + " standard errors"
+              : "runs that did not complete: " + std::to_string(first.failed + second.failed) + " (" +
+                    (first.failed ? first.ending : second.ending) + ")",
+         "|D_128| < |D_64|, D -> 0",
+         "|D_64| - |D_128| above " + num(kLitmGapErrors) + " standard errors holds, below -" + num(kLitmGapErrors) +
+             " fails, else inconclusive",
+         verdict});
+}
 
 }  // namespace
 
@@ -193,59 +327,9 @@ void lost_in_the_middle(Builder& b) {
   // ---- The retrieval profile over an ensemble of uniform starts.
   const long runs = o.quick ? 500 : 100'000;
   const std::array<double, LitmSums::kTimes> t_paper{1.0, 2.0};
-  LitmSums total;
-  b.study("lost in the middle: retrieval profile A_N(t, s)", [&] {
-    const std::size_t chunks = std::size_t((runs + kLitmChunk - 1) / kLitmChunk);
-    std::mutex lock;
-    const DynamicsSpec member_spec = litm_spec(1);
-    const std::vector<double> times{0.0, kLitmBeta * t_paper[0], kLitmBeta * t_paper[1]};
-    std::array<double, kLitmSeriesTerms + 1> w{};
-    for (int n = 1; n <= kLitmSeriesTerms; ++n) w[std::size_t(n)] = litm_weight(n);
-    for_each_member(chunks, o.threads, [&](std::size_t chunk) {
-      LitmSums mine;
-      for (long r = long(chunk) * kLitmChunk; r < std::min(runs, long(chunk + 1) * kLitmChunk); ++r) {
-        const Tokens start = uniform_tokens(kLitmTokens, 2, 1.0, std::uint64_t(r + 1));
-        const ParticleRun run = run_particles(engine, member_spec, QkvSource::identity(), start, times, 1e-8, 1e-10);
-        if (run.status != RunStatus::ok || run.frames.size() != times.size()) {
-          if (mine.failed++ == 0) mine.ending = "seed " + std::to_string(r + 1) + ": " + run_ending(run);
-          continue;
-        }
-        ++mine.runs;
-        const double query0 = reference::circle_angle(start.theta.row(kLitmTokens - 1));
-        for (int ti = 0; ti < LitmSums::kTimes; ++ti) {
-          const double query = reference::circle_angle(run.frames[std::size_t(ti + 1)].theta.row(kLitmTokens - 1));
-          std::array<double, LitmSums::kBins> bins{};
-          for (Index m = 1; m < kLitmTokens; ++m) {  // token m (from 1) is row m - 1
-            const double key = reference::circle_angle(start.theta.row(m - 1));
-            double x = 0.0;
-            for (int n = 1; n <= kLitmSeriesTerms; ++n)
-              x += w[std::size_t(n)] * (std::cos(n * (query - key)) - std::cos(n * (query0 - key)));
-            x *= double(kLitmTokens);
-            mine.sum[std::size_t(ti)][std::size_t(m)] += x;
-            mine.square[std::size_t(ti)][std::size_t(m)] += x * x;
-            bins[std::size_t((m - 1) / kLitmBinWidth)] += x / kLitmBinWidth;
-          }
-          for (int k = 0; k < LitmSums::kBins; ++k) {
-            mine.bin_sum[std::size_t(ti)][std::size_t(k)] += bins[std::size_t(k)];
-            mine.bin_square[std::size_t(ti)][std::size_t(k)] += bins[std::size_t(k)] * bins[std::size_t(k)];
-          }
-        }
-      }
-      const std::lock_guard guard(lock);
-      for (int ti = 0; ti < LitmSums::kTimes; ++ti) {
-        for (std::size_t m = 0; m < std::size_t(kLitmTokens); ++m)
-          total.sum[std::size_t(ti)][m] += mine.sum[std::size_t(ti)][m],
-              total.square[std::size_t(ti)][m] += mine.square[std::size_t(ti)][m];
-        for (std::size_t k = 0; k < std::size_t(LitmSums::kBins); ++k)
-          total.bin_sum[std::size_t(ti)][k] += mine.bin_sum[std::size_t(ti)][k],
-              total.bin_square[std::size_t(ti)][k] += mine.bin_square[std::size_t(ti)][k];
-      }
-      total.runs += mine.runs;
-      if (mine.failed && !total.failed) total.ending = mine.ending;
-      total.failed += mine.failed;
-    });
-  });
-
+  LitmSums total(kLitmTokens);
+  b.study("lost in the middle: retrieval profile A_N(t, s)",
+          [&] { total = litm_retrieval(engine, kLitmTokens, runs, o.threads, t_paper); });
   const double condition = std::min(3.0 - std::sqrt(3.0), 2.0 * (1.0 - std::exp(-kLitmLambda)));
   double a_max = 0.0, t_crit_num = 0.0, t_crit_den = 0.0;
   for (int n = 1; n <= kLitmSeriesTerms; ++n) {
@@ -362,6 +446,7 @@ void lost_in_the_middle(Builder& b) {
                " of S_t beyond that; else fails",
            closed_verdict});
   }
+  litm_convergence_row(b, total, runs, t_paper[1]);
 }
 
 }  // namespace normdyn::studies
