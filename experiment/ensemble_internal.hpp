@@ -52,7 +52,8 @@ using Clock = std::chrono::steady_clock;
 // its length, so that a record torn by a crash is recognized and dropped, and closed by the digest
 // of its payload (FNV-1a), so that a record damaged on disk is dropped too (its members are
 // integrated again) instead of returning wrong figures. A group's statistics,
-// once complete, are journaled as one record too; the journal is then rewritten from time to time
+// once complete, are journaled as one record too (but the last group's, whose members' records
+// stay: the file is written next); the journal is then rewritten from time to time
 // without its members' records, so that it stays near the size of the statistics and of the
 // members still being integrated rather than growing with the whole ensemble.
 // Message tags between the processes of an MPI launch.
