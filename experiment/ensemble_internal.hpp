@@ -52,7 +52,8 @@ using Clock = std::chrono::steady_clock;
 // its length, so that a record torn by a crash is recognized and dropped, and closed by the digest
 // of its payload (FNV-1a), so that a record damaged on disk is dropped too (its members are
 // integrated again) instead of returning wrong figures. A group's statistics,
-// once complete, are journaled as one record too; the journal is then rewritten from time to time
+// once complete, are journaled as one record too (but the last group's, whose members' records
+// stay: the file is written next); the journal is then rewritten from time to time
 // without its members' records, so that it stays near the size of the statistics and of the
 // members still being integrated rather than growing with the whole ensemble.
 // Message tags between the processes of an MPI launch.
@@ -63,10 +64,24 @@ constexpr char kJournalMagic[] = "normdyn.ensemble.journal/4\n";
 constexpr std::uint64_t kRecordMark = 0x4e44454e53524543ULL;
 constexpr std::uint64_t kGroupMark = 0x4e4447524f555053ULL;
 
+// One member's record as the journal stores it, borrowed from where it is kept (the result's
+// arrays, where a member's figures are written as it runs).
+struct MemberView {
+  RunStatus status = RunStatus::ok;
+  double t_reached = 0.0;
+  std::int64_t accepted_steps = 0, rhs_evaluations = 0;
+  // Per recorded frame; the trajectory only for a member whose trajectory is kept.
+  std::span<const double> pair_fraction, cluster_count, one_minus_mean_cosine, mean_radius, direction, radius;
+};
+
 // The journal's records (ensemble_journal.cpp).
 std::filesystem::path journal_path_of(const std::filesystem::path& output);
-std::vector<char> serialize(std::size_t point, const EnsembleRecord& r);
-std::vector<char> serialize_group(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept);
+std::vector<char> serialize(std::size_t point, const MemberView& r);
+// The payload of group g's record as pieces of the result (`index`, the group's index, first), for
+// the journal to frame as it writes them (Journal::write_framed): never a copy of the group's figures.
+using RecordPieces = std::vector<std::span<const char>>;
+RecordPieces group_record(const EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept,
+                          const std::uint64_t& index);
 // Copies a group record's payload (after its group index) into the result; false, and nothing
 // copied, when it does not have this ensemble's layout.
 bool restore_group(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept,
@@ -150,19 +165,43 @@ class Journal {
   }
 
   void write(const std::vector<char>& bytes) {
-    write_all(fd_, bytes);
+    write_all(fd_, bytes.data(), bytes.size());
     size_ += bytes.size();
   }
-  // Replaces the journal by `records` (after the header) at once: a crash leaves the old journal
-  // or the new one, whole.
-  void rewrite(const std::vector<std::vector<char>>& records) {
+  // A record whose payload is given in pieces, framed as it is written (the frame of a record built
+  // whole: mark, length, payload, digest, mark).
+  void write_framed(std::uint64_t mark, const RecordPieces& payload) { size_ += write_framed(fd_, mark, payload); }
+
+  // Where a rewrite writes its records, one at a time.
+  class Sink {
+   public:
+    void record(const std::vector<char>& bytes) {
+      journal_.write_all(fd_, bytes.data(), bytes.size());
+      bytes_ += bytes.size();
+    }
+    void framed(std::uint64_t mark, const RecordPieces& payload) {
+      bytes_ += journal_.write_framed(fd_, mark, payload);
+    }
+
+   private:
+    friend class Journal;
+    Sink(const Journal& journal, int fd) : journal_(journal), fd_(fd) {}
+    const Journal& journal_;
+    int fd_;
+    std::size_t bytes_ = 0;
+  };
+  // Replaces the journal by the records `fill` writes (after the header) at once: a crash leaves
+  // the old journal or the new one, whole.
+  template <class Fill>
+  void rewrite(Fill&& fill) {
     const std::filesystem::path tmp = rewritten_path();
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw IoError(tmp.string() + ": cannot create the journal: " + std::strerror(errno));
     const std::string header = header_text();
+    Sink sink(*this, fd);
     try {
-      write_all(fd, std::vector<char>(header.begin(), header.end()));
-      for (const auto& r : records) write_all(fd, r);
+      write_all(fd, header.data(), header.size());
+      fill(sink);
       if (::fsync(fd) != 0 || ::rename(tmp.c_str(), path_.c_str()) != 0)
         throw IoError(path_.string() + ": cannot rewrite the journal: " + std::strerror(errno));
     } catch (...) {
@@ -173,8 +212,7 @@ class Journal {
     }
     ::close(fd_);
     fd_ = fd;  // the new journal, at its end
-    size_ = header.size();
-    for (const auto& r : records) size_ += r.size();
+    size_ = header.size() + sink.bytes_;
   }
   std::size_t size() const { return size_; }
   void sync() {
@@ -195,16 +233,29 @@ class Journal {
     p += ".tmp";
     return p;
   }
-  void write_all(int fd, const std::vector<char>& bytes) const {
+  void write_all(int fd, const void* data, std::size_t size) const {
+    const char* bytes = static_cast<const char*>(data);
     std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+    while (done < size) {
+      const ssize_t w = ::write(fd, bytes + done, size - done);
       if (w < 0) {
         if (errno == EINTR) continue;
         throw IoError(path_.string() + ": cannot write the journal: " + std::strerror(errno));
       }
       done += static_cast<std::size_t>(w);
     }
+  }
+  std::size_t write_framed(int fd, std::uint64_t mark, const RecordPieces& payload) const {
+    std::uint64_t length = 0, digest = kFnvOffset;
+    for (const auto piece : payload) {
+      length += piece.size();
+      digest = fnv1a(piece.data(), piece.size(), digest);
+    }
+    const std::uint64_t head[2] = {mark, length}, tail[2] = {digest, mark};
+    write_all(fd, head, sizeof head);
+    for (const auto piece : payload) write_all(fd, piece.data(), piece.size());
+    write_all(fd, tail, sizeof tail);
+    return sizeof head + length + sizeof tail;
   }
   std::string header_text() const {
     std::string h = kJournalMagic;
@@ -270,14 +321,23 @@ class EnsembleRun {
     return g;
   }
   std::size_t member_of(const SweepPoint& p) const { return over_axis_ ? p.coordinates[*over_axis_] : std::size_t{0}; }
+  // The point's place in the result's [group, member] arrays.
+  std::size_t slot_of(std::size_t p) const { return group_of(points_[p]) * M_ + member_of(points_[p]); }
+  // A member's figures, summary and trajectory live in the result's arrays from its first frame on
+  // (no record of its own): store_member puts a record read back there, member_view borrows them.
+  void store_member(std::size_t p, const EnsembleRecord& r);
+  MemberView member_view(std::size_t p) const;
+  // Empties the member's place again (a member interrupted: integrated again later).
+  void clear_member(std::size_t p);
   double seconds() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
   // Output and journal (rank 0's), and the agreement of the processes, before anything runs.
   void open_output();
   void require_output_not_an_input() const;
   // The result's arrays, then what an earlier session kept and what the existing output holds.
   void restore();
-  // The statistics of a complete group; its members' series are released afterwards, and the
-  // group's record replaces theirs in the journal at its next rewrite.
+  // The statistics of a complete group; the group's record replaces its members' in the journal at
+  // its next rewrite. The group whose completion completes the ensemble journals no record: the
+  // journal is not rewritten any more (the file is written next), so its members' records stay.
   void finish_group(std::size_t g);
   // Workers take members in order (on rank 0 from `todo`, on the other processes from what rank 0
   // assigned them); the calling thread watches for stops, writes the journal (rank 0), exchanges
@@ -323,16 +383,17 @@ class EnsembleRun {
   std::optional<PriorMembers> prior_;
 
   std::size_t frames_ = 0, nq_ = 0, G_ = 0, M_ = 0, per_frame_ = 0;
-  std::vector<EnsembleRecord> records_;
   std::vector<char> done_;
   std::vector<std::size_t> remaining_;
   std::vector<char> group_done_;  // statistics computed (and journaled)
   std::vector<std::vector<std::size_t>> members_of_;
-  std::vector<std::vector<std::size_t>> trajectories_of_;  // indices into options.trajectories
+  std::vector<std::vector<std::size_t>> trajectories_of_;         // indices into options.trajectories
+  std::unordered_map<std::size_t, std::size_t> trajectory_slot_;  // point -> its first index there
   std::vector<std::size_t> todo_;
 
   std::mutex mutex_;
-  std::vector<std::vector<char>> pending_;  // rank 0: records to journal; others: records to send
+  std::vector<std::vector<char>> pending_;   // rank 0: records to journal; others: records to send
+  std::vector<std::size_t> pending_groups_;  // rank 0: complete groups whose record is to be journaled
   std::size_t groups_done_since_rewrite_ = 0;
   std::condition_variable wake_;
   std::deque<std::size_t> assigned_;  // the other processes: points rank 0 gave them

@@ -18,9 +18,9 @@ template <class T>
 void put(std::vector<char>& b, T v) {
   put(b, &v, sizeof v);
 }
-void put(std::vector<char>& b, const std::vector<double>& v) {
+void put(std::vector<char>& b, std::span<const double> v) {
   put(b, static_cast<std::uint64_t>(v.size()));
-  put(b, v.data(), v.size() * sizeof(double));
+  put(b, v.data(), v.size_bytes());
 }
 
 // A series as runs of equal values (bit for bit): the count, then (value, run length as a LEB128
@@ -33,7 +33,7 @@ void put_varint(std::vector<char>& b, std::uint64_t v) {
     v >>= 7;
   } while (v != 0);
 }
-void put_runs(std::vector<char>& b, const std::vector<double>& v) {
+void put_runs(std::vector<char>& b, std::span<const double> v) {
   put(b, static_cast<std::uint64_t>(v.size()));
   for (std::size_t i = 0; i < v.size();) {
     std::size_t j = i + 1;
@@ -44,10 +44,8 @@ void put_runs(std::vector<char>& b, const std::vector<double>& v) {
   }
 }
 
-// A record is built in place: the head of its frame (mark, payload length filled in at the end), the
-// payload, then the digest and the mark. A group's record holds every member's figures of the group:
-// built apart and then framed, it was held twice at the group's end, the largest moment of an
-// ensemble's memory.
+// A member's record is built in place: the head of its frame (mark, payload length filled in at the
+// end), the payload, then the digest and the mark (a group's is framed as it is written).
 std::vector<char> begin_frame(std::uint64_t mark, std::size_t payload_bytes) {
   std::vector<char> out;
   out.reserve(payload_bytes + 4 * sizeof mark);
@@ -63,15 +61,16 @@ void end_frame(std::vector<char>& out, std::uint64_t mark) {
   put(out, mark);
 }
 
-std::vector<char> serialize(std::size_t point, const EnsembleRecord& r) {
-  std::vector<char> payload = begin_frame(kRecordMark, 8 * (5 + 2 * r.frames() + r.direction.size() + r.radius.size()));
+std::vector<char> serialize(std::size_t point, const MemberView& r) {
+  std::vector<char> payload =
+      begin_frame(kRecordMark, 8 * (5 + 2 * r.pair_fraction.size() + r.direction.size() + r.radius.size()));
   put(payload, static_cast<std::uint64_t>(point));
   put(payload, static_cast<std::int64_t>(r.status));
   put(payload, r.t_reached);
   put(payload, r.accepted_steps);
   put(payload, r.rhs_evaluations);
-  for (const auto* v : {&r.pair_fraction, &r.cluster_count, &r.mean_radius}) put_runs(payload, *v);
-  for (const auto* v : {&r.one_minus_mean_cosine, &r.direction, &r.radius}) put(payload, *v);
+  for (const auto v : {r.pair_fraction, r.cluster_count, r.mean_radius}) put_runs(payload, v);
+  for (const auto v : {r.one_minus_mean_cosine, r.direction, r.radius}) put(payload, v);
   end_frame(payload, kRecordMark);
   return payload;
 }
@@ -79,8 +78,8 @@ std::vector<char> serialize(std::size_t point, const EnsembleRecord& r) {
 // The slices of group g in the result, in the order its record stores them: the statistics
 // ([group, time], [group, quantile, time]), the members ([group, member]) and the trajectories
 // kept of its members (`kept`: their indices in EnsembleOptions::trajectories).
-template <class F>
-void for_each_group_slice(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept, F&& f) {
+template <class Result, class F>
+void for_each_group_slice(Result& r, std::size_t g, const std::vector<std::size_t>& kept, F&& f) {
   const std::size_t T = r.time.size(), Q = r.quantiles.size(), M = r.members_per_group;
   const std::size_t D = T * static_cast<std::size_t>(r.n * r.d), R = T * static_cast<std::size_t>(r.n);
   auto slice = [&](auto& v, std::size_t start, std::size_t count) { f(std::span(v.data() + start, count)); };
@@ -102,14 +101,14 @@ void for_each_group_slice(EnsembleResult& r, std::size_t g, const std::vector<st
   }
 }
 
-std::vector<char> serialize_group(EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept) {
-  std::size_t bytes = sizeof(std::uint64_t);
-  for_each_group_slice(r, g, kept, [&](auto s) { bytes += s.size_bytes(); });
-  std::vector<char> payload = begin_frame(kGroupMark, bytes);
-  put(payload, static_cast<std::uint64_t>(g));
-  for_each_group_slice(r, g, kept, [&](auto s) { put(payload, s.data(), s.size_bytes()); });
-  end_frame(payload, kGroupMark);
-  return payload;
+// A group's record holds every member's figures of the group: built whole, it took as much memory
+// again as the group's figures in the result (a third of the ensemble's memory at 2 groups).
+RecordPieces group_record(const EnsembleResult& r, std::size_t g, const std::vector<std::size_t>& kept,
+                          const std::uint64_t& index) {
+  RecordPieces pieces{std::span(reinterpret_cast<const char*>(&index), sizeof index)};
+  for_each_group_slice(r, g, kept,
+                       [&](auto s) { pieces.emplace_back(reinterpret_cast<const char*>(s.data()), s.size_bytes()); });
+  return pieces;
 }
 
 // Copies a group record's payload (after its group index) into the result; false, and nothing

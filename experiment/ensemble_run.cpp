@@ -139,15 +139,16 @@ void EnsembleRun::restore() {
   nq_ = res_.quantiles.size();
   G_ = res_.groups;
   M_ = res_.members_per_group;
-  records_.resize(points_.size());
   done_.assign(points_.size(), 0);
   remaining_.assign(G_, M_);
   group_done_.assign(G_, 0);
   members_of_.assign(G_, std::vector<std::size_t>(M_));
   for (const auto& p : points_) members_of_[group_of(p)][member_of(p)] = p.index;
   trajectories_of_.assign(G_, {});
-  for (std::size_t k = 0; k < options_.trajectories.size(); ++k)
+  for (std::size_t k = 0; k < options_.trajectories.size(); ++k) {
     trajectories_of_[group_of(points_[options_.trajectories[k]])].push_back(k);
+    trajectory_slot_.emplace(options_.trajectories[k], k);  // the first, when a point is listed twice
+  }
 
   for (auto* v : {&res_.pair_fraction, &res_.sync_probability, &res_.cluster_count, &res_.one_minus_mean_cosine,
                   &res_.mean_radius})
@@ -195,7 +196,8 @@ void EnsembleRun::restore() {
                       rec.direction.size() == (keep_[p] ? f * static_cast<std::size_t>(res_.n * res_.d) : 0) &&
                       rec.radius.size() == (keep_[p] ? f * static_cast<std::size_t>(res_.n) : 0);
     if (!fits) continue;
-    records_[p] = std::move(rec);
+    store_member(p, rec);
+    rec = EnsembleRecord{};
     done_[p] = 1;
     --remaining_[group_of(points_[p])];
     ++outcome_.resumed;
@@ -214,7 +216,7 @@ void EnsembleRun::restore() {
         rec.direction = std::move(t->second.first);
         rec.radius = std::move(t->second.second);
       }
-      records_[p] = std::move(rec);
+      store_member(p, rec);
       done_[p] = 1;
       --remaining_[group_of(points_[p])];
       ++outcome_.read_back;
@@ -231,32 +233,88 @@ void EnsembleRun::restore() {
   no_more_ = root_;
 }
 
+void EnsembleRun::store_member(std::size_t p, const EnsembleRecord& r) {
+  const std::size_t at = slot_of(p);
+  res_.member_frames[at] = static_cast<std::int64_t>(r.frames());
+  res_.status[at] = static_cast<std::int64_t>(r.status);
+  res_.t_reached[at] = r.t_reached;
+  res_.accepted_steps[at] = r.accepted_steps;
+  res_.rhs_evaluations[at] = r.rhs_evaluations;
+  const std::vector<double>* from[] = {&r.pair_fraction, &r.cluster_count, &r.one_minus_mean_cosine, &r.mean_radius};
+  std::vector<double>* to[] = {&res_.member_pair_fraction, &res_.member_cluster_count,
+                               &res_.member_one_minus_mean_cosine, &res_.member_mean_radius};
+  for (std::size_t k = 0; k < 4; ++k)
+    std::copy(from[k]->begin(), from[k]->end(), to[k]->begin() + static_cast<std::ptrdiff_t>(at * frames_));
+  if (const auto k = trajectory_slot_.find(p); k != trajectory_slot_.end()) {
+    std::copy(r.direction.begin(), r.direction.end(),
+              res_.trajectory_direction.begin() + static_cast<std::ptrdiff_t>(k->second * frames_ * per_frame_));
+    std::copy(r.radius.begin(), r.radius.end(),
+              res_.trajectory_radius.begin() +
+                  static_cast<std::ptrdiff_t>(k->second * frames_ * static_cast<std::size_t>(res_.n)));
+  }
+}
+
+MemberView EnsembleRun::member_view(std::size_t p) const {
+  const std::size_t at = slot_of(p), f = static_cast<std::size_t>(res_.member_frames[at]);
+  MemberView v;
+  v.status = static_cast<RunStatus>(res_.status[at]);
+  v.t_reached = res_.t_reached[at];
+  v.accepted_steps = res_.accepted_steps[at];
+  v.rhs_evaluations = res_.rhs_evaluations[at];
+  const auto series = [&](const std::vector<double>& a) { return std::span(a.data() + at * frames_, f); };
+  v.pair_fraction = series(res_.member_pair_fraction);
+  v.cluster_count = series(res_.member_cluster_count);
+  v.one_minus_mean_cosine = series(res_.member_one_minus_mean_cosine);
+  v.mean_radius = series(res_.member_mean_radius);
+  if (const auto k = trajectory_slot_.find(p); k != trajectory_slot_.end()) {
+    const std::size_t n = static_cast<std::size_t>(res_.n);
+    v.direction = std::span(res_.trajectory_direction.data() + k->second * frames_ * per_frame_, f * per_frame_);
+    v.radius = std::span(res_.trajectory_radius.data() + k->second * frames_ * n, f * n);
+  }
+  return v;
+}
+
+void EnsembleRun::clear_member(std::size_t p) {
+  const std::size_t at = slot_of(p);
+  res_.member_frames[at] = 0;
+  res_.status[at] = 0;
+  res_.t_reached[at] = kNaN;
+  res_.accepted_steps[at] = res_.rhs_evaluations[at] = 0;
+  for (auto* v : {&res_.member_pair_fraction, &res_.member_cluster_count, &res_.member_one_minus_mean_cosine,
+                  &res_.member_mean_radius})
+    std::fill_n(v->begin() + static_cast<std::ptrdiff_t>(at * frames_), frames_, kNaN);
+  if (const auto k = trajectory_slot_.find(p); k != trajectory_slot_.end()) {
+    const std::size_t n = static_cast<std::size_t>(res_.n);
+    std::fill_n(res_.trajectory_direction.begin() + static_cast<std::ptrdiff_t>(k->second * frames_ * per_frame_),
+                frames_ * per_frame_, kNaN);
+    std::fill_n(res_.trajectory_radius.begin() + static_cast<std::ptrdiff_t>(k->second * frames_ * n), frames_ * n,
+                kNaN);
+  }
+}
+
+// Computed from the members' figures where they are, in the result's arrays: a copy of every
+// member's series for analysis::ensemble_series took 8 kB a member of the group at the ensemble's
+// largest moment. The statistics follow its rule and its arithmetic (sums in member order), bit
+// for bit; one member's series at a time is copied for its run figures.
 void EnsembleRun::finish_group(std::size_t g) {
-  std::vector<analysis::RunSeries> series(M_);
-  std::vector<analysis::EnsembleMember> members(M_);
+  std::vector<char> hold_last(M_);
+  std::vector<std::size_t> frames(M_);
+  analysis::RunSeries s;
   for (std::size_t m = 0; m < M_; ++m) {
-    const EnsembleRecord& r = records_[members_of_[g][m]];
-    analysis::RunSeries& s = series[m];
-    s.t.assign(res_.time.begin(), res_.time.begin() + static_cast<std::ptrdiff_t>(r.frames()));
-    s.variance.assign(r.frames(), kNaN);
-    s.one_minus_mean_cosine = r.one_minus_mean_cosine;
-    s.cluster_count = r.cluster_count;
-    s.pair_fraction = r.pair_fraction;
-    members[m] = analysis::EnsembleMember{&s, r.status == RunStatus::synchronized};
     const std::size_t at = g * M_ + m;
-    res_.member_frames[at] = static_cast<std::int64_t>(r.frames());
-    {
-      const std::vector<double>* from[] = {&r.pair_fraction, &r.cluster_count, &r.one_minus_mean_cosine,
-                                           &r.mean_radius};
-      std::vector<double>* to[] = {&res_.member_pair_fraction, &res_.member_cluster_count,
-                                   &res_.member_one_minus_mean_cosine, &res_.member_mean_radius};
-      for (std::size_t k = 0; k < 4; ++k)
-        std::copy(from[k]->begin(), from[k]->end(), to[k]->begin() + static_cast<std::ptrdiff_t>(at * frames_));
-    }
-    res_.status[at] = static_cast<std::int64_t>(r.status);
-    res_.accepted_steps[at] = r.accepted_steps;
-    res_.rhs_evaluations[at] = r.rhs_evaluations;
-    res_.t_reached[at] = r.t_reached;
+    const std::size_t f = frames[m] = static_cast<std::size_t>(res_.member_frames[at]);
+    const auto first = [&](const std::vector<double>& a) {
+      return a.begin() + static_cast<std::ptrdiff_t>(at * frames_);
+    };
+    s.t.assign(res_.time.begin(), res_.time.begin() + static_cast<std::ptrdiff_t>(f));
+    s.variance.assign(f, kNaN);
+    s.one_minus_mean_cosine.assign(first(res_.member_one_minus_mean_cosine),
+                                   first(res_.member_one_minus_mean_cosine) + static_cast<std::ptrdiff_t>(f));
+    s.cluster_count.assign(first(res_.member_cluster_count),
+                           first(res_.member_cluster_count) + static_cast<std::ptrdiff_t>(f));
+    s.pair_fraction.assign(first(res_.member_pair_fraction),
+                           first(res_.member_pair_fraction) + static_cast<std::ptrdiff_t>(f));
+    hold_last[m] = static_cast<RunStatus>(res_.status[at]) == RunStatus::synchronized;
     const analysis::RunFigures fig = analysis::run_figures(s);
     res_.t_sync[at] = fig.t_sync;
     res_.final_cluster_count[at] = fig.final_cluster_count;
@@ -267,32 +325,39 @@ void EnsembleRun::finish_group(std::size_t g) {
       res_.rate_stderr[at] = fig.rate.parameter_stderr;
     }
   }
-  const analysis::EnsembleSeries e = analysis::ensemble_series(members);
+  s = analysis::RunSeries{};
+  // Up to the longest member, as ensemble_series (later times stay NaN, no member).
+  const std::size_t longest = *std::max_element(frames.begin(), frames.end());
   std::vector<double> omc, rad;
-  for (std::size_t f = 0; f < e.t.size(); ++f) {
+  for (std::size_t f = 0; f < longest; ++f) {
     const std::size_t at = g * frames_ + f;
-    res_.pair_fraction[at] = e.pair_fraction_mean[f];
-    res_.sync_probability[at] = e.sync_probability[f];
-    res_.cluster_count[at] = e.cluster_mean[f];
-    res_.members_at[at] = e.runs[f];
-    // The same members as ensemble_series at this time.
     omc.clear();
     rad.clear();
+    double pairs = 0.0, clusters = 0.0;
+    std::size_t synchronized = 0;
     for (std::size_t m = 0; m < M_; ++m) {
-      const EnsembleRecord& r = records_[members_of_[g][m]];
-      const std::optional<std::size_t> k = analysis::member_frame(r.frames(), f, members[m].hold_last);
+      const std::optional<std::size_t> k = analysis::member_frame(frames[m], f, hold_last[m] != 0);
       if (!k) continue;
-      omc.push_back(r.one_minus_mean_cosine[*k]);
-      rad.push_back(r.mean_radius[*k]);
+      const std::size_t from = (g * M_ + m) * frames_ + *k;
+      pairs += res_.member_pair_fraction[from];
+      clusters += res_.member_cluster_count[from];
+      if (res_.t_sync[g * M_ + m] <= res_.time[f]) ++synchronized;
+      omc.push_back(res_.member_one_minus_mean_cosine[from]);
+      rad.push_back(res_.member_mean_radius[from]);
     }
+    res_.members_at[at] = static_cast<std::int64_t>(omc.size());
     if (omc.empty()) continue;
+    const auto count = static_cast<double>(omc.size());
+    res_.pair_fraction[at] = pairs / count;
+    res_.sync_probability[at] = static_cast<double>(synchronized) / count;
+    res_.cluster_count[at] = clusters / count;
     double so = 0.0, sr = 0.0;
     for (std::size_t i = 0; i < omc.size(); ++i) {
       so += omc[i];
       sr += rad[i];
     }
-    res_.one_minus_mean_cosine[at] = so / static_cast<double>(omc.size());
-    res_.mean_radius[at] = sr / static_cast<double>(rad.size());
+    res_.one_minus_mean_cosine[at] = so / count;
+    res_.mean_radius[at] = sr / count;
     std::sort(omc.begin(), omc.end());
     std::sort(rad.begin(), rad.end());
     for (std::size_t q = 0; q < nq_; ++q) {
@@ -300,22 +365,21 @@ void EnsembleRun::finish_group(std::size_t g) {
       res_.mean_radius_quantiles[(g * nq_ + q) * frames_ + f] = quantile(rad, res_.quantiles[q]);
     }
   }
-  for (std::size_t m = 0; m < M_; ++m) {
-    EnsembleRecord& r = records_[members_of_[g][m]];
-    for (std::size_t k : trajectories_of_[g]) {
-      if (options_.trajectories[k] != members_of_[g][m]) continue;
-      std::copy(r.direction.begin(), r.direction.end(),
-                res_.trajectory_direction.begin() + static_cast<std::ptrdiff_t>(k * frames_ * per_frame_));
-      std::copy(
-          r.radius.begin(), r.radius.end(),
-          res_.trajectory_radius.begin() + static_cast<std::ptrdiff_t>(k * frames_ * static_cast<std::size_t>(res_.n)));
-    }
-    r = EnsembleRecord{};  // its figures are in the statistics now
+  // A point listed twice among the trajectories: its recorder wrote the first place.
+  for (std::size_t k : trajectories_of_[g]) {
+    const std::size_t first = trajectory_slot_.at(options_.trajectories[k]);
+    if (first == k) continue;
+    const std::size_t D = frames_ * per_frame_, R = frames_ * static_cast<std::size_t>(res_.n);
+    std::copy_n(res_.trajectory_direction.begin() + static_cast<std::ptrdiff_t>(first * D), D,
+                res_.trajectory_direction.begin() + static_cast<std::ptrdiff_t>(k * D));
+    std::copy_n(res_.trajectory_radius.begin() + static_cast<std::ptrdiff_t>(first * R), R,
+                res_.trajectory_radius.begin() + static_cast<std::ptrdiff_t>(k * R));
   }
-  std::vector<char> bytes;
-  if (journal_) bytes = serialize_group(res_, g, trajectories_of_[g]);
   std::lock_guard lock(mutex_);
-  if (journal_) pending_.push_back(std::move(bytes));
+  // The record is written from the result's arrays by the journal's writer (flush_journal): the
+  // group's slices do not change any more.
+  if (journal_ && std::any_of(remaining_.begin(), remaining_.end(), [](std::size_t r) { return r > 0; }))
+    pending_groups_.push_back(g);
   group_done_[g] = 1;
   ++groups_done_since_rewrite_;
 }

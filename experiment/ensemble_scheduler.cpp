@@ -4,41 +4,58 @@
 
 namespace normdyn::ensemble_internal {
 
-// Keeps a member's figures per frame (and its trajectory when asked), nothing else.
+// Writes a member's figures per frame (and its trajectory when asked) and its summary straight into
+// its place in the result's arrays ([group, member] index `at`, trajectory index `trajectory`): a
+// record of its own was a second copy of the figures of every member of the groups in progress.
 class FigureRecorder final : public Recorder {
  public:
-  FigureRecorder(EnsembleRecord& out, const analysis::FigureOptions& figures, bool trajectory)
-      : out_(out), figures_(figures), trajectory_(trajectory) {}
+  FigureRecorder(EnsembleResult& out, std::size_t at, std::optional<std::size_t> trajectory,
+                 const analysis::FigureOptions& figures)
+      : out_(out), at_(at), trajectory_(trajectory), figures_(figures) {}
   void begin(const RunLayout& layout) override {
-    const std::size_t frames = layout.sample_times.size();
-    for (auto* v : {&out_.pair_fraction, &out_.cluster_count, &out_.one_minus_mean_cosine, &out_.mean_radius})
-      v->reserve(frames);
+    // Every member samples the ensemble's times (checked when the ensemble is set up).
+    if (layout.sample_times.size() != out_.time.size())
+      throw std::logic_error("an ensemble member samples " + std::to_string(layout.sample_times.size()) +
+                             " times, the ensemble " + std::to_string(out_.time.size()));
   }
   void particle_frame(double, std::int64_t, const Tokens& tokens, std::span<const double>, const CheckpointView&,
                       double) override {
+    const std::size_t T = out_.time.size();
+    if (frames_ >= T) throw std::logic_error("an ensemble member recorded more frames than its sample times");
     const analysis::FrameFigures f = analysis::frame_figures(tokens.theta, figures_);
-    out_.pair_fraction.push_back(f.pair_fraction);
-    out_.cluster_count.push_back(static_cast<double>(f.cluster_count));
-    out_.one_minus_mean_cosine.push_back(f.one_minus_mean_cosine);
-    out_.mean_radius.push_back(tokens.r.mean());
+    const std::size_t at = at_ * T + frames_;
+    out_.member_pair_fraction[at] = f.pair_fraction;
+    out_.member_cluster_count[at] = static_cast<double>(f.cluster_count);
+    out_.member_one_minus_mean_cosine[at] = f.one_minus_mean_cosine;
+    out_.member_mean_radius[at] = tokens.r.mean();
     if (trajectory_) {
-      out_.direction.insert(out_.direction.end(), tokens.theta.data(), tokens.theta.data() + tokens.theta.size());
-      out_.radius.insert(out_.radius.end(), tokens.r.data(), tokens.r.data() + tokens.r.size());
+      const auto nd = static_cast<std::size_t>(tokens.theta.size()), n = static_cast<std::size_t>(tokens.r.size());
+      std::copy_n(tokens.theta.data(), nd,
+                  out_.trajectory_direction.begin() + static_cast<std::ptrdiff_t>((*trajectory_ * T + frames_) * nd));
+      std::copy_n(tokens.r.data(), n,
+                  out_.trajectory_radius.begin() + static_cast<std::ptrdiff_t>((*trajectory_ * T + frames_) * n));
     }
+    ++frames_;
   }
   void field_frame(double, std::int64_t, const std::vector<std::span<const double>>&,
                    const std::vector<std::span<const double>>&, const CheckpointView&, double) override {}
   void end(const RunSummary& s) override {
-    out_.status = s.status;
-    out_.t_reached = s.t_reached;
-    out_.accepted_steps = s.accepted_steps;
-    out_.rhs_evaluations = s.rhs_evaluations;
+    out_.member_frames[at_] = static_cast<std::int64_t>(frames_);
+    out_.status[at_] = static_cast<std::int64_t>(s.status);
+    out_.t_reached[at_] = s.t_reached;
+    out_.accepted_steps[at_] = s.accepted_steps;
+    out_.rhs_evaluations[at_] = s.rhs_evaluations;
+    status_ = s.status;
   }
+  RunStatus status() const { return status_; }
 
  private:
-  EnsembleRecord& out_;
+  EnsembleResult& out_;
+  std::size_t at_;
+  std::optional<std::size_t> trajectory_;
   analysis::FigureOptions figures_;
-  bool trajectory_;
+  std::size_t frames_ = 0;
+  RunStatus status_ = RunStatus::interrupted;  // until the run ends
 };
 
 std::optional<std::size_t> EnsembleRun::take() {
@@ -69,12 +86,17 @@ void EnsembleRun::work() {
       eo.write_file = false;
       eo.size_check = false;  // checked once above
       eo.stop_requested = [this] { return stop_.load(std::memory_order_relaxed) ? SIGINT : 0; };
-      EnsembleRecord rec;
-      FigureRecorder recorder(rec, figures_, keep_[p] != 0);
+      const auto kept = trajectory_slot_.find(p);
+      FigureRecorder recorder(res_, slot_of(p),
+                              kept == trajectory_slot_.end() ? std::nullopt : std::optional<std::size_t>(kept->second),
+                              figures_);
       run_experiment(config, eo, {&recorder});
-      if (rec.status == RunStatus::interrupted && stop_.load()) break;  // integrated again next time
+      if (recorder.status() == RunStatus::interrupted && stop_.load()) {
+        clear_member(p);  // integrated again next time
+        break;
+      }
       std::vector<char> bytes;
-      if (journal_ || !root_) bytes = serialize(p, rec);
+      if (journal_ || !root_) bytes = serialize(p, member_view(p));
       if (!root_) {
         {
           std::lock_guard lock(mutex_);
@@ -88,7 +110,6 @@ void EnsembleRun::work() {
       bool complete = false;
       {
         std::lock_guard lock(mutex_);
-        records_[p] = std::move(rec);
         done_[p] = 1;
         if (journal_) pending_.push_back(std::move(bytes));
         complete = --remaining_[g] == 0;
@@ -114,31 +135,49 @@ void EnsembleRun::rewrite_journal(std::unique_lock<std::mutex>& lock) {
   // Every group complete: the file is written next and the journal removed, so a rewrite would only
   // hold every group's record in memory at once (as much again as the members' figures).
   if (std::find(group_done_.begin(), group_done_.end(), char{0}) == group_done_.end()) return;
-  // The records one by one, never concatenated (a growing buffer held up to twice them all).
-  std::vector<std::vector<char>> bytes;
+  // What the new journal holds, chosen under the lock (every record pending is in it); the records
+  // are then written one by one from the result's arrays, never held at once (their buffer was as
+  // large as the journal). Their slices do not change any more: the members and groups are done.
+  std::vector<std::pair<bool, std::size_t>> records;  // (a group, its index) or (a member, its point)
   for (std::size_t g = 0; g < G_; ++g) {
     if (group_done_[g]) {
-      bytes.push_back(serialize_group(res_, g, trajectories_of_[g]));
+      records.emplace_back(true, g);
       continue;
     }
     for (std::size_t p : members_of_[g])
-      if (done_[p]) bytes.push_back(serialize(p, records_[p]));
+      if (done_[p]) records.emplace_back(false, p);
   }
   pending_.clear();
+  pending_groups_.clear();
   groups_done_since_rewrite_ = 0;
   lock.unlock();
-  journal_->rewrite(bytes);
+  journal_->rewrite([&](Journal::Sink& sink) {
+    for (const auto& [group, i] : records) {
+      if (!group) {
+        sink.record(serialize(i, member_view(i)));
+        continue;
+      }
+      const std::uint64_t index = i;
+      sink.framed(kGroupMark, group_record(res_, i, trajectories_of_[i], index));
+    }
+  });
   lock.lock();
   rewrite_at_ = std::max<std::size_t>(options_.journal_rewrite_bytes, 2 * journal_->size());
 }
 
 void EnsembleRun::flush_journal(std::unique_lock<std::mutex>& lock) {
-  if (!journal_ || pending_.empty()) return;
+  if (!journal_ || (pending_.empty() && pending_groups_.empty())) return;
   std::vector<std::vector<char>> batch;
   batch.swap(pending_);
+  std::vector<std::size_t> groups;
+  groups.swap(pending_groups_);
   lock.unlock();
   try {
     for (const auto& b : batch) journal_->write(b);
+    for (std::size_t g : groups) {
+      const std::uint64_t index = g;
+      journal_->write_framed(kGroupMark, group_record(res_, g, trajectories_of_[g], index));
+    }
     lock.lock();
     rewrite_journal(lock);
   } catch (...) {
@@ -211,7 +250,8 @@ void EnsembleRun::exchange(std::unique_lock<std::mutex>& lock) {
           throw IoError("rank " + std::to_string(m.source) + " sent point " + std::to_string(p) +
                         " twice or out of range");
         done_[p] = 1;
-        records_[p] = std::move(rec);
+        store_member(p, rec);
+        rec = EnsembleRecord{};
         const std::size_t g = group_of(points_[p]);
         if (--remaining_[g] == 0) complete.push_back(g);
         ++finished_;

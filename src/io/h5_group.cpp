@@ -140,9 +140,17 @@ Dataset Group::create_fixed(const std::string& name, std::span<const std::uint64
   std::uint64_t count = 1;
   for (auto d : dims) count *= d;
   if (deflate_level <= 0 || dims.empty() || count == 0) return create_linked(name, element_type, space.get());
-  std::vector<hsize_t> chunk(hd.begin(), hd.end());
-  const hsize_t row = count / hd[0];
-  chunk[0] = std::clamp<hsize_t>((hsize_t{1} << 16) / std::max<hsize_t>(1, row), 1, hd[0]);
+  // Chunks of about 2^16 elements: the last dimensions whole while they fit, then as many of the
+  // next as fit, one of the others. A chunk is compressed whole (HDF5 holds it and its filtered
+  // copies at once): cut only along the first dimension, a chunk of an ensemble's member figures
+  // ([group, member, time], one group per chunk) took 8 MB and the write some 20 MB more.
+  std::vector<hsize_t> chunk(hd.size(), 1);
+  hsize_t inner = 1;
+  for (std::size_t k = hd.size(); k-- > 0;) {
+    chunk[k] = std::clamp<hsize_t>((hsize_t{1} << 16) / inner, 1, hd[k]);
+    if (chunk[k] < hd[k]) break;
+    inner *= hd[k];
+  }
   Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", where(p)), Handle::Kind::plist);
   check_status(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "H5Pset_chunk", where(p));
   check_status(H5Pset_shuffle(dcpl.get()), "H5Pset_shuffle", where(p));

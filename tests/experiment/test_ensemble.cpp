@@ -7,6 +7,8 @@
 
 #include <boost/test/unit_test.hpp>
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -119,6 +121,39 @@ Interrupted interrupted_after(const TempDir& dir, const SweepSpec& spec, Ensembl
   return r;
 }
 
+// The group statistics are analysis::ensemble_series of the members' figures, bit for bit.
+void same_as_ensemble_series(const EnsembleResult& r) {
+  const std::size_t F = r.time.size(), M = r.members_per_group;
+  for (std::size_t g = 0; g < r.groups; ++g) {
+    std::vector<analysis::RunSeries> series(M);
+    std::vector<analysis::EnsembleMember> members;
+    for (std::size_t m = 0; m < M; ++m) {
+      const std::size_t at = g * M + m, frames = static_cast<std::size_t>(r.member_frames[at]);
+      for (std::size_t f = 0; f < frames; ++f)
+        series[m].push_back(r.time[f],
+                            analysis::FrameFigures{0.0, r.member_one_minus_mean_cosine[at * F + f],
+                                                   static_cast<std::int64_t>(r.member_cluster_count[at * F + f]),
+                                                   r.member_pair_fraction[at * F + f]});
+      members.push_back({&series[m], r.status[at] == static_cast<std::int64_t>(RunStatus::synchronized)});
+    }
+    const analysis::EnsembleSeries e = analysis::ensemble_series(members);
+    for (std::size_t f = 0; f < F; ++f) {
+      const std::size_t at = g * F + f;
+      const bool any = f < e.t.size();
+      BOOST_CHECK_EQUAL(r.members_at[at], any ? e.runs[f] : 0);
+      const double expected[] = {any ? e.pair_fraction_mean[f] : r.pair_fraction[at],
+                                 any ? e.cluster_mean[f] : r.cluster_count[at],
+                                 any ? e.sync_probability[f] : r.sync_probability[at]};
+      const double got[] = {r.pair_fraction[at], r.cluster_count[at], r.sync_probability[at]};
+      for (std::size_t k = 0; k < 3; ++k)
+        BOOST_CHECK_MESSAGE(
+            std::bit_cast<std::uint64_t>(got[k]) == std::bit_cast<std::uint64_t>(expected[k]),
+            "group " << g << " time " << f << " statistic " << k << ": " << got[k] << " vs " << expected[k]);
+      if (!any) BOOST_CHECK(std::isnan(r.pair_fraction[at]) && std::isnan(r.cluster_count[at]));
+    }
+  }
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(a_member_is_the_single_run_bit_for_bit) {
@@ -194,6 +229,28 @@ BOOST_AUTO_TEST_CASE(statistics_are_those_of_the_members_trajectories) {
     }
   // β = 1 synchronizes these seeds by t = 6 less often than never: at least the figures move.
   BOOST_CHECK_LT(r.one_minus_mean_cosine[F - 1], r.one_minus_mean_cosine[0]);
+  same_as_ensemble_series(r);
+}
+
+// Members stopped by their synchronization stop stand at their last frame (hold_last), others run
+// to the end: the statistics follow ensemble_series' rule there too.
+BOOST_AUTO_TEST_CASE(statistics_hold_the_last_frame_of_synchronized_members) {
+  const SweepSpec spec = small_sweep("\"solver.sync_epsilon\" = 0.5\n");
+  EnsembleOptions o;
+  o.threads = 2;
+  const EnsembleOutcome out = run_ensemble(spec, o);
+  BOOST_REQUIRE(out.status == RunStatus::ok);
+  const EnsembleResult& r = out.result;
+  std::size_t stopped = 0, whole = 0;
+  for (std::size_t at = 0; at < r.members(); ++at) {
+    if (r.status[at] == static_cast<std::int64_t>(RunStatus::synchronized) &&
+        static_cast<std::size_t>(r.member_frames[at]) < r.time.size())
+      ++stopped;
+    if (static_cast<std::size_t>(r.member_frames[at]) == r.time.size()) ++whole;
+  }
+  BOOST_TEST_MESSAGE(stopped << " members stopped early, " << whole << " ran to the end");
+  BOOST_CHECK_GT(stopped, 0u);
+  same_as_ensemble_series(r);
 }
 
 BOOST_AUTO_TEST_CASE(an_interrupted_ensemble_resumes_to_the_same_file) {
@@ -242,9 +299,10 @@ BOOST_AUTO_TEST_CASE(complete_groups_replace_their_members_in_the_journal) {
   o.journal_rewrite_bytes = 0;
   auto [whole, first, p] = interrupted_after(dir, spec, o, 4);
   const fs::path journal = dir.path / "parts.h5.journal";
-  BOOST_CHECK_EQUAL(marks(journal, kGroupMark), 2 * (first.integrated / 3));
+  // The first group's record; the last group, whose completion completes the ensemble, journals none.
+  BOOST_CHECK_EQUAL(marks(journal, kGroupMark), 2u);
   // Once every group is complete the journal is not rewritten (the file is written next): when the
-  // worker finished all six before the stop, the last group's members keep their records beside it,
+  // worker finished all six before the stop, the last group's members keep their records,
   // and so do the first group's when the scheduler saw both groups complete at once (a loaded machine).
   const std::size_t member_marks = marks(journal, kMemberMark);
   if (first.integrated == 6)
@@ -259,6 +317,35 @@ BOOST_AUTO_TEST_CASE(complete_groups_replace_their_members_in_the_journal) {
   BOOST_CHECK_EQUAL(second.resumed + second.integrated, 6u);
   BOOST_CHECK(!fs::exists(journal));
   BOOST_CHECK(same_grid(ensemble_grid(whole.result), ensemble_grid(second.result)));
+}
+
+// Stopped at the very end, once every member is done: the last group's members are in the journal
+// as members (no group record holds their figures a second time), and the next session publishes
+// the file of the uninterrupted ensemble from them.
+BOOST_AUTO_TEST_CASE(the_last_group_is_journaled_as_its_members) {
+  TempDir dir;
+  const SweepSpec spec = small_sweep();
+  EnsembleOptions o;
+  o.threads = 1;  // members in order: the second group completes the ensemble
+  o.trajectories = {4, 0, 4};
+  o.journal_rewrite_bytes = 0;
+  auto [whole, first, p] = interrupted_after(dir, spec, o, 6);
+  BOOST_REQUIRE_EQUAL(first.integrated, 6u);
+  const fs::path journal = dir.path / "parts.h5.journal";
+  BOOST_CHECK_EQUAL(marks(journal, kGroupMark), 2u);
+  const std::size_t member_marks = marks(journal, kMemberMark);
+  BOOST_CHECK_MESSAGE(member_marks == 2 * 3 || member_marks == 2 * 6, member_marks << " member marks");
+  const EnsembleOutcome second = run_ensemble(spec, p);
+  BOOST_REQUIRE(second.status == RunStatus::ok);
+  BOOST_CHECK_EQUAL(second.resumed, 6u);
+  BOOST_CHECK_EQUAL(second.integrated, 0u);
+  BOOST_CHECK(!fs::exists(journal));
+  BOOST_CHECK(same_grid(ensemble_grid(whole.result), ensemble_grid(second.result)));
+  // A point kept twice: both places hold its trajectory.
+  const std::size_t D = whole.result.trajectory_direction.size() / 3;
+  BOOST_CHECK(std::memcmp(whole.result.trajectory_direction.data(), whole.result.trajectory_direction.data() + 2 * D,
+                          D * sizeof(double)) == 0);
+  BOOST_CHECK(!std::isnan(whole.result.trajectory_direction[0]));
 }
 
 BOOST_AUTO_TEST_CASE(a_record_damaged_on_disk_is_dropped_and_its_member_integrated_again) {
