@@ -471,9 +471,11 @@ BOOST_AUTO_TEST_CASE(renyi_centre_count_tells_a_clustered_start) {
 BOOST_AUTO_TEST_CASE(lost_in_the_middle_rows_catch_a_wrong_mask_normalizer_or_bias) {
   const std::vector<std::string> group{"lost-in-the-middle"};
   const Verdicts& good = reference(group, true);
-  BOOST_TEST(good.size() == 6u);
+  BOOST_TEST(good.size() == 7u);
   for (const char* id : {"lost-in-the-middle-dynamics", "lost-in-the-middle-first-tokens"})
     BOOST_TEST(good.at(id) == "holds", id);
+  for (const auto& [id, verdict] : good) BOOST_TEST(verdict != "fails", id);
+  BOOST_TEST(good.count("lost-in-the-middle-closed-form-t2-convergence") == 1u);
   const std::set<std::string> causal =
       caught(attention_changed("causal for strictly causal", [](AttentionSpec& a) { a.mask = CausalMask{}; }), group);
   const std::set<std::string> softmax =
