@@ -533,7 +533,7 @@ flush_seconds = 0.05
   const auto read = bounded(s, "analyze r.h5 -q --no-write");
   BOOST_TEST(read.exit_code == 3, read.err);
   const bool cut_short = contains(read.err, "r.h5: its last write failed");
-  const auto resumed = s.shell(kBound + bin + " run --resume r.h5 -q");
+  const auto resumed = s.shell(kRunBound + bin + " run --resume r.h5 -q");
   if (!cut_short) {
     BOOST_TEST_MESSAGE("the failed resume left a plain session's write flag: " << read.err);
     BOOST_TEST(contains(read.err, "r.h5: left by a writer killed while it wrote outside SWMR mode"), read.err);
