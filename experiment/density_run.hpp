@@ -46,6 +46,16 @@ inline void add_summary_warning(RunSummary& summary, const std::string& code, co
 }
 
 // The run file of a density: its fields and the solver state of the checkpoints, no particles.
+// The angle axis of a density on the circle (the circle and the cursor solvers share its cells).
+inline FieldAxis circle_phi_axis(std::size_t cells, std::vector<double> centres) {
+  return {"phi",
+          "rad",
+          "cell centres (i + 1/2) 2 pi / M of the angle phi = atan2(theta_2, theta_1); cell i is [i, i + 1) 2 pi / M",
+          cells,
+          std::move(centres),
+          false};
+}
+
 inline RunFileOptions density_contents(std::vector<FieldSpec> fields, std::size_t state_size) {
   RunFileOptions contents;
   contents.particles = false;

@@ -29,13 +29,7 @@ std::unique_ptr<MeanFieldCausal> make_meanfield_causal(const RunConfig& config) 
 std::vector<FieldSpec> causal_field_layout(const RunConfig& config, const MeanFieldCausal& system) {
   const auto m = static_cast<std::size_t>(system.cells());
   const auto slices = static_cast<std::size_t>(system.cursor_cells());
-  const FieldAxis phi{"phi",
-                      "rad",
-                      "cell centres (i + 1/2) 2 pi / M of the angle phi = atan2(theta_2, theta_1); "
-                      "cell i is [i, i + 1) 2 pi / M",
-                      m,
-                      system.phi(),
-                      false};
+  const FieldAxis phi = circle_phi_axis(m, system.phi());
   const FieldAxis sigma{"sigma",
                         "1",
                         "cell centres (j - 1/2) / M_sigma of the cursor sigma (token i of n at i / n); cell j is "

@@ -64,13 +64,7 @@ class FieldSession final : public Session {
 std::vector<FieldSpec> field_layout(const RunConfig& config, const MeanFieldCircle& system) {
   const auto m = static_cast<std::size_t>(system.cells());
   const std::string scheme(scheme_key(config.model.scheme));
-  const FieldAxis phi{"phi",
-                      "rad",
-                      "cell centres (i + 1/2) 2 pi / M of the angle phi = atan2(theta_2, theta_1); "
-                      "cell i is [i, i + 1) 2 pi / M",
-                      m,
-                      system.phi(),
-                      false};
+  const FieldAxis phi = circle_phi_axis(m, system.phi());
   // A scalar per frame, stored beside the density it describes.
   const FieldSpec resolution{
       kResolutionField,

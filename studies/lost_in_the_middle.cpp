@@ -346,10 +346,7 @@ void lost_in_the_middle(Builder& b) {
     const double t = t_paper[std::size_t(ti)];
     const std::string tag = "t" + num(t);
     const double r = double(total.runs);
-    auto mean_error = [&](double s, double q) {
-      const double mean = s / r, var = std::max(0.0, q / r - mean * mean) * r / std::max(1.0, r - 1.0);
-      return std::pair{mean, std::sqrt(var / r)};
-    };
+    auto mean_error = [&](double s, double q) { return litm_mean_error(s, q, r); };
     const auto [first, first_err] = mean_error(total.sum[std::size_t(ti)][1], total.square[std::size_t(ti)][1]);
     const auto [last, last_err] = mean_error(total.sum[std::size_t(ti)][std::size_t(kLitmTokens - 1)],
                                              total.square[std::size_t(ti)][std::size_t(kLitmTokens - 1)]);
@@ -358,8 +355,7 @@ void lost_in_the_middle(Builder& b) {
     for (int k = 0; k < LitmSums::kBins; ++k) {
       std::tie(bin[std::size_t(k)], bin_err[std::size_t(k)]) =
           mean_error(total.bin_sum[std::size_t(ti)][std::size_t(k)], total.bin_square[std::size_t(ti)][std::size_t(k)]);
-      for (int m = k * kLitmBinWidth + 1; m <= (k + 1) * kLitmBinWidth; ++m)
-        bin_theory[std::size_t(k)] += litm_profile(t, m / n_tokens) / kLitmBinWidth;
+      bin_theory[std::size_t(k)] = litm_bin_profile(t, k, kLitmBinWidth, kLitmTokens);
       if (bin[std::size_t(k)] < bin[std::size_t(lowest)]) lowest = k;
     }
     const double s_first = litm_profile(t, 1.0 / n_tokens), s_last = litm_profile(t, (n_tokens - 1.0) / n_tokens);

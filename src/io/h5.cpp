@@ -76,6 +76,17 @@ hid_t native_type(ElementType t) {
   return H5T_NATIVE_DOUBLE;
 }
 
+ElementType element_type_of(const Handle& type) {
+  switch (H5Tget_class(type.get())) {
+    case H5T_INTEGER:
+      return ElementType::i64;
+    case H5T_STRING:
+      return ElementType::string;
+    default:
+      return ElementType::f64;
+  }
+}
+
 // Variable-length UTF-8 string type, which h5py reads as str.
 Handle string_type(const std::string& object) {
   Handle t(check(H5Tcopy(H5T_C_S1), "H5Tcopy", object), Handle::Kind::datatype);
@@ -280,15 +291,8 @@ std::vector<std::string> Object::attribute_names() const {
 
 ElementType Object::attribute_type(const std::string& name) const {
   Handle a = open_attribute(id(), name, where(path_));
-  Handle t(check(H5Aget_type(a.get()), "H5Aget_type", where(path_) + " @" + name), Handle::Kind::datatype);
-  switch (H5Tget_class(t.get())) {
-    case H5T_INTEGER:
-      return ElementType::i64;
-    case H5T_STRING:
-      return ElementType::string;
-    default:
-      return ElementType::f64;
-  }
+  return element_type_of(
+      Handle(check(H5Aget_type(a.get()), "H5Aget_type", where(path_) + " @" + name), Handle::Kind::datatype));
 }
 
 std::optional<double> Object::attribute_double(const std::string& name) const {

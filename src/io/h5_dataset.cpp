@@ -14,15 +14,7 @@ std::vector<std::uint64_t> Dataset::shape() const {
 }
 
 ElementType Dataset::element_type() const {
-  Handle t(check(H5Dget_type(id()), "H5Dget_type", where(path_)), Handle::Kind::datatype);
-  switch (H5Tget_class(t.get())) {
-    case H5T_INTEGER:
-      return ElementType::i64;
-    case H5T_STRING:
-      return ElementType::string;
-    default:
-      return ElementType::f64;
-  }
+  return element_type_of(Handle(check(H5Dget_type(id()), "H5Dget_type", where(path_)), Handle::Kind::datatype));
 }
 
 template <class T>

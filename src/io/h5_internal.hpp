@@ -61,6 +61,8 @@ std::vector<T> read_buffer(std::uint64_t values, const std::string& object) {
 }
 
 hid_t native_type(ElementType t);
+// The element type a stored datatype reads as (integers as i64, strings, anything else as f64).
+ElementType element_type_of(const Handle& type);
 // Variable-length UTF-8 string type, which h5py reads as str.
 Handle string_type(const std::string& object);
 Handle scalar_space(const std::string& object);
